@@ -1,0 +1,3 @@
+from echo.cli import mpiecho_entry
+
+mpiecho_entry()

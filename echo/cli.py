@@ -1,0 +1,95 @@
+"""Command line: `echorun` launches; `mpiecho` does everything else."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from echo import __version__
+from echo.build import BuildError, ensure_library
+from echo.copymap import CopyMapError
+from echo.plan import Options
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-n", "-np", dest="nranks", type=int, required=True, help="ranks the application sees")
+    p.add_argument("--clones", metavar="SPEC",
+                   help="copies per rank: 3 (every rank), or 0=4,2=2 (per rank; others 1). Default 1: interception only")
+    p.add_argument("--host", dest="hosts", help="as mpirun --host")
+    p.add_argument("--hostfile", help="as mpirun --hostfile")
+    p.add_argument("--mpirun-args", default="", metavar="ARGS",
+                   help="more options for mpirun, as one quoted string")
+    p.add_argument("--output", choices=("rep", "all"), default="rep",
+                   help="rep: only copy 0 prints, copies' output goes to files in the run directory; "
+                        "all: every copy prints, each line prefixed with its rank and copy")
+    p.add_argument("--run-dir", help="directory of this run's files (default: $ECHO_RUNS_DIR or ./echo-runs/<run id>)")
+    p.add_argument("program", nargs=argparse.REMAINDER, help="the MPI program and its arguments")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from echo.launch import new_run_id, run, runs_root
+
+    if not args.program:
+        print("echorun: no program given, e.g. echorun -n 4 --clones 2 ./app arg1", file=sys.stderr)
+        return 2
+    run_id = new_run_id(args.program[0])
+    opts = Options(
+        program=tuple(args.program),
+        nranks=args.nranks,
+        clones=args.clones,
+        hosts=args.hosts,
+        hostfile=args.hostfile,
+        mpirun_args=tuple(shlex.split(args.mpirun_args)),
+        output=args.output,
+        run_id=run_id,
+        run_dir=str(Path(args.run_dir).absolute() if args.run_dir else runs_root() / run_id),
+    )
+    return run(opts)
+
+
+def build_command(args: argparse.Namespace) -> int:
+    print(ensure_library())
+    return 0
+
+
+def _guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace, prog: str) -> int:
+    try:
+        return fn(args)
+    except (CopyMapError, BuildError, ValueError) as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+
+
+def echorun_main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="echorun", description="Run an MPI program with every rank transparently cloned.")
+    p.add_argument("--version", action="version", version=f"echo {__version__}")
+    add_run_options(p)
+    args = p.parse_args(argv)
+    return _guarded(run_command, args, "echorun")
+
+
+def mpiecho_main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="mpiecho", description="echo: cloned MPI runs, their records and reports.")
+    p.add_argument("--version", action="version", version=f"echo {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    r = sub.add_parser("run", help="run a program with cloned ranks (the same as echorun)")
+    add_run_options(r)
+    r.set_defaults(fn=run_command)
+    b = sub.add_parser("build", help="build (or find in the cache) the preload library and print its path")
+    b.set_defaults(fn=build_command)
+    args = p.parse_args(argv)
+    if not getattr(args, "fn", None):
+        p.print_help()
+        return 2
+    return _guarded(args.fn, args, "mpiecho")
+
+
+def echorun_entry() -> None:
+    sys.exit(echorun_main())
+
+
+def mpiecho_entry() -> None:
+    sys.exit(mpiecho_main())

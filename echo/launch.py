@@ -1,0 +1,133 @@
+"""Running a planned job: write the plan, start mpirun, relay output, and say
+how the job ended (naming the application rank and copy of a process that died)."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from echo.build import detect_mpi, ensure_library
+from echo.plan import Machine, Options, Plan, make_plan
+
+TAGGED_LINE = re.compile(rb"^\[\d+,(\d+)\]<(?:stdout|stderr)>: ?")
+
+
+def new_run_id(program: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(program).name)[:40] or "app"
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{name}-{secrets.token_hex(3)}"
+
+
+def runs_root() -> Path:
+    """Where run directories go: $ECHO_RUNS_DIR, else ./echo-runs."""
+    return Path(os.environ.get("ECHO_RUNS_DIR") or "echo-runs").absolute()
+
+
+def say(msg: str) -> None:
+    print(f"echo: {msg}", file=sys.stderr, flush=True)
+
+
+def prepare(opts: Options) -> Plan:
+    mpi = detect_mpi()
+    lib = ensure_library(mpi)
+    machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib))
+    plan = make_plan(opts, machine)
+    run_dir = Path(opts.run_dir)
+    for sub in ("procs", "output"):
+        (run_dir / sub).mkdir(parents=True, exist_ok=True)
+    (run_dir / "plan").write_text(plan.text)
+    return plan
+
+
+def run(opts: Options) -> int:
+    """Run the job; returns the application's exit status."""
+    plan = prepare(opts)
+    say(plan.summary().replace("\n", "\necho: "))
+    say(f"run {opts.run_id} in {opts.run_dir}")
+    env = dict(os.environ, **plan.env)
+    start = time.monotonic()
+    if opts.output == "all":
+        rc = _run_relabelled(plan, env)
+    else:
+        rc = _run_plain(plan.argv, env)
+    for line in describe_failures(plan, Path(opts.run_dir)) if rc != 0 else []:
+        say(line)
+    if opts.output == "rep" and max(plan.copies) > 1:
+        say(f"output of copies other than copy 0: {Path(opts.run_dir) / 'output'}")
+    say(f"application exited with status {rc} after {time.monotonic() - start:.1f} s")
+    return rc
+
+
+def _run_plain(argv: list[str], env: dict[str, str]) -> int:
+    proc = subprocess.Popen(argv, env=env)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:  # let mpirun tear the job down, then report
+        proc.send_signal(signal.SIGINT)
+        return proc.wait()
+
+
+def _run_relabelled(plan: Plan, env: dict[str, str]) -> int:
+    """Every copy's output, each line prefixed with its application rank and copy."""
+    proc = subprocess.Popen(plan.argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def relay(src, dst) -> None:  # noqa: ANN001 (binary streams)
+        for line in src:
+            m = TAGGED_LINE.match(line)
+            if m and int(m.group(1)) < plan.nprocs:
+                p = plan.proc(int(m.group(1)))
+                line = f"[rank {p.app} copy {p.copy}] ".encode() + line[m.end():]
+            dst.write(line)
+            dst.flush()
+
+    threads = [threading.Thread(target=relay, args=(proc.stdout, sys.stdout.buffer)),
+               threading.Thread(target=relay, args=(proc.stderr, sys.stderr.buffer))]
+    for t in threads:
+        t.start()
+    rc = proc.wait()
+    for t in threads:
+        t.join()
+    return rc
+
+
+def read_statuses(run_dir: Path, nprocs: int) -> dict[int, list[str]]:
+    """Per real rank, the words of its status line ("started"/"finalized"/"signal N", time, pid)."""
+    out = {}
+    for real in range(nprocs):
+        path = run_dir / "procs" / f"{real}.status"
+        if path.is_file():
+            out[real] = path.read_text().split()
+    return out
+
+
+def describe_failures(plan: Plan, run_dir: Path) -> list[str]:
+    """Which processes caused a failed job, by application rank and copy.
+
+    Processes the MPI runtime killed to end the job (SIGTERM) are named only when
+    nothing else explains the failure."""
+    statuses = read_statuses(run_dir, plan.nprocs)
+    signalled, unfinished, terminated = [], [], []
+    for real, words in sorted(statuses.items()):
+        p = plan.proc(real)
+        who = f"application rank {p.app} copy {p.copy} (process {real}"
+        who += f", pid {words[3]})" if len(words) > 3 else ")"
+        if words[:1] == ["signal"]:
+            sig = int(words[1])
+            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
+            line = f"{who} was killed by {name} ({signal.strsignal(sig)})"
+            (terminated if sig == signal.SIGTERM else signalled).append(line)
+        elif words[:1] == ["started"]:
+            unfinished.append(f"{who} ended without MPI_Finalize (it exited early or was killed)")
+    never = [r for r in range(plan.nprocs) if r not in statuses]
+    lines = signalled or unfinished or terminated
+    if never and not lines:
+        lines = [f"processes {never} never started the echo library (is the program an MPI program?)"]
+    return ["job failed: " + line for line in lines[:8]] + (
+        [f"... and {len(lines) - 8} more"] if len(lines) > 8 else []
+    )

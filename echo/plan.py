@@ -1,0 +1,139 @@
+"""Planning a run: from the user's options to the mpirun command, its
+environment and the plan file the preload library reads.
+
+`make_plan` is pure (no files, no processes), so it is tested without MPI.
+
+Process layout: the representatives (copy 0) of application ranks 0..N-1 are
+real ranks 0..N-1, so they are placed exactly as a native run would place its
+ranks; then come copy 1 of every rank that has one, then copy 2, and so on.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+
+from echo.copymap import parse_copies
+
+PLAN_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Proc:
+    real: int  # rank in the real MPI_COMM_WORLD
+    app: int  # rank the application sees
+    copy: int  # 0 = representative
+    ncopies: int
+    role: str
+
+
+@dataclass(frozen=True)
+class Options:
+    program: tuple[str, ...]
+    nranks: int
+    clones: str | None = None
+    hosts: str | None = None
+    hostfile: str | None = None
+    mpirun_args: tuple[str, ...] = ()
+    output: str = "rep"  # "rep": copies' output to files; "all": every copy, prefixed
+    run_id: str = "run"
+    run_dir: str = "."
+
+
+@dataclass(frozen=True)
+class Machine:
+    mpirun: str
+    flavor: str  # "openmpi" or "mpich"
+    cores: int
+    is_root: bool
+    library: str  # path of libecho.so
+
+
+@dataclass(frozen=True)
+class Plan:
+    argv: list[str]
+    env: dict[str, str]  # to add to the launcher's environment
+    text: str  # the plan file
+    procs: list[Proc]
+    nranks: int
+    copies: list[int] = field(default_factory=list)
+
+    @property
+    def nprocs(self) -> int:
+        return len(self.procs)
+
+    def proc(self, real: int) -> Proc:
+        return self.procs[real]
+
+    def summary(self) -> str:
+        """A short description of the run, printed before it starts."""
+        kinds = sorted(set(self.copies))
+        if kinds == [1]:
+            how = "1 copy each (interception only)"
+        elif len(kinds) == 1:
+            how = f"{kinds[0]} copies each"
+        else:
+            how = "copies " + ", ".join(f"rank {r}: {c}" for r, c in enumerate(self.copies) if c != 1)
+            how += ", others 1" if 1 in self.copies else ""
+        roles = sorted({p.role for p in self.procs})
+        return (
+            f"{self.nranks} ranks, {how}: {self.nprocs} processes\n"
+            f"roles: {', '.join(roles)}\n"
+            f"command: {shlex.join(self.argv)}"
+        )
+
+
+def layout(copies: list[int]) -> list[Proc]:
+    procs, real = [], 0
+    for copy in range(max(copies)):
+        for app, n in enumerate(copies):
+            if copy < n:
+                procs.append(Proc(real, app, copy, n, "representative" if copy == 0 else "copy"))
+                real += 1
+    return procs
+
+
+def plan_text(opts: Options, procs: list[Proc]) -> str:
+    lines = [
+        f"echo-plan {PLAN_FORMAT}",
+        f"run_id {opts.run_id}",
+        f"run_dir {opts.run_dir}",
+        f"app_size {opts.nranks}",
+        f"real_size {len(procs)}",
+        f"output {opts.output}",
+    ]
+    lines += [f"proc {p.real} {p.app} {p.copy} {p.ncopies} {p.role}" for p in procs]
+    return "\n".join(lines) + "\n"
+
+
+def make_plan(opts: Options, machine: Machine) -> Plan:
+    if opts.output not in ("rep", "all"):
+        raise ValueError(f"--output {opts.output}: expected 'rep' (copies' output to files) or 'all'")
+    if not opts.program:
+        raise ValueError("no program given: echorun -n 4 --clones 2 ./app [args]")
+    copies = parse_copies(opts.clones, opts.nranks)
+    procs = layout(copies)
+    plan_path = f"{opts.run_dir}/plan"
+    env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library}
+    argv = [machine.mpirun, "-n", str(len(procs))]
+    if machine.flavor == "openmpi":
+        if machine.is_root:
+            argv.append("--allow-run-as-root")
+        if len(procs) > machine.cores and not (opts.hosts or opts.hostfile):
+            argv.append("--oversubscribe")
+        if opts.output == "all":
+            argv += ["--output", "tag"]
+        for name, value in env.items():
+            argv += ["-x", f"{name}={value}"]
+    else:  # MPICH's hydra: environment per job
+        for name, value in env.items():
+            argv += ["-genv", name, value]
+    if opts.hosts:
+        argv += ["--host", opts.hosts]
+    if opts.hostfile:
+        argv += ["--hostfile", opts.hostfile]
+    argv += list(opts.mpirun_args)
+    argv += list(opts.program)
+    # LD_PRELOAD goes to the application through mpirun's options only, so
+    # mpirun and its daemons do not load the library themselves.
+    return Plan(argv, {"ECHO_PLAN": plan_path}, plan_text(opts, procs), procs, opts.nranks, copies)

@@ -1,0 +1,131 @@
+/* Blocking collectives under cloning: representatives run the real collective
+ * on the representatives' communicator; then every copy receives what its
+ * representative's output buffers hold (and its return code).  A copy of a rank
+ * that gets no output still waits for the return code, so copies stay in
+ * lock-step with their representative at every collective. */
+#include "echo_internal.h"
+
+#include <stdlib.h>
+
+#define REAL(fn, ...) (echo_is_rep() ? P##fn(__VA_ARGS__) : MPI_SUCCESS)
+#define COMM(fn) echo_comm_t *c = echo_comm_get(comm, #fn)
+
+int echo_MPI_Barrier(MPI_Comm comm) {
+    COMM(MPI_Barrier);
+    return echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Barrier, c->real));
+}
+
+int echo_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+    COMM(MPI_Bcast);
+    int rc = REAL(MPI_Bcast, buffer, count, datatype, root, c->real);
+    return c->rank == root ? echo_forward(NULL, 0, MPI_BYTE, rc) : echo_forward(buffer, count, datatype, rc);
+}
+
+int echo_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                    MPI_Comm comm) {
+    COMM(MPI_Reduce);
+    int rc = REAL(MPI_Reduce, sendbuf, recvbuf, count, datatype, op, root, c->real);
+    return c->rank == root ? echo_forward(recvbuf, count, datatype, rc) : echo_forward(NULL, 0, MPI_BYTE, rc);
+}
+
+int echo_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm) {
+    COMM(MPI_Allreduce);
+    return echo_forward(recvbuf, count, datatype, REAL(MPI_Allreduce, sendbuf, recvbuf, count, datatype, op, c->real));
+}
+
+int echo_MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    COMM(MPI_Scan);
+    return echo_forward(recvbuf, count, datatype, REAL(MPI_Scan, sendbuf, recvbuf, count, datatype, op, c->real));
+}
+
+int echo_MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm) {
+    COMM(MPI_Exscan);
+    int rc = REAL(MPI_Exscan, sendbuf, recvbuf, count, datatype, op, c->real);
+    /* rank 0's receive buffer is left undefined by MPI: nothing to forward */
+    return c->rank == 0 ? echo_forward(NULL, 0, MPI_BYTE, rc) : echo_forward(recvbuf, count, datatype, rc);
+}
+
+int echo_MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                            MPI_Op op, MPI_Comm comm) {
+    COMM(MPI_Reduce_scatter);
+    int rc = REAL(MPI_Reduce_scatter, sendbuf, recvbuf, recvcounts, datatype, op, c->real);
+    return echo_forward(recvbuf, recvcounts[c->rank], datatype, rc);
+}
+
+int echo_MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                  MPI_Op op, MPI_Comm comm) {
+    COMM(MPI_Reduce_scatter_block);
+    int rc = REAL(MPI_Reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, c->real);
+    return echo_forward(recvbuf, recvcount, datatype, rc);
+}
+
+int echo_MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    COMM(MPI_Gather);
+    int rc = REAL(MPI_Gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
+    return c->rank == root ? echo_forward(recvbuf, recvcount * c->size, recvtype, rc)
+                           : echo_forward(NULL, 0, MPI_BYTE, rc);
+}
+
+int echo_MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    COMM(MPI_Gatherv);
+    int rc = REAL(MPI_Gatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, c->real);
+    return c->rank == root ? echo_forward_blocks(recvbuf, c->size, recvcounts, displs, recvtype, rc)
+                           : echo_forward(NULL, 0, MPI_BYTE, rc);
+}
+
+int echo_MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    COMM(MPI_Scatter);
+    int rc = REAL(MPI_Scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
+    return echo_forward(recvbuf, recvcount, recvtype, rc);
+}
+
+int echo_MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                      void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    COMM(MPI_Scatterv);
+    int rc = REAL(MPI_Scatterv, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, c->real);
+    return echo_forward(recvbuf, recvcount, recvtype, rc);
+}
+
+int echo_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm) {
+    COMM(MPI_Allgather);
+    int rc = REAL(MPI_Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real);
+    return echo_forward(recvbuf, recvcount * c->size, recvtype, rc);
+}
+
+int echo_MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+    COMM(MPI_Allgatherv);
+    int rc = REAL(MPI_Allgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, c->real);
+    return echo_forward_blocks(recvbuf, c->size, recvcounts, displs, recvtype, rc);
+}
+
+int echo_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, MPI_Comm comm) {
+    COMM(MPI_Alltoall);
+    int rc = REAL(MPI_Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real);
+    return echo_forward(recvbuf, recvcount * c->size, recvtype, rc);
+}
+
+int echo_MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                       void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                       MPI_Comm comm) {
+    COMM(MPI_Alltoallv);
+    int rc = REAL(MPI_Alltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                  c->real);
+    return echo_forward_blocks(recvbuf, c->size, recvcounts, rdispls, recvtype, rc);
+}
+
+int echo_MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                       const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+                       const MPI_Datatype recvtypes[], MPI_Comm comm) {
+    COMM(MPI_Alltoallw);
+    int rc = REAL(MPI_Alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                  c->real);
+    return echo_forward_wblocks(recvbuf, c->size, recvcounts, rdispls, recvtypes, rc);
+}

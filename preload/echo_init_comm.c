@@ -1,0 +1,99 @@
+/* Hand-written special cases: MPI_Init/Finalize/Abort and the calls that
+ * replace communicators, so the application sees its N ranks.
+ *
+ * Naming (read by gen_wrappers.py): echo_always_MPI_X runs in every mode;
+ * echo_MPI_X runs only when the job is cloned, else the wrapper passes through. */
+#include "echo_internal.h"
+
+#include <stdio.h>
+
+int echo_always_MPI_Init(int *argc, char ***argv) {
+    int rc = PMPI_Init(argc, argv);
+    echo_setup_after_init();
+    return rc;
+}
+
+int echo_always_MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    echo_setup_after_init();
+    /* copies follow their representative call by call, so calls from several
+     * threads at once could be matched in a different order on each copy */
+    if (echo.cloned && *provided > MPI_THREAD_FUNNELED) *provided = MPI_THREAD_FUNNELED;
+    return rc;
+}
+
+int echo_always_MPI_Finalize(void) {
+    echo_teardown_before_finalize();
+    int rc = PMPI_Finalize();
+    echo_mark_finalized();
+    return rc;
+}
+
+int echo_always_MPI_Abort(MPI_Comm comm, int errorcode) {
+    (void)comm;
+    if (echo.app_rank >= 0)
+        fprintf(stderr, "echo: application rank %d copy %d called MPI_Abort with error code %d\n", echo.app_rank,
+                echo.copy, errorcode);
+    return PMPI_Abort(MPI_COMM_WORLD, errorcode);
+}
+
+int echo_MPI_Comm_rank(MPI_Comm comm, int *rank) {
+    echo_comm_t *c = echo_comm_find(comm);
+    if (!c) return PMPI_Comm_rank(comm, rank); /* MPI_COMM_SELF and the like */
+    *rank = c->rank;
+    return MPI_SUCCESS;
+}
+
+int echo_MPI_Comm_size(MPI_Comm comm, int *size) {
+    echo_comm_t *c = echo_comm_find(comm);
+    if (!c) return PMPI_Comm_size(comm, size);
+    *size = c->size;
+    return MPI_SUCCESS;
+}
+
+int echo_MPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
+    echo_comm_t *c = echo_comm_find(comm);
+    if (!c) return PMPI_Comm_group(comm, group);
+    return echo_comm_group(c, group);
+}
+
+int echo_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Comm_dup");
+    int rc = echo_is_rep() ? PMPI_Comm_dup(c->real, newcomm) : MPI_SUCCESS;
+    return echo_comm_register_new(newcomm, rc);
+}
+
+int echo_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Comm_split");
+    int rc = echo_is_rep() ? PMPI_Comm_split(c->real, color, key, newcomm) : MPI_SUCCESS;
+    return echo_comm_register_new(newcomm, rc);
+}
+
+int echo_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Comm_split_type");
+    int rc = echo_is_rep() ? PMPI_Comm_split_type(c->real, split_type, key, info, newcomm) : MPI_SUCCESS;
+    return echo_comm_register_new(newcomm, rc);
+}
+
+int echo_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Comm_create");
+    /* a copy's group names the copy where its representative stands; the
+     * representative's own group of the same ranks is what MPI must see */
+    int rc = echo_is_rep() ? PMPI_Comm_create(c->real, group, newcomm) : MPI_SUCCESS;
+    return echo_comm_register_new(newcomm, rc);
+}
+
+int echo_MPI_Comm_free(MPI_Comm *comm) {
+    echo_comm_t *c = echo_comm_find(*comm);
+    if (*comm == MPI_COMM_WORLD || !c) return PMPI_Comm_free(comm); /* MPI reports the misuse */
+    echo_comm_remove(*comm);
+    return PMPI_Comm_free(comm);
+}
+
+int echo_MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+    int rc = PMPI_Comm_set_errhandler(comm, errhandler);
+    /* MPI_COMM_WORLD's handler must govern the representatives' world too */
+    if (rc == MPI_SUCCESS && comm == MPI_COMM_WORLD && echo.reps_world != MPI_COMM_NULL)
+        rc = PMPI_Comm_set_errhandler(echo.reps_world, errhandler);
+    return rc;
+}

@@ -1,0 +1,86 @@
+/* echo preload library: state shared by the hand-written parts and the
+ * generated wrappers (build/wrappers.c, made by gen_wrappers.py).
+ *
+ * Rank model (see docs/replication.md): the job really has P processes; the
+ * application sees N ranks.  Copy 0 of each application rank is its
+ * representative.  Representatives form `reps_world` (ordered by application
+ * rank, so a representative's rank there IS its application rank); every rank's
+ * copies form `clone_comm` (the representative is rank 0 there).  Only
+ * representatives talk to other ranks; they forward what MPI gave them to their
+ * copies over clone_comm, in program order.
+ */
+#ifndef ECHO_INTERNAL_H
+#define ECHO_INTERNAL_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ECHO_TLS __thread __attribute__((tls_model("initial-exec")))
+
+typedef struct echo_state {
+    int active;          /* between our MPI_Init setup and MPI_Finalize */
+    int cloned;          /* some rank has more than one copy */
+    int app_rank;        /* rank the application sees in MPI_COMM_WORLD */
+    int app_size;        /* N */
+    int copy;            /* copy index, 0 = representative */
+    int ncopies;         /* copies of this application rank */
+    int real_rank;       /* rank in the real MPI_COMM_WORLD */
+    int real_size;       /* P */
+    MPI_Comm reps_world; /* representatives' world (MPI_COMM_NULL on copies) */
+    MPI_Comm clone_comm; /* this rank's copies */
+    int *rep_real_rank;  /* application rank -> real rank of its representative */
+    char run_dir[1024];
+    char role[128];
+} echo_state_t;
+
+extern echo_state_t echo;
+extern ECHO_TLS int echo_depth; /* re-entry guard of the wrappers */
+
+/* ---- plan and process lifecycle (echo_process.c) ---- */
+void echo_setup_after_init(void);  /* builds reps_world, clone_comm, world entry */
+void echo_teardown_before_finalize(void);
+void echo_mark_finalized(void);
+void echo_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void echo_unsupported(const char *fn) __attribute__((noreturn));
+const char *echo_plan_value(const char *key);  /* from the plan header, or NULL */
+
+/* ---- communicator table (echo_comm.c) ----
+ * Every communicator the application can name maps to an entry.  On a
+ * representative `real` is the communicator MPI really uses; on a copy it is
+ * MPI_COMM_NULL and the application holds a private stand-in handle (a dup of
+ * MPI_COMM_SELF) so that purely local calls (names, attributes, Pack) still work.
+ * `members` lists the real world ranks of the representatives in the
+ * communicator, in communicator order: copies build their groups from it. */
+typedef struct echo_comm {
+    MPI_Comm app;
+    MPI_Comm real;
+    int rank, size;
+    int *members;
+} echo_comm_t;
+
+echo_comm_t *echo_comm_find(MPI_Comm app);          /* NULL if unknown */
+echo_comm_t *echo_comm_get(MPI_Comm app, const char *fn); /* aborts if unknown */
+echo_comm_t *echo_comm_add(MPI_Comm app, MPI_Comm real, int rank, int size, int *members);
+void echo_comm_remove(MPI_Comm app);
+/* After the representative created `*newcomm` (or got MPI_COMM_NULL), register
+ * it on every copy of the rank; copies get their stand-in handle. */
+int echo_comm_register_new(MPI_Comm *newcomm, int rc);
+/* Group of the communicator as the application sees it (copies substitute
+ * themselves for their representative). */
+int echo_comm_group(echo_comm_t *c, MPI_Group *group);
+
+/* ---- forwarding from the representative to its copies (echo_forward.c) ----
+ * The representative calls these after the real MPI call; copies call the same
+ * function at the same point of the program and receive.  `rc` travels as the
+ * message tag, so copies return exactly what their representative got. */
+static inline int echo_is_rep(void) { return echo.copy == 0; }
+static inline int echo_has_copies(void) { return echo.ncopies > 1; }
+int echo_forward(void *buf, int count, MPI_Datatype dt, int rc);
+int echo_forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *status, int rc);
+int echo_forward_bytes(void *data, size_t len, int rc);
+/* datatype with its blocks at displs (element units of dt); to forward v-buffers */
+int echo_forward_blocks(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt, int rc);
+int echo_forward_wblocks(void *buf, int n, const int *counts, const int *bdispls, const MPI_Datatype *types, int rc);
+
+#endif

@@ -1,0 +1,70 @@
+/* Blocking point-to-point under cloning: representatives do the real call,
+ * copies do not send, and every copy receives the representative's data and
+ * status (the source is already an application rank: representatives' ranks in
+ * their communicators are the application's ranks). */
+#include "echo_internal.h"
+
+#define COPIES_DO_NOT_SEND(fn, buf, count, datatype, dest, tag, comm)                 \
+    do {                                                                            \
+        echo_comm_t *c = echo_comm_get(comm, #fn);                                  \
+        return echo_is_rep() ? P##fn(buf, count, datatype, dest, tag, c->real) : MPI_SUCCESS; \
+    } while (0)
+
+int echo_MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    COPIES_DO_NOT_SEND(MPI_Send, buf, count, datatype, dest, tag, comm);
+}
+int echo_MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    COPIES_DO_NOT_SEND(MPI_Ssend, buf, count, datatype, dest, tag, comm);
+}
+int echo_MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    COPIES_DO_NOT_SEND(MPI_Rsend, buf, count, datatype, dest, tag, comm);
+}
+int echo_MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    COPIES_DO_NOT_SEND(MPI_Bsend, buf, count, datatype, dest, tag, comm);
+}
+
+int echo_MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Status *status) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Recv");
+    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = echo_is_rep() ? PMPI_Recv(buf, count, datatype, source, tag, c->real, st) : MPI_SUCCESS;
+    return echo_forward_status(buf, count, datatype, st, rc);
+}
+
+int echo_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                      void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                      MPI_Comm comm, MPI_Status *status) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Sendrecv");
+    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = echo_is_rep() ? PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                                           recvtype, source, recvtag, c->real, st)
+                           : MPI_SUCCESS;
+    return echo_forward_status(recvbuf, recvcount, recvtype, st, rc);
+}
+
+int echo_MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                              int recvtag, MPI_Comm comm, MPI_Status *status) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Sendrecv_replace");
+    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = echo_is_rep()
+                 ? PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, c->real, st)
+                 : MPI_SUCCESS;
+    return echo_forward_status(buf, count, datatype, st, rc);
+}
+
+int echo_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Probe");
+    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = echo_is_rep() ? PMPI_Probe(source, tag, c->real, st) : MPI_SUCCESS;
+    return echo_forward_status(NULL, 0, MPI_BYTE, st, rc);
+}
+
+int echo_MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Iprobe");
+    struct { int flag; MPI_Status st; } r = {0};
+    int rc = echo_is_rep() ? PMPI_Iprobe(source, tag, c->real, &r.flag, &r.st) : MPI_SUCCESS;
+    rc = echo_forward_bytes(&r, sizeof r, rc);
+    *flag = r.flag;
+    if (status != MPI_STATUS_IGNORE && r.flag) *status = r.st;
+    return rc;
+}

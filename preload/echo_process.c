@@ -1,0 +1,241 @@
+/* Process lifecycle: read the plan when the library is loaded, send copies'
+ * output to their files, note how the process ends (for echorun's report of
+ * who died), and build the rank model right after MPI_Init. */
+#define _GNU_SOURCE
+#include "echo_internal.h"
+#include "echo.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+echo_state_t echo = {.copy = 0, .ncopies = 1, .app_rank = -1};
+ECHO_TLS int echo_depth;
+
+/* plan header lines kept for echo_plan_value(); small and read once */
+#define PLAN_MAX_KEYS 32
+static char plan_keys[PLAN_MAX_KEYS][32];
+static char plan_vals[PLAN_MAX_KEYS][1024];
+static int plan_nkeys;
+
+static int term_fd = 2;      /* the terminal's stderr, even for redirected copies */
+static int status_fd = -1;   /* run_dir/procs/<real>.status */
+static int *plan_app, *plan_copy, *plan_ncopies; /* per real rank */
+
+const char *echo_plan_value(const char *key) {
+    for (int i = 0; i < plan_nkeys; i++)
+        if (strcmp(plan_keys[i], key) == 0) return plan_vals[i];
+    return NULL;
+}
+
+static void write_all(int fd, const char *s, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(fd, s, n);
+        if (w <= 0) { if (errno == EINTR) continue; return; }
+        s += w; n -= (size_t)w;
+    }
+}
+
+void echo_fatal(const char *fmt, ...) {
+    char msg[2048];
+    int n = snprintf(msg, sizeof msg, "echo: application rank %d copy %d: ", echo.app_rank, echo.copy);
+    va_list ap;
+    va_start(ap, fmt);
+    n += vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof msg - 2) n = (int)sizeof msg - 2;
+    msg[n++] = '\n';
+    write_all(term_fd, msg, (size_t)n);
+    if (term_fd != 2) write_all(2, msg, (size_t)n);
+    PMPI_Abort(MPI_COMM_WORLD, 70);
+    _exit(70);
+}
+
+void echo_unsupported(const char *fn) {
+    echo_fatal("%s is not supported with clones (run without --clones, or see docs/replication.md "
+               "for the calls echo replicates)", fn);
+}
+
+/* The status file holds one line, "<state> <arg> <time> <pid>", overwritten as
+ * the process moves on: "started 0", then "finalized 0" or "signal N".  echorun
+ * reads them after the job to name the processes that died. */
+static char pid_text[16];
+static void set_status(const char *what) {
+    if (status_fd < 0) return;
+    char line[128];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int n = snprintf(line, sizeof line, "%s 0 %ld.%09ld %s%40s\n", what, (long)ts.tv_sec, ts.tv_nsec, pid_text, "");
+    if (pwrite(status_fd, line, (size_t)n, 0) < 0) return;
+}
+
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM};
+
+static size_t append(char *dst, size_t n, const char *s) {
+    while (*s) dst[n++] = *s++;
+    return n;
+}
+
+/* async-signal-safe: only write(), pwrite() and hand formatting */
+static void on_fatal_signal(int sig) {
+    if (status_fd >= 0) {
+        char line[96], digits[8];
+        memset(line, ' ', sizeof line);
+        size_t n = append(line, 0, "signal ");
+        int d = 0, s = sig;
+        do { digits[d++] = (char)('0' + s % 10); s /= 10; } while (s && d < 8);
+        while (d) line[n++] = digits[--d];
+        n = append(line, n, " 0 0 ");
+        n = append(line, n, pid_text);
+        line[sizeof line - 1] = '\n';
+        if (pwrite(status_fd, line, sizeof line, 0) < 0) { /* nothing more can be done */ }
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static int real_rank_from_env(void) {
+    const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) return atoi(v);
+    }
+    return -1;
+}
+
+static void redirect(int fd, const char *path) {
+    int f = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (f < 0) return;
+    dup2(f, fd);
+    close(f);
+}
+
+/* Plan format (written by echo/plan.py; docs/replication.md):
+ *   echo-plan 1
+ *   <key> <value>            header lines (run_id, run_dir, app_size, real_size, output, ...)
+ *   proc <real> <app> <copy> <ncopies> <role>
+ */
+static void read_plan(const char *path, int me) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "echo: cannot read the plan %s (%s); was this started by echorun?\n", path, strerror(errno));
+        exit(64);
+    }
+    char line[2048];
+    int real_size = -1;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        int r, a, c, nc;
+        char role[128] = "";
+        if (sscanf(line, "proc %d %d %d %d %127s", &r, &a, &c, &nc, role) >= 4) {
+            if (real_size <= 0 || r < 0 || r >= real_size) continue;
+            plan_app[r] = a; plan_copy[r] = c; plan_ncopies[r] = nc;
+            if (r == me) snprintf(echo.role, sizeof echo.role, "%s", role);
+            continue;
+        }
+        char *sp = strchr(line, ' ');
+        if (!sp || plan_nkeys >= PLAN_MAX_KEYS) continue;
+        *sp = 0;
+        snprintf(plan_keys[plan_nkeys], sizeof plan_keys[0], "%.31s", line);
+        snprintf(plan_vals[plan_nkeys], sizeof plan_vals[0], "%.1023s", sp + 1);
+        plan_nkeys++;
+        if (strcmp(line, "real_size") == 0) {
+            real_size = atoi(sp + 1);
+            plan_app = calloc((size_t)real_size, sizeof(int));
+            plan_copy = calloc((size_t)real_size, sizeof(int));
+            plan_ncopies = calloc((size_t)real_size, sizeof(int));
+        }
+    }
+    fclose(f);
+    echo.real_size = real_size;
+    const char *v = echo_plan_value("app_size");
+    echo.app_size = v ? atoi(v) : real_size;
+    echo.cloned = echo.app_size != real_size;
+    v = echo_plan_value("run_dir");
+    snprintf(echo.run_dir, sizeof echo.run_dir, "%s", v ? v : ".");
+}
+
+__attribute__((constructor)) static void echo_load(void) {
+    const char *plan = getenv("ECHO_PLAN");
+    if (!plan || !*plan) return; /* not started by echorun: every wrapper passes through */
+    int me = real_rank_from_env();
+    if (me < 0) return;           /* a helper process (e.g. a shell) under the same env */
+    read_plan(plan, me);
+    if (me >= echo.real_size) {
+        fprintf(stderr, "echo: process %d is outside the plan of %d processes; run the job with echorun\n",
+                me, echo.real_size);
+        exit(64);
+    }
+    echo.real_rank = me;
+    echo.app_rank = plan_app[me];
+    echo.copy = plan_copy[me];
+    echo.ncopies = plan_ncopies[me];
+
+    char path[1200];
+    snprintf(path, sizeof path, "%s/procs/%d.status", echo.run_dir, me);
+    status_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    snprintf(pid_text, sizeof pid_text, "%d", (int)getpid());
+    set_status("started");
+
+    term_fd = fcntl(2, F_DUPFD_CLOEXEC, 10);
+    if (term_fd < 0) term_fd = 2;
+    const char *output = echo_plan_value("output");
+    if (echo.copy > 0 && !(output && strcmp(output, "all") == 0)) {
+        snprintf(path, sizeof path, "%s/output/rank%d.copy%d.out", echo.run_dir, echo.app_rank, echo.copy);
+        redirect(1, path);
+        snprintf(path, sizeof path, "%s/output/rank%d.copy%d.err", echo.run_dir, echo.app_rank, echo.copy);
+        redirect(2, path);
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) sigaction(fatal_signals[i], &sa, NULL);
+}
+
+void echo_setup_after_init(void) {
+    if (echo.app_rank < 0) return; /* no plan: pass-through */
+    int real_rank, real_size;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &real_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &real_size);
+    if (real_size != echo.real_size || real_rank != echo.real_rank)
+        echo_fatal("the job has %d processes but its plan has %d; start it with echorun, not mpirun", real_size,
+                   echo.real_size);
+    echo.rep_real_rank = malloc(sizeof(int) * (size_t)echo.app_size);
+    for (int r = 0; r < real_size; r++)
+        if (plan_copy[r] == 0) echo.rep_real_rank[plan_app[r]] = r;
+    if (echo.cloned) {
+        PMPI_Comm_split(MPI_COMM_WORLD, echo.copy == 0 ? 0 : MPI_UNDEFINED, echo.app_rank, &echo.reps_world);
+        PMPI_Comm_split(MPI_COMM_WORLD, echo.app_rank, echo.copy, &echo.clone_comm);
+        echo_comm_add(MPI_COMM_WORLD, echo.reps_world, echo.app_rank, echo.app_size, echo.rep_real_rank);
+    }
+    echo.active = 1;
+}
+
+void echo_teardown_before_finalize(void) {
+    if (!echo.active) return;
+    echo.active = 0;
+    if (echo.cloned) {
+        /* copies wait here for their representative: nothing of the rank is lost
+         * if a copy finished early */
+        if (echo.reps_world != MPI_COMM_NULL) PMPI_Comm_free(&echo.reps_world);
+        PMPI_Comm_free(&echo.clone_comm);
+    }
+}
+
+void echo_mark_finalized(void) { set_status("finalized"); }
+
+/* ---- the public API (echo.h), used by the Python side through cffi ---- */
+int echo_app_rank(void) { return echo.app_rank; }
+int echo_copy_index(void) { return echo.copy; }
+int echo_copies(void) { return echo.ncopies; }
+int echo_is_cloned(void) { return echo.cloned; }
+const char *echo_role(void) { return echo.role; }
+const char *echo_run_dir(void) { return echo.run_dir; }

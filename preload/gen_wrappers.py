@@ -1,0 +1,191 @@
+"""Generate the PMPI wrappers of the echo preload library (run at build time).
+
+One wrapper for every MPI function the MPI library's mpi.h declares. The list of
+functions and the meaning of their parameters come from the MPI Forum's
+machine-readable standard (pympistandard); the exact C prototype comes from the
+mpi.h being compiled against, so the wrapper always matches the library.
+
+Each wrapper holds the re-entry guard and then, depending on the function:
+- hand-written semantics exist (`echo_MPI_X` / `echo_always_MPI_X` in the
+  preload/*.c files): call them (the former only when the job is cloned);
+- the function is local (no communicator, window, file, request, message or
+  session is involved, or it is in LOCAL_WITH_HANDLES): pass through;
+- otherwise: pass through without clones, abort naming the function with clones.
+
+Usage: python gen_wrappers.py --mpicc MPICC --out wrappers.c SOURCES...
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pympistandard as std
+
+# Kinds of parameters that tie a call to other processes: with clones such a
+# call needs semantics written for it.
+COMMUNICATION_KINDS = {"COMMUNICATOR", "WINDOW", "FILE", "REQUEST", "MESSAGE", "SESSION"}
+COMMUNICATION_TYPES = {"MPI_Comm", "MPI_Win", "MPI_File", "MPI_Request", "MPI_Message", "MPI_Session"}
+
+# Calls that take such a handle but only touch this process's own state; they
+# are correct on a copy's stand-in handle as they are.
+LOCAL_WITH_HANDLES = {
+    "MPI_Comm_get_name", "MPI_Comm_set_name", "MPI_Comm_get_attr", "MPI_Comm_set_attr",
+    "MPI_Comm_delete_attr", "MPI_Attr_get", "MPI_Attr_put", "MPI_Attr_delete",
+    "MPI_Comm_get_errhandler", "MPI_Comm_call_errhandler", "MPI_Comm_get_info", "MPI_Comm_set_info",
+    "MPI_Pack", "MPI_Unpack", "MPI_Pack_size", "MPI_Comm_c2f", "MPI_Comm_f2c",
+    "MPI_Request_c2f", "MPI_Request_f2c", "MPI_Win_c2f", "MPI_Win_f2c", "MPI_File_c2f", "MPI_File_f2c",
+    "MPI_Message_c2f", "MPI_Message_f2c", "MPI_Session_c2f", "MPI_Session_f2c",
+}
+
+HANDWRITTEN = re.compile(r"^int\s+echo_(always_)?(MPI_\w+)\s*\(", re.M)
+PROTOTYPE = re.compile(
+    r"(?:__attribute__\(\([^;]*?\)\)\s*)*"
+    r"\b(int|double|MPI_\w+)\s+(MPI_\w+)\s*\(([^;{]*?)\)\s*(?:__attribute__\(\([^;]*?\)\)\s*)*;",
+    re.S,
+)
+
+
+@dataclass
+class Prototype:
+    ret: str
+    name: str
+    params: str  # as mpi.h writes them
+    names: list[str]  # parameter names, in order
+    types: list[str]  # parameter text without the name
+
+
+def split_params(text: str) -> list[str]:
+    """Split a C parameter list at top-level commas."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def param_name(param: str) -> str:
+    """The declared name of one C parameter (`int ranges[][3]` -> `ranges`)."""
+    m = re.search(r"\(\s*\*\s*(\w+)\s*\)", param)  # a function pointer
+    if m:
+        return m.group(1)
+    m = re.search(r"(\w+)\s*(\[[^\]]*\]\s*)*$", param)
+    if not m:
+        raise ValueError(f"cannot find the name of parameter {param!r}")
+    return m.group(1)
+
+
+def declared_functions(mpicc: str) -> dict[str, Prototype]:
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "inc.c"
+        src.write_text("#include <mpi.h>\n")
+        text = subprocess.run([mpicc, "-E", "-P", str(src)], check=True, capture_output=True, text=True).stdout
+    protos = {}
+    for ret, name, params in PROTOTYPE.findall(text):
+        params = " ".join(params.split())
+        plist = [] if params in ("", "void") else split_params(params)
+        plist = [q for q in plist if q != "..."]  # MPI_Pcontrol: the level alone is passed on
+        names = [param_name(p) for p in plist]
+        types = [p[: p.rfind(n)].strip() for p, n in zip(plist, names)]
+        protos[name] = Prototype(ret, name, params, names, types)
+    return protos
+
+
+def standard_kinds() -> dict[str, list[str]]:
+    """Parameter kinds per C function name, from the MPI standard."""
+    std.use_api_version(1)
+    kinds: dict[str, list[str]] = {}
+    for proc in std.PROCEDURES.values():
+        forms = [proc.express.iso_c]
+        if proc.has_embiggenment():
+            forms.append(proc.express.embiggen.iso_c)
+        for c in forms:
+            if c is not None:
+                kinds[c.name] = [p.kind.name for p in c.parameters]
+    return kinds
+
+
+def handwritten(sources: list[Path]) -> dict[str, bool]:
+    """Functions with written semantics -> whether they run in every mode."""
+    found: dict[str, bool] = {}
+    for path in sources:
+        for always, name in HANDWRITTEN.findall(path.read_text()):
+            found[name] = bool(always)
+    return found
+
+
+def is_local(proto: Prototype, kinds: list[str] | None) -> bool:
+    if proto.name in LOCAL_WITH_HANDLES or proto.ret != "int":
+        return True
+    if kinds is not None and len(kinds) == len(proto.names):
+        return not COMMUNICATION_KINDS.intersection(kinds)
+    return not any(re.search(rf"\b{t}\b", t2) for t2 in proto.types for t in COMMUNICATION_TYPES)
+
+
+def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: dict[str, bool]) -> str:
+    out = [
+        "/* GENERATED by preload/gen_wrappers.py at build time: do not edit, do not commit. */",
+        '#include "echo_internal.h"',
+        "",
+    ]
+    for name in sorted(protos):
+        p = protos[name]
+        args = ", ".join(p.names)
+        params = p.params or "void"
+        real = f"P{name}({args})"
+        if p.ret != "int":  # conversions and clocks: nothing to replicate
+            out += [f"{p.ret} {name}({params}) {{ return {real}; }}", ""]
+            continue
+        if name in written:
+            hand = f"echo_{'always_' if written[name] else ''}{name}"
+            out.append(f"int {hand}({params});")
+            body = f"{hand}({args})" if written[name] else f"echo.cloned ? {hand}({args}) : {real}"
+            guard = "echo_depth" if written[name] else "echo_depth || !echo.active"
+        elif is_local(p, kinds.get(name)):
+            body, guard = real, "echo_depth || !echo.active"
+        else:
+            body = f"echo.cloned ? (echo_unsupported(\"{name}\"), MPI_ERR_OTHER) : {real}"
+            guard = "echo_depth || !echo.active"
+        out += [
+            f"int {name}({params}) {{",
+            f"    if ({guard}) return {real};",
+            "    echo_depth = 1;",
+            f"    int rc = {body};",
+            "    echo_depth = 0;",
+            "    return rc;",
+            "}",
+            "",
+        ]
+    missing = sorted(set(written) - set(protos))
+    if missing:
+        raise SystemExit(f"hand-written semantics for functions mpi.h does not declare: {missing}")
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mpicc", required=True)
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("sources", nargs="+", type=Path, help="hand-written preload sources")
+    a = ap.parse_args()
+    protos = declared_functions(a.mpicc)
+    if not protos:
+        raise SystemExit(f"no MPI function found in the mpi.h of {a.mpicc}")
+    a.out.write_text(render(protos, standard_kinds(), handwritten(a.sources)))
+
+
+if __name__ == "__main__":
+    main()
