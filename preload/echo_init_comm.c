@@ -97,3 +97,17 @@ int echo_MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
         rc = PMPI_Comm_set_errhandler(echo.reps_world, errhandler);
     return rc;
 }
+
+int echo_MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
+    echo_comm_t *a = echo_comm_find(comm1), *b = echo_comm_find(comm2);
+    if (!a || !b) return PMPI_Comm_compare(comm1, comm2, result); /* e.g. MPI_COMM_SELF */
+    /* copies take their representative's answer: their stand-ins are not comparable */
+    int rc = echo_is_rep() ? PMPI_Comm_compare(a->real, b->real, result) : MPI_SUCCESS;
+    return echo_forward(result, 1, MPI_INT, rc);
+}
+
+int echo_MPI_Query_thread(int *provided) {
+    int rc = PMPI_Query_thread(provided);
+    if (*provided > MPI_THREAD_FUNNELED) *provided = MPI_THREAD_FUNNELED; /* as MPI_Init_thread said */
+    return rc;
+}

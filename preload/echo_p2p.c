@@ -68,3 +68,35 @@ int echo_MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *s
     if (status != MPI_STATUS_IGNORE && r.flag) *status = r.st;
     return rc;
 }
+
+/* Matched probes: the representative holds the real message; a copy holds
+ * MPI_MESSAGE_NO_PROC as a placeholder and receives the data when it "receives"
+ * the message, exactly as for MPI_Recv. */
+int echo_MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Mprobe");
+    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = MPI_SUCCESS;
+    if (echo_is_rep()) rc = PMPI_Mprobe(source, tag, c->real, message, st);
+    else *message = MPI_MESSAGE_NO_PROC;
+    return echo_forward_status(NULL, 0, MPI_BYTE, st, rc);
+}
+
+int echo_MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Improbe");
+    struct { int flag; MPI_Status st; } r = {0};
+    int rc = MPI_SUCCESS;
+    if (echo_is_rep()) rc = PMPI_Improbe(source, tag, c->real, &r.flag, message, &r.st);
+    rc = echo_forward_bytes(&r, sizeof r, rc);
+    *flag = r.flag;
+    if (!echo_is_rep() && r.flag) *message = MPI_MESSAGE_NO_PROC;
+    if (status != MPI_STATUS_IGNORE && r.flag) *status = r.st;
+    return rc;
+}
+
+int echo_MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) {
+    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = MPI_SUCCESS;
+    if (echo_is_rep()) rc = PMPI_Mrecv(buf, count, datatype, message, st);
+    else *message = MPI_MESSAGE_NULL;
+    return echo_forward_status(buf, count, datatype, st, rc);
+}

@@ -26,6 +26,7 @@ static char plan_vals[PLAN_MAX_KEYS][1024];
 static int plan_nkeys;
 
 static int term_fd = 2;      /* the terminal's stderr, even for redirected copies */
+static int output_redirected; /* a copy whose stdout/stderr go to files */
 static int status_fd = -1;   /* run_dir/procs/<real>.status */
 static int *plan_app, *plan_copy, *plan_ncopies; /* per real rank */
 
@@ -53,7 +54,7 @@ void echo_fatal(const char *fmt, ...) {
     if (n > (int)sizeof msg - 2) n = (int)sizeof msg - 2;
     msg[n++] = '\n';
     write_all(term_fd, msg, (size_t)n);
-    if (term_fd != 2) write_all(2, msg, (size_t)n);
+    if (output_redirected) write_all(2, msg, (size_t)n); /* the copy's own error file too */
     PMPI_Abort(MPI_COMM_WORLD, 70);
     _exit(70);
 }
@@ -178,6 +179,13 @@ __attribute__((constructor)) static void echo_load(void) {
     echo.copy = plan_copy[me];
     echo.ncopies = plan_ncopies[me];
 
+    /* for the program itself (and its children): which copy of which rank it is */
+    char num[16];
+    snprintf(num, sizeof num, "%d", echo.app_rank);
+    setenv("ECHO_APP_RANK", num, 1);
+    snprintf(num, sizeof num, "%d", echo.copy);
+    setenv("ECHO_COPY", num, 1);
+
     char path[1200];
     snprintf(path, sizeof path, "%s/procs/%d.status", echo.run_dir, me);
     status_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -192,6 +200,7 @@ __attribute__((constructor)) static void echo_load(void) {
         redirect(1, path);
         snprintf(path, sizeof path, "%s/output/rank%d.copy%d.err", echo.run_dir, echo.app_rank, echo.copy);
         redirect(2, path);
+        output_redirected = 1;
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

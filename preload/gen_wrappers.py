@@ -40,9 +40,13 @@ LOCAL_WITH_HANDLES = {
     "MPI_Pack", "MPI_Unpack", "MPI_Pack_size", "MPI_Comm_c2f", "MPI_Comm_f2c",
     "MPI_Request_c2f", "MPI_Request_f2c", "MPI_Win_c2f", "MPI_Win_f2c", "MPI_File_c2f", "MPI_File_f2c",
     "MPI_Message_c2f", "MPI_Message_f2c", "MPI_Session_c2f", "MPI_Session_f2c",
+    # intracommunicator-only answers, true of a copy's stand-in (a dup of MPI_COMM_SELF) as well
+    "MPI_Comm_test_inter", "MPI_Comm_remote_size", "MPI_Comm_remote_group",
 }
 
-HANDWRITTEN = re.compile(r"^int\s+echo_(always_)?(MPI_\w+)\s*\(", re.M)
+# `int echo_MPI_X(` or `int echo_always_MPI_X(` defines semantics; so does a
+# line `ECHO_DEFINE_...(MPI_X, ...)`: a macro that expands to echo_MPI_X.
+HANDWRITTEN = re.compile(r"^(?:int\s+echo_(always_)?|ECHO_DEFINE_\w+\()(MPI_\w+)\b", re.M)
 PROTOTYPE = re.compile(
     r"(?:__attribute__\(\([^;]*?\)\)\s*)*"
     r"\b(int|double|MPI_\w+)\s+(MPI_\w+)\s*\(([^;{]*?)\)\s*(?:__attribute__\(\([^;]*?\)\)\s*)*;",

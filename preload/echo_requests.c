@@ -1,0 +1,477 @@
+/* Nonblocking and persistent point-to-point and collectives under cloning.
+ *
+ * With clones, every request the application holds is an echo request: a
+ * handle to an echo_req_t that, on a representative, wraps the real request.
+ * Completion is decided by the representative alone: after its real Wait/Test
+ * call it forwards which requests completed (indices, flags) and then, for each
+ * completed request in order, what the request delivered (data and status of a
+ * receive, output buffers of a collective).  Copies make the same call at the
+ * same point of the program and apply exactly that outcome, so they see the
+ * same completion order, indices and statuses as their representative. */
+#include "echo_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(MPI_Request) == sizeof(void *),
+               "echo keeps its request state behind the MPI_Request handle (true of Open MPI)");
+
+enum { REQ_SEND, REQ_RECV, REQ_COLL };
+#define REQ_MAGIC 0x6563686fu
+
+typedef struct echo_req {
+    unsigned magic;
+    int kind;
+    int persistent, active, cancelled;
+    MPI_Request real;  /* the representative's request; MPI_REQUEST_NULL on copies */
+    /* what completion delivers: a receive's buffer, or a collective's output */
+    void *buf;
+    int count;
+    MPI_Datatype dt;
+    int nblocks;       /* > 0: output in blocks (v- and w-collectives) */
+    const int *counts, *displs;
+    const MPI_Datatype *types;
+} echo_req_t;
+
+static echo_req_t *req_of(MPI_Request h) {
+    echo_req_t *r;
+    memcpy(&r, &h, sizeof r);
+    if (!r || r->magic != REQ_MAGIC) echo_fatal("a request echo did not create was used with clones");
+    return r;
+}
+
+static MPI_Request handle_of(echo_req_t *r) {
+    MPI_Request h;
+    memcpy(&h, &r, sizeof h);
+    return h;
+}
+
+static MPI_Request new_req(int kind, int persistent, MPI_Request real, void *buf, int count, MPI_Datatype dt) {
+    echo_req_t *r = calloc(1, sizeof *r);
+    r->magic = REQ_MAGIC;
+    r->kind = kind;
+    r->persistent = persistent;
+    r->active = !persistent;
+    r->real = real;
+    r->buf = buf;
+    r->count = count;
+    r->dt = dt;
+    return handle_of(r);
+}
+
+static int is_null(MPI_Request h) { return h == MPI_REQUEST_NULL; }
+
+/* The real requests of an array (representative), MPI_REQUEST_NULL for
+ * null or inactive entries, as MPI itself treats them. */
+static MPI_Request *reals(int n, MPI_Request *reqs, MPI_Request *small) {
+    MPI_Request *out = n <= 16 ? small : malloc(sizeof *out * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        echo_req_t *r = is_null(reqs[i]) ? NULL : req_of(reqs[i]);
+        out[i] = r && r->active ? r->real : MPI_REQUEST_NULL;
+    }
+    return out;
+}
+
+/* Apply one completion on both sides: forward what the request delivered, then
+ * retire it (free a one-shot request, deactivate a persistent one). */
+static int finish(MPI_Request *h, MPI_Status *status, int rc) {
+    echo_req_t *r = req_of(*h);
+    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    if (r->kind == REQ_RECV) {
+        rc = echo_forward_status(r->buf, r->count, r->dt, st, rc);
+    } else if (r->kind == REQ_COLL) {
+        rc = r->nblocks == 0 ? echo_forward(r->buf, r->count, r->dt, rc)
+             : r->types    ? echo_forward_wblocks(r->buf, r->nblocks, r->counts, r->displs, r->types, rc)
+                           : echo_forward_blocks(r->buf, r->nblocks, r->counts, r->displs, r->dt, rc);
+        if (!echo_is_rep() && status != MPI_STATUS_IGNORE) memset(status, 0, sizeof *status);
+    } else if (r->cancelled) {
+        rc = echo_forward_status(NULL, 0, MPI_BYTE, st, rc); /* whether the cancel won */
+    } else if (!echo_is_rep() && status != MPI_STATUS_IGNORE) {
+        memset(status, 0, sizeof *status); /* a send's status carries nothing copies could differ on */
+    }
+    r->cancelled = 0;
+    if (r->persistent) {
+        r->active = 0;
+    } else {
+        r->magic = 0;
+        free(r);
+        *h = MPI_REQUEST_NULL;
+    }
+    return rc;
+}
+
+/* ---- creating requests ---- */
+
+#define ECHO_DEFINE_ISEND(fn, persistent)                                                                    \
+    int echo_##fn(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, \
+                  MPI_Request *request) {                                                        \
+        echo_comm_t *c = echo_comm_get(comm, #fn);                                               \
+        MPI_Request real = MPI_REQUEST_NULL;                                                     \
+        int rc = echo_is_rep() ? P##fn(buf, count, datatype, dest, tag, c->real, &real) : MPI_SUCCESS; \
+        *request = new_req(REQ_SEND, persistent, real, NULL, 0, datatype);                       \
+        return rc;                                                                               \
+    }
+ECHO_DEFINE_ISEND(MPI_Isend, 0)
+ECHO_DEFINE_ISEND(MPI_Issend, 0)
+ECHO_DEFINE_ISEND(MPI_Irsend, 0)
+ECHO_DEFINE_ISEND(MPI_Ibsend, 0)
+ECHO_DEFINE_ISEND(MPI_Send_init, 1)
+ECHO_DEFINE_ISEND(MPI_Ssend_init, 1)
+ECHO_DEFINE_ISEND(MPI_Rsend_init, 1)
+ECHO_DEFINE_ISEND(MPI_Bsend_init, 1)
+
+int echo_MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request *request) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Irecv");
+    MPI_Request real = MPI_REQUEST_NULL;
+    int rc = echo_is_rep() ? PMPI_Irecv(buf, count, datatype, source, tag, c->real, &real) : MPI_SUCCESS;
+    *request = new_req(REQ_RECV, 0, real, buf, count, datatype);
+    return rc;
+}
+
+int echo_MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                       MPI_Request *request) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Recv_init");
+    MPI_Request real = MPI_REQUEST_NULL;
+    int rc = echo_is_rep() ? PMPI_Recv_init(buf, count, datatype, source, tag, c->real, &real) : MPI_SUCCESS;
+    *request = new_req(REQ_RECV, 1, real, buf, count, datatype);
+    return rc;
+}
+
+int echo_MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) {
+    MPI_Request real = MPI_REQUEST_NULL;
+    int rc = MPI_SUCCESS;
+    if (echo_is_rep()) rc = PMPI_Imrecv(buf, count, datatype, message, &real);
+    else *message = MPI_MESSAGE_NULL;
+    *request = new_req(REQ_RECV, 0, real, buf, count, datatype);
+    return rc;
+}
+
+int echo_MPI_Start(MPI_Request *request) {
+    echo_req_t *r = req_of(*request);
+    int rc = echo_is_rep() ? PMPI_Start(&r->real) : MPI_SUCCESS;
+    r->active = 1;
+    return rc;
+}
+
+int echo_MPI_Startall(int count, MPI_Request array_of_requests[]) {
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < count && rc == MPI_SUCCESS; i++) rc = echo_MPI_Start(&array_of_requests[i]);
+    return rc;
+}
+
+int echo_MPI_Request_free(MPI_Request *request) {
+    echo_req_t *r = req_of(*request);
+    int rc = echo_is_rep() && r->real != MPI_REQUEST_NULL ? PMPI_Request_free(&r->real) : MPI_SUCCESS;
+    r->magic = 0;
+    free(r);
+    *request = MPI_REQUEST_NULL;
+    return rc;
+}
+
+int echo_MPI_Cancel(MPI_Request *request) {
+    echo_req_t *r = req_of(*request);
+    r->cancelled = 1;
+    return echo_is_rep() ? PMPI_Cancel(&r->real) : MPI_SUCCESS;
+}
+
+/* ---- completing requests ---- */
+
+int echo_MPI_Wait(MPI_Request *request, MPI_Status *status) {
+    if (is_null(*request) || !req_of(*request)->active) {
+        if (status != MPI_STATUS_IGNORE) PMPI_Wait(&(MPI_Request){MPI_REQUEST_NULL}, status); /* the empty status */
+        return MPI_SUCCESS;
+    }
+    echo_req_t *r = req_of(*request);
+    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = echo_is_rep() ? PMPI_Wait(&r->real, st) : MPI_SUCCESS;
+    return finish(request, st, rc);
+}
+
+int echo_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
+    if (is_null(*request) || !req_of(*request)->active) {
+        *flag = 1;
+        return echo_MPI_Wait(request, status);
+    }
+    echo_req_t *r = req_of(*request);
+    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = echo_is_rep() ? PMPI_Test(&r->real, flag, st) : MPI_SUCCESS;
+    rc = echo_forward(flag, 1, MPI_INT, rc);
+    return *flag ? finish(request, st, rc) : rc;
+}
+
+int echo_MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
+    /* it does not retire the request; what it delivers is forwarded when a
+     * Wait or Test retires it (copies cannot look at the buffer before that
+     * without racing their representative anyway) */
+    int rc = MPI_SUCCESS;
+    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    if (echo_is_rep()) {
+        echo_req_t *r = is_null(request) ? NULL : req_of(request);
+        rc = PMPI_Request_get_status(r && r->active ? r->real : MPI_REQUEST_NULL, flag, st);
+    }
+    struct { int flag; MPI_Status st; } m = {*flag, *st};
+    rc = echo_forward_bytes(&m, sizeof m, rc);
+    *flag = m.flag;
+    *st = m.st;
+    return rc;
+}
+
+int echo_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+    int rc = MPI_SUCCESS;
+    if (echo_is_rep()) {
+        MPI_Request small[16], *real = reals(count, array_of_requests, small);
+        rc = PMPI_Waitall(count, real, array_of_statuses);
+        for (int i = 0; i < count; i++)
+            if (!is_null(array_of_requests[i])) req_of(array_of_requests[i])->real = real[i];
+        if (real != small) free(real);
+    }
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i];
+        if (is_null(array_of_requests[i]) || !req_of(array_of_requests[i])->active) continue;
+        int one = finish(&array_of_requests[i], st, rc == MPI_ERR_IN_STATUS && st ? st->MPI_ERROR : rc);
+        if (!echo_is_rep() && one != MPI_SUCCESS) rc = MPI_ERR_IN_STATUS;
+    }
+    return rc;
+}
+
+int echo_MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
+    int rc = MPI_SUCCESS;
+    if (echo_is_rep()) {
+        MPI_Request small[16], *real = reals(count, array_of_requests, small);
+        rc = PMPI_Testall(count, real, flag, array_of_statuses);
+        if (*flag)
+            for (int i = 0; i < count; i++)
+                if (!is_null(array_of_requests[i])) req_of(array_of_requests[i])->real = real[i];
+        if (real != small) free(real);
+    }
+    rc = echo_forward(flag, 1, MPI_INT, rc);
+    if (!*flag) return rc;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i];
+        if (!is_null(array_of_requests[i]) && req_of(array_of_requests[i])->active) finish(&array_of_requests[i], st, rc);
+    }
+    return rc;
+}
+
+/* Waitany/Testany/Waitsome/Testsome: the representative's choice is forwarded
+ * first, then each chosen request is finished in order. */
+static void keep_real(MPI_Request reqs[], const MPI_Request *real, int index) {
+    req_of(reqs[index])->real = real[index];
+}
+
+int echo_MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) {
+    int rc = MPI_SUCCESS;
+    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    if (echo_is_rep()) {
+        MPI_Request small[16], *real = reals(count, array_of_requests, small);
+        rc = PMPI_Waitany(count, real, index, st);
+        if (*index != MPI_UNDEFINED) keep_real(array_of_requests, real, *index);
+        if (real != small) free(real);
+    }
+    rc = echo_forward(index, 1, MPI_INT, rc);
+    return *index == MPI_UNDEFINED ? rc : finish(&array_of_requests[*index], st, rc);
+}
+
+int echo_MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
+    int rc = MPI_SUCCESS, m[2] = {0, MPI_UNDEFINED};
+    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    if (echo_is_rep()) {
+        MPI_Request small[16], *real = reals(count, array_of_requests, small);
+        rc = PMPI_Testany(count, real, &m[1], &m[0], st);
+        if (m[0] && m[1] != MPI_UNDEFINED) keep_real(array_of_requests, real, m[1]);
+        if (real != small) free(real);
+    }
+    rc = echo_forward(m, 2, MPI_INT, rc);
+    *flag = m[0];
+    *index = m[1];
+    return *flag && *index != MPI_UNDEFINED ? finish(&array_of_requests[*index], st, rc) : rc;
+}
+
+static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[], int wait) {
+    int rc = MPI_SUCCESS;
+    if (echo_is_rep()) {
+        MPI_Request small[16], *real = reals(count, reqs, small);
+        rc = wait ? PMPI_Waitsome(count, real, outcount, indices, statuses)
+                  : PMPI_Testsome(count, real, outcount, indices, statuses);
+        for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; k++) keep_real(reqs, real, indices[k]);
+        if (real != small) free(real);
+    }
+    rc = echo_forward(outcount, 1, MPI_INT, rc);
+    if (*outcount == MPI_UNDEFINED || *outcount == 0) return rc;
+    rc = echo_forward(indices, *outcount, MPI_INT, rc);
+    for (int k = 0; k < *outcount; k++)
+        finish(&reqs[indices[k]], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[k], rc);
+    return rc;
+}
+
+int echo_MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                      MPI_Status array_of_statuses[]) {
+    return some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 1);
+}
+
+int echo_MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                      MPI_Status array_of_statuses[]) {
+    return some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 0);
+}
+
+/* ---- nonblocking collectives: the output is forwarded at completion ---- */
+
+static MPI_Request coll_req(MPI_Request real, void *buf, int count, MPI_Datatype dt) {
+    return new_req(REQ_COLL, 0, real, buf, count, dt);
+}
+
+static MPI_Request coll_blocks(MPI_Request real, void *buf, int n, const int *counts, const int *displs,
+                               MPI_Datatype dt, const MPI_Datatype *types) {
+    MPI_Request h = new_req(REQ_COLL, 0, real, buf, 0, dt);
+    echo_req_t *r = req_of(h);
+    r->nblocks = n;
+    r->counts = counts;
+    r->displs = displs;
+    r->types = types;
+    return h;
+}
+
+#define ICOMM(fn) echo_comm_t *c = echo_comm_get(comm, #fn); MPI_Request real = MPI_REQUEST_NULL; int rc = MPI_SUCCESS
+#define IREAL(fn, ...) if (echo_is_rep()) rc = P##fn(__VA_ARGS__, &real)
+
+int echo_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
+    ICOMM(MPI_Ibarrier);
+    IREAL(MPI_Ibarrier, c->real);
+    *request = coll_req(real, NULL, 0, MPI_BYTE);
+    return rc;
+}
+
+int echo_MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) {
+    ICOMM(MPI_Ibcast);
+    IREAL(MPI_Ibcast, buffer, count, datatype, root, c->real);
+    *request = c->rank == root ? coll_req(real, NULL, 0, MPI_BYTE) : coll_req(real, buffer, count, datatype);
+    return rc;
+}
+
+int echo_MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                     MPI_Comm comm, MPI_Request *request) {
+    ICOMM(MPI_Ireduce);
+    IREAL(MPI_Ireduce, sendbuf, recvbuf, count, datatype, op, root, c->real);
+    *request = c->rank == root ? coll_req(real, recvbuf, count, datatype) : coll_req(real, NULL, 0, MPI_BYTE);
+    return rc;
+}
+
+int echo_MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                        MPI_Comm comm, MPI_Request *request) {
+    ICOMM(MPI_Iallreduce);
+    IREAL(MPI_Iallreduce, sendbuf, recvbuf, count, datatype, op, c->real);
+    *request = coll_req(real, recvbuf, count, datatype);
+    return rc;
+}
+
+int echo_MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                   MPI_Request *request) {
+    ICOMM(MPI_Iscan);
+    IREAL(MPI_Iscan, sendbuf, recvbuf, count, datatype, op, c->real);
+    *request = coll_req(real, recvbuf, count, datatype);
+    return rc;
+}
+
+int echo_MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                     MPI_Comm comm, MPI_Request *request) {
+    ICOMM(MPI_Iexscan);
+    IREAL(MPI_Iexscan, sendbuf, recvbuf, count, datatype, op, c->real);
+    *request = c->rank == 0 ? coll_req(real, NULL, 0, MPI_BYTE) : coll_req(real, recvbuf, count, datatype);
+    return rc;
+}
+
+int echo_MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
+    ICOMM(MPI_Igather);
+    IREAL(MPI_Igather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
+    *request = c->rank == root ? coll_req(real, recvbuf, recvcount * c->size, recvtype)
+                               : coll_req(real, NULL, 0, MPI_BYTE);
+    return rc;
+}
+
+int echo_MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+                      MPI_Request *request) {
+    ICOMM(MPI_Igatherv);
+    IREAL(MPI_Igatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, c->real);
+    *request = c->rank == root ? coll_blocks(real, recvbuf, c->size, recvcounts, displs, recvtype, NULL)
+                               : coll_req(real, NULL, 0, MPI_BYTE);
+    return rc;
+}
+
+int echo_MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
+    ICOMM(MPI_Iscatter);
+    IREAL(MPI_Iscatter, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
+    *request = coll_req(real, recvbuf == MPI_IN_PLACE ? NULL : recvbuf, recvbuf == MPI_IN_PLACE ? 0 : recvcount, recvtype);
+    return rc;
+}
+
+int echo_MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                       MPI_Request *request) {
+    ICOMM(MPI_Iscatterv);
+    IREAL(MPI_Iscatterv, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, c->real);
+    *request = coll_req(real, recvbuf == MPI_IN_PLACE ? NULL : recvbuf, recvbuf == MPI_IN_PLACE ? 0 : recvcount, recvtype);
+    return rc;
+}
+
+int echo_MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+    ICOMM(MPI_Iallgather);
+    IREAL(MPI_Iallgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real);
+    *request = coll_req(real, recvbuf, recvcount * c->size, recvtype);
+    return rc;
+}
+
+int echo_MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request *request) {
+    ICOMM(MPI_Iallgatherv);
+    IREAL(MPI_Iallgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, c->real);
+    *request = coll_blocks(real, recvbuf, c->size, recvcounts, displs, recvtype, NULL);
+    return rc;
+}
+
+int echo_MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+    ICOMM(MPI_Ialltoall);
+    IREAL(MPI_Ialltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real);
+    *request = coll_req(real, recvbuf, recvcount * c->size, recvtype);
+    return rc;
+}
+
+int echo_MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                        void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                        MPI_Comm comm, MPI_Request *request) {
+    ICOMM(MPI_Ialltoallv);
+    IREAL(MPI_Ialltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, c->real);
+    *request = coll_blocks(real, recvbuf, c->size, recvcounts, rdispls, recvtype, NULL);
+    return rc;
+}
+
+int echo_MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+                        const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
+    ICOMM(MPI_Ialltoallw);
+    IREAL(MPI_Ialltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, c->real);
+    *request = coll_blocks(real, recvbuf, c->size, recvcounts, rdispls, MPI_BYTE, recvtypes);
+    return rc;
+}
+
+int echo_MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                             MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+    ICOMM(MPI_Ireduce_scatter);
+    IREAL(MPI_Ireduce_scatter, sendbuf, recvbuf, recvcounts, datatype, op, c->real);
+    *request = coll_req(real, recvbuf, recvcounts[c->rank], datatype);
+    return rc;
+}
+
+int echo_MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                   MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+    ICOMM(MPI_Ireduce_scatter_block);
+    IREAL(MPI_Ireduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, c->real);
+    *request = coll_req(real, recvbuf, recvcount, datatype);
+    return rc;
+}

@@ -1,0 +1,66 @@
+"""The replication semantics, end to end: every program of the battery runs
+natively and under echorun with 1, 2 and 3 copies at -n 1, 2 and 4; each copy
+of each rank must print exactly what its representative printed, and that must
+be what the native run printed (lines marked "order:" depend on message arrival
+order, which MPI leaves open, so they are compared between copies only)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import copy_output, echorun, lines_by_rank, mpirun_native
+
+BATTERY = ["p2p", "coll", "comms", "anysource", "nonblocking", "cxx_ring", "py_p2p", "py_coll", "py_comm"]
+_native_cache: dict[tuple[str, int], dict[int, list[str]]] = {}
+
+
+def deterministic(lines: list[str]) -> list[str]:
+    return [line for line in lines if "order:" not in line]
+
+
+def native(mpi, programs, name: str, n: int) -> dict[int, list[str]]:
+    if (name, n) not in _native_cache:
+        r = mpirun_native(mpi, n, programs[name])
+        assert r.returncode == 0, r.stderr
+        _native_cache[name, n] = lines_by_rank(r.stdout)
+    return _native_cache[name, n]
+
+
+@pytest.mark.parametrize("copies", [1, 2, 3])
+@pytest.mark.parametrize("n", [1, 2, 4])
+@pytest.mark.parametrize("name", BATTERY)
+def test_battery_under_copies(mpi, programs, tmp_path, name, n, copies):
+    expected = native(mpi, programs, name, n)
+    r = echorun(["-n", str(n), "--clones", str(copies), *programs[name]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    reps = lines_by_rank(r.stdout)
+    assert sorted(reps) == list(range(n)), "every rank's representative prints"
+    for rank in range(n):
+        assert deterministic(reps[rank]) == deterministic(expected[rank])
+        assert reps[rank][-1] == f"r{rank}: done" or reps[rank][-1].startswith(f"r{rank}: done")
+        for copy in range(1, copies):
+            assert lines_by_rank(copy_output(r.run_dir, rank, copy)) == {rank: reps[rank]}
+    assert "application exited with status 0" in r.stderr
+
+
+def test_per_rank_copy_map(programs, tmp_path):
+    """--clones 0=3,2=2: rank 0 has three copies, rank 2 two, the others one."""
+    r = echorun(["-n", "4", "--clones", "0=3,2=2", *programs["coll"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    reps = lines_by_rank(r.stdout)
+    outputs = sorted(p.name for p in (tmp_path / "run" / "output").glob("*.out"))
+    assert outputs == ["rank0.copy1.out", "rank0.copy2.out", "rank2.copy1.out"]
+    for rank, copy in [(0, 1), (0, 2), (2, 1)]:
+        assert lines_by_rank(copy_output(r.run_dir, rank, copy)) == {rank: reps[rank]}
+    assert "7 processes" in r.stderr
+
+
+def test_all_output_prefixed(programs, tmp_path):
+    """--output all: every copy prints, each line labelled with its rank and copy."""
+    r = echorun(["-n", "2", "--clones", "2", "--output", "all", *programs["cxx_ring"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    for rank in range(2):
+        for copy in range(2):
+            assert f"[rank {rank} copy {copy}] r{rank}: done" in lines
+    assert not list((tmp_path / "run" / "output").glob("*.out"))
