@@ -1,0 +1,54 @@
+"""Building the preload library: real mpicc, real cache."""
+
+import os
+import subprocess
+
+import pytest
+
+from echo.build import BuildError, detect_mpi, ensure_library, find_mpicc
+
+
+def test_builds_once_then_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("ECHO_CACHE", str(tmp_path))
+    lib = ensure_library()
+    assert lib.is_file() and lib.parent.parent == tmp_path
+    mtime = lib.stat().st_mtime_ns
+    assert ensure_library() == lib and lib.stat().st_mtime_ns == mtime
+
+
+def test_every_mpi_function_is_wrapped(tmp_path, monkeypatch):
+    """The library defines every MPI_ function mpi.h declares (not one missing)."""
+    monkeypatch.setenv("ECHO_CACHE", str(tmp_path))
+    lib = ensure_library()
+    wrappers = (lib.parent / "wrappers.c").read_text()
+    symbols = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True, text=True, check=True)
+    defined = {line.split()[-1] for line in symbols.stdout.splitlines() if " T MPI_" in line}
+    declared = {line.split("(")[0].split()[-1] for line in wrappers.splitlines() if line.startswith(("int MPI_", "double MPI_"))}
+    declared |= {w for line in wrappers.splitlines() if line.startswith("MPI_") for w in [line.split("(")[0].split()[-1]]}
+    assert len(defined) > 400
+    assert declared <= defined
+    assert "MPI_Send" in defined and "MPI_File_open" in defined and "MPI_Win_create" in defined
+    assert not any(s.startswith("echo_MPI_") for s in defined), "internal semantics stay hidden"
+
+
+def test_no_mpicc_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("ECHO_MPICC", str(tmp_path / "missing-mpicc"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr("sys.prefix", str(tmp_path))
+    with pytest.raises(BuildError, match="no mpicc found.*ECHO_MPICC"):
+        find_mpicc()
+
+
+def test_broken_mpicc_is_a_clear_error(tmp_path, monkeypatch):
+    fake = tmp_path / "mpicc"
+    fake.write_text("#!/bin/sh\necho 'mpi.h: No such file' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    (tmp_path / "mpirun").write_text("#!/bin/sh\n")
+    (tmp_path / "mpirun").chmod(0o755)
+    with pytest.raises(BuildError, match="cannot compile '#include <mpi.h>'"):
+        detect_mpi(str(fake))
+
+
+def test_identity_follows_the_mpi(tmp_path):
+    real = detect_mpi()
+    assert real.flavor == "openmpi" and os.path.basename(real.mpirun) in ("mpirun", "mpiexec")

@@ -1,0 +1,94 @@
+"""How a job ends: deaths are named by application rank and copy, unsupported
+calls stop with their name, nothing hangs."""
+
+import os
+import signal
+import time
+from pathlib import Path
+
+from tests.conftest import echorun
+
+
+def test_segfault_in_a_copy_names_rank_and_copy(programs, tmp_path):
+    r = echorun(["-n", "3", "--clones", "2", *programs["crash"], "1", "1", "segv"], tmp_path / "run")
+    assert r.returncode != 0
+    assert "job failed: application rank 1 copy 1 (process 4" in r.stderr
+    assert "SIGSEGV" in r.stderr
+    status = (tmp_path / "run" / "procs" / "4.status").read_text().split()
+    assert status[:2] == ["signal", str(int(signal.SIGSEGV))]
+
+
+def test_exit_without_finalize_in_a_representative(programs, tmp_path):
+    r = echorun(["-n", "2", "--clones", "2", *programs["crash"], "0", "0", "exit"], tmp_path / "run")
+    assert r.returncode != 0
+    assert "job failed: application rank 0 copy 0 (process 0" in r.stderr
+    assert "ended without MPI_Finalize" in r.stderr
+
+
+def test_crash_under_interception_only(programs, tmp_path):
+    r = echorun(["-n", "2", *programs["crash"], "1", "0", "segv"], tmp_path / "run")
+    assert r.returncode != 0 and "application rank 1 copy 0 (process 1" in r.stderr
+
+
+def test_sigkill_from_outside_is_not_a_hang(programs, tmp_path):
+    """A copy killed with SIGKILL (no handler can run): the job ends and names it."""
+    import subprocess
+    import sys
+
+    run_dir = tmp_path / "run"
+    argv = [str(Path(sys.executable).parent / "echorun"), "--run-dir", str(run_dir), "-n", "2", "--clones", "2",
+            *programs["anysource"]]
+    # anysource is quick; loop it via a long-running program instead: py_p2p waits in barriers
+    argv = argv[:-len(programs["anysource"])] + [sys.executable, "-c",
+        "from mpi4py import MPI; import time\n"
+        "for i in range(600):\n    MPI.COMM_WORLD.Barrier(); time.sleep(0.05)"]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    status = run_dir / "procs" / "3.status"  # rank 1 copy 1
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (status.is_file() and status.read_text().startswith("started")):
+        time.sleep(0.2)
+    time.sleep(1.0)
+    pid = int(status.read_text().split()[3])
+    os.kill(pid, signal.SIGKILL)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode != 0
+    assert "job failed: application rank 1 copy 1 (process 3" in err
+    assert "ended without MPI_Finalize" in err
+
+
+def test_unsupported_call_is_named(programs, tmp_path):
+    r = echorun(["-n", "2", "--clones", "2", *programs["unsupported"]], tmp_path / "run")
+    assert r.returncode != 0
+    assert "MPI_Win_create is not supported with clones" in r.stderr
+
+
+def test_unsupported_call_passes_through_without_clones(programs, tmp_path):
+    r = echorun(["-n", "2", *programs["unsupported"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.split("\n")[:2]) == ["r0: done", "r1: done"]
+
+
+def test_not_started_by_echorun_passes_through(mpi, programs, tmp_path):
+    """The library in a plain mpirun job (no plan) changes nothing."""
+    from echo.build import ensure_library
+    from tests.conftest import mpirun_native
+
+    lib = ensure_library()
+    os.environ["LD_PRELOAD"] = str(lib)
+    try:
+        r = mpirun_native(mpi, 2, programs["cxx_ring"])
+    finally:
+        del os.environ["LD_PRELOAD"]
+    assert r.returncode == 0 and "r1: done" in r.stdout
+
+
+def test_library_api_from_python(tmp_path):
+    """echo.lib reads which copy a process is through cffi."""
+    import sys
+
+    code = ("import echo.lib as L; from mpi4py import MPI; "
+            "print(f'r{MPI.COMM_WORLD.rank}: copy {L.copy_index()} of {L.copies()} role {L.role()} avail {L.available()}')")
+    r = echorun(["-n", "2", "--clones", "2", "--output", "all", sys.executable, "-c", code], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert "[rank 1 copy 1] r1: copy 1 of 2 role copy avail True" in r.stdout
+    assert "[rank 0 copy 0] r0: copy 0 of 2 role representative avail True" in r.stdout

@@ -1,0 +1,79 @@
+"""The planner is pure: options in, argv/env/plan file out, no MPI needed."""
+
+import pytest
+
+from echo.plan import Machine, Options, make_plan
+
+MACHINE = Machine(mpirun="/x/mpirun", flavor="openmpi", cores=2, is_root=True, library="/c/libecho.so")
+
+
+def plan(**kw):
+    opts = dict(program=("./app", "a1"), nranks=4, run_id="r1", run_dir="/runs/r1")
+    opts.update(kw)
+    return make_plan(Options(**opts), kw.pop("machine", MACHINE))
+
+
+def test_layout_puts_representatives_first():
+    p = plan(clones="3")
+    assert p.nprocs == 12
+    assert [(q.app, q.copy) for q in p.procs[:4]] == [(0, 0), (1, 0), (2, 0), (3, 0)]
+    assert [(q.app, q.copy) for q in p.procs[4:8]] == [(0, 1), (1, 1), (2, 1), (3, 1)]
+    assert all(q.ncopies == 3 for q in p.procs)
+
+
+def test_per_rank_layout():
+    p = plan(clones="0=3,2=2")
+    assert [(q.real, q.app, q.copy) for q in p.procs] == [
+        (0, 0, 0), (1, 1, 0), (2, 2, 0), (3, 3, 0), (4, 0, 1), (5, 2, 1), (6, 0, 2)]
+
+
+def test_argv_adds_what_the_machine_needs():
+    p = plan(clones="2")
+    assert p.argv[:3] == ["/x/mpirun", "-n", "8"]
+    assert "--allow-run-as-root" in p.argv and "--oversubscribe" in p.argv
+    assert "LD_PRELOAD=/c/libecho.so" in p.argv
+    assert "ECHO_PLAN=/runs/r1/plan" in p.argv
+    assert p.argv[-2:] == ["./app", "a1"]
+    assert "LD_PRELOAD" not in p.env, "mpirun itself must not load the library"
+
+
+def test_no_oversubscribe_when_cores_suffice_or_hosts_given():
+    big = Machine("/x/mpirun", "openmpi", cores=64, is_root=False, library="/l.so")
+    p = make_plan(Options(program=("./a",), nranks=4, clones="2"), big)
+    assert "--oversubscribe" not in p.argv and "--allow-run-as-root" not in p.argv
+    p = plan(clones="2", hostfile="hosts")
+    assert "--oversubscribe" not in p.argv and p.argv[p.argv.index("--hostfile") + 1] == "hosts"
+
+
+def test_mpirun_args_pass_through_before_the_program():
+    p = plan(mpirun_args=("--bind-to", "core"))
+    assert p.argv[-4:] == ["--bind-to", "core", "./app", "a1"]
+
+
+def test_mpich_gets_genv():
+    m = Machine("/x/mpiexec", "mpich", cores=2, is_root=True, library="/l.so")
+    p = make_plan(Options(program=("./a",), nranks=2, run_dir="/r"), m)
+    assert ["-genv", "ECHO_PLAN", "/r/plan", "-genv", "LD_PRELOAD", "/l.so"] == p.argv[3:9]
+    assert "--allow-run-as-root" not in p.argv
+
+
+def test_plan_file_lists_every_process():
+    text = plan(clones="0=2").text.splitlines()
+    assert text[0] == "echo-plan 1"
+    assert "app_size 4" in text and "real_size 5" in text and "run_dir /runs/r1" in text
+    assert "proc 4 0 1 2 copy" in text and "proc 0 0 0 2 representative" in text
+
+
+def test_output_all_tags_lines():
+    assert "--output" in plan(output="all").argv
+
+
+def test_bad_output_mode():
+    with pytest.raises(ValueError, match="--output loud"):
+        plan(output="loud")
+
+
+def test_summary_names_ranks_copies_roles():
+    s = plan(clones="0=3").summary()
+    assert s.startswith("4 ranks, copies rank 0: 3, others 1: 6 processes")
+    assert "roles: copy, representative" in s
