@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PRELOAD_DIR = Path(__file__).resolve().parent.parent / "preload"
+EXAMPLES_DIR = PRELOAD_DIR.parent / "examples"
 
 
 class BuildError(RuntimeError):

@@ -17,7 +17,8 @@ from echo.plan import Options
 def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-n", "-np", dest="nranks", type=int, required=True, help="ranks the application sees")
     p.add_argument("--clones", metavar="SPEC",
-                   help="copies per rank: 3 (every rank), or 0=4,2=2 (per rank; others 1). Default 1: interception only")
+                   help="copies per rank: 3 (every rank), or 0=4,2=2 (per rank; others 1). "
+                        "Default 1: interception only")
     p.add_argument("--host", dest="hosts", help="as mpirun --host")
     p.add_argument("--hostfile", help="as mpirun --hostfile")
     p.add_argument("--mpirun-args", default="", metavar="ARGS",
@@ -50,6 +51,21 @@ def run_command(args: argparse.Namespace) -> int:
     return run(opts)
 
 
+def demo_command(args: argparse.Namespace) -> int:
+    """Compile the bundled example and run it with every rank cloned."""
+    import subprocess
+
+    from echo.build import EXAMPLES_DIR, cache_root, detect_mpi
+
+    mpi = detect_mpi()
+    exe = cache_root() / "examples" / "ring"
+    exe.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([mpi.mpicc, "-O2", "-o", str(exe), str(EXAMPLES_DIR / "ring.c")], check=True)
+    run_args = argparse.Namespace(nranks=args.nranks, clones=str(args.clones), hosts=None, hostfile=None,
+                                  mpirun_args="", output="rep", run_dir=None, program=[str(exe)])
+    return run_command(run_args)
+
+
 def build_command(args: argparse.Namespace) -> int:
     print(ensure_library())
     return 0
@@ -78,6 +94,10 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run", help="run a program with cloned ranks (the same as echorun)")
     add_run_options(r)
     r.set_defaults(fn=run_command)
+    d = sub.add_parser("demo", help="run the bundled example (examples/ring.c) with every rank cloned")
+    d.add_argument("-n", dest="nranks", type=int, default=4)
+    d.add_argument("--clones", type=int, default=3)
+    d.set_defaults(fn=demo_command)
     b = sub.add_parser("build", help="build (or find in the cache) the preload library and print its path")
     b.set_defaults(fn=build_command)
     args = p.parse_args(argv)

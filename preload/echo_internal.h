@@ -60,6 +60,10 @@ typedef struct echo_comm {
 } echo_comm_t;
 
 echo_comm_t *echo_comm_find(MPI_Comm app);          /* NULL if unknown */
+/* A communicator echo does not replicate: MPI_COMM_SELF and communicators made
+ * from it (every communicator made from a replicated one is in the table, or
+ * its creation was refused).  Every copy uses such a communicator itself. */
+static inline int echo_comm_is_local(MPI_Comm c) { return c != MPI_COMM_WORLD && !echo_comm_find(c); }
 echo_comm_t *echo_comm_get(MPI_Comm app, const char *fn); /* aborts if unknown */
 echo_comm_t *echo_comm_add(MPI_Comm app, MPI_Comm real, int rank, int size, int *members);
 void echo_comm_remove(MPI_Comm app);

@@ -33,11 +33,32 @@ typedef struct echo_req {
     const MPI_Datatype *types;
 } echo_req_t;
 
+/* Requests on process-local communicators (MPI_COMM_SELF) are real MPI
+ * requests each copy completes itself; all others are echo requests. */
+static int is_echo(MPI_Request h) {
+    echo_req_t *r;
+    memcpy(&r, &h, sizeof r);
+    return h != MPI_REQUEST_NULL && r->magic == REQ_MAGIC;
+}
+
 static echo_req_t *req_of(MPI_Request h) {
     echo_req_t *r;
     memcpy(&r, &h, sizeof r);
-    if (!r || r->magic != REQ_MAGIC) echo_fatal("a request echo did not create was used with clones");
+    if (!is_echo(h)) echo_fatal("a request on MPI_COMM_SELF was mixed with replicated ones in one call");
     return r;
+}
+
+/* 1: every request is local or null (pass the call through); 0: none is local */
+static int all_local(int n, const MPI_Request *reqs, const char *fn) {
+    int local = 0, ours = 0;
+    for (int i = 0; i < n; i++) {
+        if (reqs[i] == MPI_REQUEST_NULL) continue;
+        if (is_echo(reqs[i])) ours++; else local++;
+    }
+    if (local && ours)
+        echo_fatal("%s was given requests on MPI_COMM_SELF together with replicated ones; "
+                   "complete them in separate calls", fn);
+    return ours == 0;
 }
 
 static MPI_Request handle_of(echo_req_t *r) {
@@ -148,6 +169,7 @@ int echo_MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *me
 }
 
 int echo_MPI_Start(MPI_Request *request) {
+    if (!is_echo(*request)) return PMPI_Start(request);
     echo_req_t *r = req_of(*request);
     int rc = echo_is_rep() ? PMPI_Start(&r->real) : MPI_SUCCESS;
     r->active = 1;
@@ -155,12 +177,14 @@ int echo_MPI_Start(MPI_Request *request) {
 }
 
 int echo_MPI_Startall(int count, MPI_Request array_of_requests[]) {
+    if (all_local(count, array_of_requests, "MPI_Startall")) return PMPI_Startall(count, array_of_requests);
     int rc = MPI_SUCCESS;
     for (int i = 0; i < count && rc == MPI_SUCCESS; i++) rc = echo_MPI_Start(&array_of_requests[i]);
     return rc;
 }
 
 int echo_MPI_Request_free(MPI_Request *request) {
+    if (!is_echo(*request)) return PMPI_Request_free(request);
     echo_req_t *r = req_of(*request);
     int rc = echo_is_rep() && r->real != MPI_REQUEST_NULL ? PMPI_Request_free(&r->real) : MPI_SUCCESS;
     r->magic = 0;
@@ -170,6 +194,7 @@ int echo_MPI_Request_free(MPI_Request *request) {
 }
 
 int echo_MPI_Cancel(MPI_Request *request) {
+    if (!is_echo(*request)) return PMPI_Cancel(request);
     echo_req_t *r = req_of(*request);
     r->cancelled = 1;
     return echo_is_rep() ? PMPI_Cancel(&r->real) : MPI_SUCCESS;
@@ -178,6 +203,7 @@ int echo_MPI_Cancel(MPI_Request *request) {
 /* ---- completing requests ---- */
 
 int echo_MPI_Wait(MPI_Request *request, MPI_Status *status) {
+    if (!is_null(*request) && !is_echo(*request)) return PMPI_Wait(request, status);
     if (is_null(*request) || !req_of(*request)->active) {
         if (status != MPI_STATUS_IGNORE) PMPI_Wait(&(MPI_Request){MPI_REQUEST_NULL}, status); /* the empty status */
         return MPI_SUCCESS;
@@ -189,6 +215,7 @@ int echo_MPI_Wait(MPI_Request *request, MPI_Status *status) {
 }
 
 int echo_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
+    if (!is_null(*request) && !is_echo(*request)) return PMPI_Test(request, flag, status);
     if (is_null(*request) || !req_of(*request)->active) {
         *flag = 1;
         return echo_MPI_Wait(request, status);
@@ -204,6 +231,7 @@ int echo_MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *stat
     /* it does not retire the request; what it delivers is forwarded when a
      * Wait or Test retires it (copies cannot look at the buffer before that
      * without racing their representative anyway) */
+    if (!is_null(request) && !is_echo(request)) return PMPI_Request_get_status(request, flag, status);
     int rc = MPI_SUCCESS;
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
     if (echo_is_rep()) {
@@ -218,6 +246,7 @@ int echo_MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *stat
 }
 
 int echo_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+    if (all_local(count, array_of_requests, "MPI_Waitall")) return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     int rc = MPI_SUCCESS;
     if (echo_is_rep()) {
         MPI_Request small[16], *real = reals(count, array_of_requests, small);
@@ -236,6 +265,8 @@ int echo_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
 }
 
 int echo_MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
+    if (all_local(count, array_of_requests, "MPI_Testall"))
+        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
     int rc = MPI_SUCCESS;
     if (echo_is_rep()) {
         MPI_Request small[16], *real = reals(count, array_of_requests, small);
@@ -261,6 +292,7 @@ static void keep_real(MPI_Request reqs[], const MPI_Request *real, int index) {
 }
 
 int echo_MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) {
+    if (all_local(count, array_of_requests, "MPI_Waitany")) return PMPI_Waitany(count, array_of_requests, index, status);
     int rc = MPI_SUCCESS;
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
     if (echo_is_rep()) {
@@ -274,6 +306,8 @@ int echo_MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI
 }
 
 int echo_MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
+    if (all_local(count, array_of_requests, "MPI_Testany"))
+        return PMPI_Testany(count, array_of_requests, index, flag, status);
     int rc = MPI_SUCCESS, m[2] = {0, MPI_UNDEFINED};
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
     if (echo_is_rep()) {
@@ -289,6 +323,9 @@ int echo_MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int
 }
 
 static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[], int wait) {
+    if (all_local(count, reqs, wait ? "MPI_Waitsome" : "MPI_Testsome"))
+        return wait ? PMPI_Waitsome(count, reqs, outcount, indices, statuses)
+                    : PMPI_Testsome(count, reqs, outcount, indices, statuses);
     int rc = MPI_SUCCESS;
     if (echo_is_rep()) {
         MPI_Request small[16], *real = reals(count, reqs, small);

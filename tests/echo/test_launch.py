@@ -36,12 +36,9 @@ def test_sigkill_from_outside_is_not_a_hang(programs, tmp_path):
     import sys
 
     run_dir = tmp_path / "run"
+    slow = "from mpi4py import MPI; import time\nfor i in range(600):\n    MPI.COMM_WORLD.Barrier(); time.sleep(0.05)"
     argv = [str(Path(sys.executable).parent / "echorun"), "--run-dir", str(run_dir), "-n", "2", "--clones", "2",
-            *programs["anysource"]]
-    # anysource is quick; loop it via a long-running program instead: py_p2p waits in barriers
-    argv = argv[:-len(programs["anysource"])] + [sys.executable, "-c",
-        "from mpi4py import MPI; import time\n"
-        "for i in range(600):\n    MPI.COMM_WORLD.Barrier(); time.sleep(0.05)"]
+            sys.executable, "-c", slow]
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     status = run_dir / "procs" / "3.status"  # rank 1 copy 1
     deadline = time.monotonic() + 60
@@ -86,8 +83,8 @@ def test_library_api_from_python(tmp_path):
     """echo.lib reads which copy a process is through cffi."""
     import sys
 
-    code = ("import echo.lib as L; from mpi4py import MPI; "
-            "print(f'r{MPI.COMM_WORLD.rank}: copy {L.copy_index()} of {L.copies()} role {L.role()} avail {L.available()}')")
+    code = ("import echo.lib as L; from mpi4py import MPI; r = MPI.COMM_WORLD.rank; "
+            "print(f'r{r}: copy {L.copy_index()} of {L.copies()} role {L.role()} avail {L.available()}')")
     r = echorun(["-n", "2", "--clones", "2", "--output", "all", sys.executable, "-c", code], tmp_path / "run")
     assert r.returncode == 0, r.stderr
     assert "[rank 1 copy 1] r1: copy 1 of 2 role copy avail True" in r.stdout

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Set up echo on a fresh Debian machine: system packages (when run as root with
+# apt), a virtual environment in .venv with Open MPI 5, mpi4py and echo itself.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+APT_PACKAGES="gcc g++ make binutils python3-venv"
+if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    missing=$(for p in $APT_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+    if [ -n "$missing" ]; then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+    fi
+fi
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/pip install -q --upgrade pip
+.venv/bin/pip install -q -e '.[mpi,test]'
+.venv/bin/mpiecho build >/dev/null   # compile the preload library once, now
+echo "echo is set up: .venv/bin/echorun and .venv/bin/mpiecho"
