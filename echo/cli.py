@@ -27,11 +27,15 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    help="rep: only copy 0 prints, copies' output goes to files in the run directory; "
                         "all: every copy prints, each line prefixed with its rank and copy")
     p.add_argument("--run-dir", help="directory of this run's files (default: $ECHO_RUNS_DIR or ./echo-runs/<run id>)")
+    p.add_argument("--db", metavar="URL", help="store to ingest the run into (default: $ECHO_DB, else "
+                   "sqlite:///<runs dir>/echo.db); any SQLAlchemy URL, e.g. postgresql+psycopg://...")
+    p.add_argument("--no-store", action="store_true", help="keep the run's files only")
     p.add_argument("program", nargs=argparse.REMAINDER, help="the MPI program and its arguments")
 
 
 def run_command(args: argparse.Namespace) -> int:
     from echo.launch import new_run_id, run, runs_root
+    from echo.store.db import default_url
 
     if not args.program:
         print("echorun: no program given, e.g. echorun -n 4 --clones 2 ./app arg1", file=sys.stderr)
@@ -47,6 +51,7 @@ def run_command(args: argparse.Namespace) -> int:
         output=args.output,
         run_id=run_id,
         run_dir=str(Path(args.run_dir).absolute() if args.run_dir else runs_root() / run_id),
+        store=None if args.no_store else (args.db or default_url()),
     )
     return run(opts)
 
@@ -60,10 +65,48 @@ def demo_command(args: argparse.Namespace) -> int:
     mpi = detect_mpi()
     exe = cache_root() / "examples" / "ring"
     exe.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([mpi.mpicc, "-O2", "-o", str(exe), str(EXAMPLES_DIR / "ring.c")], check=True)
+    subprocess.run([mpi.mpicc, "-O2", "-o", str(exe), str(EXAMPLES_DIR / "ring.c"), "-lm"], check=True)
     run_args = argparse.Namespace(nranks=args.nranks, clones=str(args.clones), hosts=None, hostfile=None,
-                                  mpirun_args="", output="rep", run_dir=None, program=[str(exe)])
-    return run_command(run_args)
+                                  mpirun_args="", output="rep", run_dir=None, program=[str(exe)],
+                                  db=args.db, no_store=False)
+    rc = run_command(run_args)
+    if rc == 0:
+        print()
+        rc = report_command(argparse.Namespace(db=args.db, run=None, json=False))
+    return rc
+
+
+def _engine(args: argparse.Namespace):  # noqa: ANN202 (an SQLAlchemy Engine)
+    from echo.store.db import open_store
+
+    return open_store(args.db)
+
+
+def runs_command(args: argparse.Namespace) -> int:
+    from echo.report import list_runs
+
+    print(list_runs(_engine(args), args.limit))
+    return 0
+
+
+def report_command(args: argparse.Namespace) -> int:
+    from echo.report import report
+
+    print(report(_engine(args), args.run))
+    return 0
+
+
+def export_command(args: argparse.Namespace) -> int:
+    import json
+
+    from echo.report import export
+
+    text = json.dumps(export(_engine(args), args.run), indent=2)
+    if args.output:
+        Path(args.output).write_text(text + "\n")
+    else:
+        print(text)
+    return 0
 
 
 def build_command(args: argparse.Namespace) -> int:
@@ -74,7 +117,7 @@ def build_command(args: argparse.Namespace) -> int:
 def _guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace, prog: str) -> int:
     try:
         return fn(args)
-    except (CopyMapError, BuildError, ValueError) as e:
+    except (CopyMapError, BuildError, ValueError, LookupError) as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return 2
 
@@ -94,10 +137,26 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run", help="run a program with cloned ranks (the same as echorun)")
     add_run_options(r)
     r.set_defaults(fn=run_command)
-    d = sub.add_parser("demo", help="run the bundled example (examples/ring.c) with every rank cloned")
+    d = sub.add_parser("demo", help="run the bundled example (examples/ring.c) with every rank cloned, then report")
     d.add_argument("-n", dest="nranks", type=int, default=4)
     d.add_argument("--clones", type=int, default=3)
     d.set_defaults(fn=demo_command)
+    db_help = "the store (default: $ECHO_DB, else sqlite:///<runs dir>/echo.db)"
+    d.add_argument("--db", metavar="URL", help=db_help)
+    ls = sub.add_parser("runs", help="list stored runs, newest first")
+    ls.add_argument("--db", metavar="URL", help=db_help)
+    ls.add_argument("--limit", type=int, default=20)
+    ls.set_defaults(fn=runs_command)
+    rp = sub.add_parser("report", help="report of a run (the latest when none is named)")
+    rp.add_argument("run", nargs="?", help="run id, or a unique prefix of it")
+    rp.add_argument("--db", metavar="URL", help=db_help)
+    rp.set_defaults(fn=report_command)
+    ex = sub.add_parser("export", help="everything stored about a run")
+    ex.add_argument("run", nargs="?", help="run id, or a unique prefix of it")
+    ex.add_argument("--json", action="store_true", required=True, help="as JSON (the one format for now)")
+    ex.add_argument("-o", "--output", help="write to this file instead of standard output")
+    ex.add_argument("--db", metavar="URL", help=db_help)
+    ex.set_defaults(fn=export_command)
     b = sub.add_parser("build", help="build (or find in the cache) the preload library and print its path")
     b.set_defaults(fn=build_command)
     args = p.parse_args(argv)

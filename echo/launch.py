@@ -3,7 +3,9 @@ how the job ended (naming the application rank and copy of a process that died).
 
 from __future__ import annotations
 
+import json
 import os
+import platform
 import re
 import secrets
 import signal
@@ -39,7 +41,7 @@ def prepare(opts: Options) -> Plan:
     machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib))
     plan = make_plan(opts, machine)
     run_dir = Path(opts.run_dir)
-    for sub in ("procs", "output"):
+    for sub in ("procs", "output", "records"):
         (run_dir / sub).mkdir(parents=True, exist_ok=True)
     (run_dir / "plan").write_text(plan.text)
     return plan
@@ -51,17 +53,38 @@ def run(opts: Options) -> int:
     say(plan.summary().replace("\n", "\necho: "))
     say(f"run {opts.run_id} in {opts.run_dir}")
     env = dict(os.environ, **plan.env)
+    meta = {"run_id": opts.run_id, "program": opts.program[0], "argv": list(opts.program), "mode": "echo",
+            "nranks": opts.nranks, "copies": plan.copies, "started_at": time.time(), "host": platform.node()}
+    meta_path = Path(opts.run_dir) / "run.json"
+    meta_path.write_text(json.dumps(meta))
     start = time.monotonic()
     if opts.output == "all":
         rc = _run_relabelled(plan, env)
     else:
         rc = _run_plain(plan.argv, env)
+    meta.update(duration=time.monotonic() - start, exit_status=rc)
+    meta_path.write_text(json.dumps(meta))
     for line in describe_failures(plan, Path(opts.run_dir)) if rc != 0 else []:
         say(line)
     if opts.output == "rep" and max(plan.copies) > 1:
         say(f"output of copies other than copy 0: {Path(opts.run_dir) / 'output'}")
-    say(f"application exited with status {rc} after {time.monotonic() - start:.1f} s")
+    say(f"application exited with status {rc} after {meta['duration']:.1f} s")
+    if opts.store:
+        store_run(Path(opts.run_dir), opts.store)
     return rc
+
+
+def store_run(run_dir: Path, url: str) -> None:
+    """Ingest the run; a failure to store is reported, never hides the job's status."""
+    from echo.store.db import describe, open_store
+    from echo.store.ingest import ingest
+
+    try:
+        run_id = ingest(run_dir, open_store(url))
+    except Exception as e:  # noqa: BLE001 (the job's own exit status matters more)
+        say(f"could not store the run in {describe(url)}: {e} (its files are in {run_dir})")
+        return
+    say(f"stored run {run_id} in {describe(url)} (mpiecho report {run_id})")
 
 
 def _run_plain(argv: list[str], env: dict[str, str]) -> int:

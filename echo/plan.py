@@ -38,6 +38,7 @@ class Options:
     output: str = "rep"  # "rep": copies' output to files; "all": every copy, prefixed
     run_id: str = "run"
     run_dir: str = "."
+    store: str | None = None  # SQLAlchemy URL to ingest the run into after the job; None: do not store
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,10 @@ typedef struct echo_state {
 extern echo_state_t echo;
 extern ECHO_TLS int echo_depth; /* re-entry guard of the wrappers */
 
+/* generated with the wrappers: the function table that record files carry */
+extern const int echo_nfunctions;
+extern const char *const echo_function_names[];
+
 /* ---- plan and process lifecycle (echo_process.c) ---- */
 void echo_setup_after_init(void);  /* builds reps_world, clone_comm, world entry */
 void echo_teardown_before_finalize(void);

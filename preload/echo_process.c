@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "echo_internal.h"
 #include "echo.h"
+#include "echo_records.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -86,6 +87,7 @@ static size_t append(char *dst, size_t n, const char *s) {
 
 /* async-signal-safe: only write(), pwrite() and hand formatting */
 static void on_fatal_signal(int sig) {
+    echo_records_flush(); /* what the process did up to here */
     if (status_fd >= 0) {
         char line[96], digits[8];
         memset(line, ' ', sizeof line);
@@ -226,11 +228,13 @@ void echo_setup_after_init(void) {
         echo_comm_add(MPI_COMM_WORLD, echo.reps_world, echo.app_rank, echo.app_size, echo.rep_real_rank);
     }
     echo.active = 1;
+    echo_records_open(echo_function_names, echo_nfunctions);
 }
 
 void echo_teardown_before_finalize(void) {
     if (!echo.active) return;
     echo.active = 0;
+    echo_records_close();
     if (echo.cloned) {
         /* copies wait here for their representative: nothing of the rank is lost
          * if a copy finished early */

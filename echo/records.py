@@ -1,0 +1,103 @@
+"""Reading record files (layout: preload/echo_records.h, docs/records.md).
+
+A file is read in bulk into a numpy structured array. A damaged file is
+rejected with a clear message, but every whole record before the damage is
+kept: `RecordFile.damage` says what was wrong and where, `records` holds what
+came before it.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+MAGIC = b"ECHOREC\0"
+VERSION = 1
+SLOTS = 6
+RECORD = np.dtype(
+    [
+        ("seq", "<u8"), ("fn", "<u2"), ("flags", "<u2"), ("comm", "<i4"), ("peer", "<i4"), ("tag", "<i4"),
+        ("bytes", "<u8"), ("t_start", "<f8"), ("t_end", "<f8"), ("slot", "<u8", (SLOTS,)),
+    ]
+)
+FIXED = struct.Struct("<8s4I5iId")  # magic, version, header_size, record_size, nfunctions, ranks, pid, nslots, time
+FLAG_ERROR = 1
+
+
+class RecordsError(ValueError):
+    """A record file that cannot be read at all (not a record file, wrong version)."""
+
+
+@dataclass
+class RecordFile:
+    path: Path
+    app_rank: int
+    copy: int
+    ncopies: int
+    real_rank: int
+    pid: int
+    start_time: float
+    run_id: str
+    host: str
+    role: str
+    slot_names: list[str]
+    mpi_library: str
+    functions: list[str]
+    records: np.ndarray  # of RECORD
+    damage: str | None = None
+
+    def function_names(self) -> np.ndarray:
+        return np.asarray(self.functions, dtype=object)[self.records["fn"]]
+
+
+def _text(raw: bytes) -> str:
+    return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def read(path: str | Path) -> RecordFile:
+    path = Path(path)
+    data = path.read_bytes()
+    if len(data) < FIXED.size or data[:8] != MAGIC:
+        raise RecordsError(f"{path}: not an echo record file (no ECHOREC header); was it written by echorun?")
+    magic, version, header_size, record_size, nfun, app, copy, ncopies, real, pid, nslots, t0 = FIXED.unpack_from(data)
+    if version != VERSION:
+        raise RecordsError(f"{path}: record layout version {version}; this echo reads version {VERSION} "
+                           "(read it with the echo that wrote it)")
+    if record_size != RECORD.itemsize or nslots != SLOTS:
+        raise RecordsError(f"{path}: records of {record_size} bytes with {nslots} slots; expected "
+                           f"{RECORD.itemsize} and {SLOTS}: the file is corrupt")
+    if len(data) < header_size:
+        raise RecordsError(f"{path}: header cut short ({len(data)} of {header_size} bytes): the file is truncated")
+    off = FIXED.size
+    run_id, off = _text(data[off:off + 64]), off + 64
+    host, off = _text(data[off:off + 64]), off + 64
+    role, off = _text(data[off:off + 64]), off + 64
+    slot_names = [_text(data[off + 32 * i:off + 32 * (i + 1)]) for i in range(SLOTS)]
+    off += 32 * SLOTS
+    mpi_library, off = _text(data[off:off + 256]), off + 256
+    functions = [f.decode() for f in data[off:header_size].split(b"\0")[:nfun]]
+
+    body = len(data) - header_size
+    whole = body // RECORD.itemsize
+    records = np.frombuffer(data, dtype=RECORD, count=whole, offset=header_size)
+    damage = None
+    if body % RECORD.itemsize:
+        damage = (f"{path}: truncated: {body % RECORD.itemsize} bytes of a partial record after record {whole - 1} "
+                  f"(kept the {whole} whole records before it)")
+    bad = np.flatnonzero((records["seq"] != np.arange(whole, dtype=np.uint64)) | (records["fn"] >= len(functions)))
+    if bad.size:
+        first = int(bad[0])
+        damage = (f"{path}: corrupt record {first} at byte {header_size + first * RECORD.itemsize} "
+                  f"(kept the {first} records before it)")
+        records = records[:first]
+    return RecordFile(path, app, copy, ncopies, real, pid, t0, run_id, host, role, slot_names, mpi_library,
+                      functions, records, damage)
+
+
+def read_run(run_dir: str | Path) -> list[RecordFile]:
+    """Every record file of a run, by real rank."""
+    files = sorted(Path(run_dir, "records").glob("*.rec"), key=lambda p: int(p.stem))
+    return [read(p) for p in files]

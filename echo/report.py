@@ -1,0 +1,112 @@
+"""Reading runs back from the store: listing, the terminal report, JSON export."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from echo.store.models import CallSummary, Event, Metric, Proc, Run
+
+
+class UnknownRun(LookupError):
+    pass
+
+
+def find_run(session: Session, run_id: str | None) -> Run:
+    """The run named (a unique prefix is enough), or the latest one."""
+    if run_id is None:
+        run = session.scalars(select(Run).order_by(Run.started_at.desc()).limit(1)).first()
+        if run is None:
+            raise UnknownRun("the store has no runs yet: run a program with echorun first")
+        return run
+    runs = session.scalars(select(Run).where(Run.id.startswith(run_id)).limit(2)).all()
+    if len(runs) != 1:
+        raise UnknownRun(f"no run {run_id!r} in the store (mpiecho runs lists them)" if not runs
+                         else f"{run_id!r} names more than one run; give more of its id")
+    return runs[0]
+
+
+def list_runs(engine: Engine, limit: int = 20) -> str:
+    with Session(engine) as s:
+        runs = s.scalars(select(Run).order_by(Run.started_at.desc()).limit(limit)).all()
+        if not runs:
+            return "no runs stored yet"
+        rows = [("RUN", "STARTED", "PROGRAM", "RANKS", "COPIES", "STATUS", "TIME")]
+        for r in runs:
+            rows.append((r.id, time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at)), r.program[-30:],
+                         str(r.nranks), copies_text(r.copies), f"{r.status} ({r.exit_status})", f"{r.duration:.1f} s"))
+        return table(rows)
+
+
+def copies_text(copies: list[int]) -> str:
+    return str(copies[0]) if len(set(copies)) == 1 else ",".join(map(str, copies))
+
+
+def table(rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def report(engine: Engine, run_id: str | None = None, top: int = 5) -> str:
+    with Session(engine) as s:
+        run = find_run(s, run_id)
+        procs = s.scalars(select(Proc).where(Proc.run_id == run.id).order_by(Proc.app_rank, Proc.copy)).all()
+        events = s.scalars(select(Event).where(Event.run_id == run.id).order_by(Event.id)).all()
+        sums = s.scalars(select(CallSummary).where(CallSummary.run_id == run.id)).all()
+        out = [
+            f"run {run.id}",
+            f"  program  {' '.join(run.argv)}",
+            f"  started  {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(run.started_at))} on {run.host}, "
+            f"{run.duration:.1f} s, exit status {run.exit_status} ({run.status})",
+            f"  ranks    {run.nranks}, copies {copies_text(run.copies)}, {run.nprocs} processes, mode {run.mode}",
+            f"  MPI      {run.mpi_library}",
+            f"  files    {run.run_dir}",
+            "",
+        ]
+        if events:
+            out.append(f"events ({len(events)}):")
+            out += [f"  {e.kind}: {e.message}" for e in events]
+            out.append("")
+        rows = [("RANK", "COPY", "ROLE", "STATE", "CALLS", "BYTES", "TIME IN MPI", "OF WALL")]
+        for p in procs:
+            share = f"{100 * p.mpi_time / p.wall_time:.1f}%" if p.wall_time > 0 else "-"
+            rows.append((str(p.app_rank), str(p.copy), p.role, p.state, str(p.calls), human_bytes(p.bytes),
+                         f"{p.mpi_time:.4f} s", share))
+        out += ["processes:", table(rows), ""]
+        by_rank: dict[int, dict[str, list[float]]] = {}
+        for c in sums:
+            if c.copy == 0:
+                agg = by_rank.setdefault(c.app_rank, {})
+                agg[c.function] = [c.calls, c.bytes, c.time_total]
+        out.append(f"top {top} functions by time, per rank (representatives):")
+        rows = [("RANK", "FUNCTION", "CALLS", "BYTES", "TIME")]
+        for rank in sorted(by_rank):
+            for name, (calls, nbytes, t) in sorted(by_rank[rank].items(), key=lambda kv: -kv[1][2])[:top]:
+                rows.append((str(rank), name, str(int(calls)), human_bytes(nbytes), f"{t:.4f} s"))
+        out.append(table(rows))
+        return "\n".join(out)
+
+
+def export(engine: Engine, run_id: str | None = None) -> dict[str, Any]:
+    """Everything the store knows about a run, as plain data."""
+
+    def plain(obj: Any, skip: tuple[str, ...] = ("id", "run_id")) -> dict[str, Any]:
+        return {c.name: getattr(obj, c.name) for c in obj.__table__.columns if c.name not in skip}
+
+    with Session(engine) as s:
+        run = find_run(s, run_id)
+        data = plain(run, skip=())
+        for key, model in (("procs", Proc), ("call_summaries", CallSummary), ("events", Event), ("metrics", Metric)):
+            data[key] = [plain(o) for o in s.scalars(select(model).where(model.run_id == run.id).order_by(model.id))]
+        return data

@@ -1,0 +1,112 @@
+"""Ingesting a finished (or failed) run into the store: the run, each process,
+per-(rank, copy, function) call summaries computed in bulk with numpy, and
+events (deaths, damaged records). Raw records stay in the run directory.
+Re-ingesting a run replaces it, in one transaction."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy import Engine, delete, insert
+from sqlalchemy.orm import Session
+
+from echo.records import FLAG_ERROR, RecordFile, RecordsError, read
+from echo.store.models import CallSummary, Event, Proc, Run
+
+
+def plan_procs(run_dir: Path) -> list[tuple[int, int, int, str]]:
+    """(real, app, copy, role) of every process in the run's plan file."""
+    out = []
+    for line in (run_dir / "plan").read_text().splitlines():
+        parts = line.split()
+        if parts[:1] == ["proc"]:
+            out.append((int(parts[1]), int(parts[2]), int(parts[3]), parts[5] if len(parts) > 5 else ""))
+    return out
+
+
+def process_state(run_dir: Path, real: int) -> str:
+    path = run_dir / "procs" / f"{real}.status"
+    if not path.is_file():
+        return "never started"
+    words = path.read_text().split()
+    if words[:1] == ["finalized"]:
+        return "finalized"
+    if words[:1] == ["signal"]:
+        sig = int(words[1])
+        return f"killed by {signal.Signals(sig).name}" if sig in signal.Signals._value2member_map_ else f"signal {sig}"
+    return "no MPI_Finalize"
+
+
+def summarize(f: RecordFile) -> dict[str, np.ndarray]:
+    """Per function of the file's table: calls, errors, bytes, total and max time."""
+    r = f.records
+    n = len(f.functions)
+    fn = r["fn"].astype(np.intp)
+    dur = r["t_end"] - r["t_start"]
+    tmax = np.zeros(n)
+    np.maximum.at(tmax, fn, dur)
+    return {
+        "calls": np.bincount(fn, minlength=n),
+        "errors": np.bincount(fn, weights=(r["flags"] & FLAG_ERROR).astype(np.float64), minlength=n),
+        "bytes": np.bincount(fn, weights=r["bytes"].astype(np.float64), minlength=n),
+        "time_total": np.bincount(fn, weights=dur, minlength=n),
+        "time_max": tmax,
+    }
+
+
+def ingest(run_dir: str | Path, engine: Engine) -> str:
+    """Store the run in `run_dir`; returns its id."""
+    run_dir = Path(run_dir)
+    meta = json.loads((run_dir / "run.json").read_text())
+    procs, summaries, events = [], [], []
+    mpi_library = ""
+    for real, app, copy, role in plan_procs(run_dir):
+        state = process_state(run_dir, real)
+        path = run_dir / "records" / f"{real}.rec"
+        f = None
+        if path.is_file():
+            try:
+                f = read(path)
+            except RecordsError as e:
+                events.append(dict(kind="records-damaged", app_rank=app, copy=copy, message=str(e)))
+        if f is not None and f.damage:
+            events.append(dict(kind="records-damaged", app_rank=app, copy=copy, message=f.damage))
+        if state not in ("finalized",):
+            events.append(dict(kind="process-ended-abnormally", app_rank=app, copy=copy,
+                               call_seq=int(f.records["seq"][-1]) if f is not None and len(f.records) else None,
+                               message=f"application rank {app} copy {copy} (process {real}): {state}"))
+        calls = nbytes = 0
+        mpi_time = wall = 0.0
+        host, pid = "", 0
+        if f is not None:
+            mpi_library = mpi_library or f.mpi_library
+            host, pid = f.host, f.pid
+            s = summarize(f)
+            for i in np.flatnonzero(s["calls"]):
+                summaries.append(dict(app_rank=app, copy=copy, function=f.functions[i], calls=int(s["calls"][i]),
+                                      errors=int(s["errors"][i]), bytes=int(s["bytes"][i]),
+                                      time_total=float(s["time_total"][i]), time_max=float(s["time_max"][i])))
+            calls, nbytes = int(s["calls"].sum()), int(s["bytes"].sum())
+            mpi_time = float(s["time_total"].sum())
+            if len(f.records):
+                wall = float(f.records["t_end"][-1] - f.records["t_start"][0])
+        procs.append(dict(real_rank=real, app_rank=app, copy=copy, role=role, host=host, pid=pid, state=state,
+                          calls=calls, bytes=nbytes, mpi_time=mpi_time, wall_time=wall))
+    run_id = meta["run_id"]
+    run = dict(id=run_id, program=meta["program"], argv=meta["argv"], mode=meta.get("mode", "echo"),
+               nranks=meta["nranks"], nprocs=len(procs), copies=meta["copies"], started_at=meta["started_at"],
+               duration=meta.get("duration", 0.0), exit_status=meta.get("exit_status", -1),
+               status="ok" if meta.get("exit_status") == 0 else "failed", diverged=False,
+               host=meta.get("host", ""), mpi_library=mpi_library, run_dir=str(run_dir))
+    with Session(engine) as session, session.begin():
+        for table in (CallSummary, Event, Proc):
+            session.execute(delete(table).where(table.run_id == run_id))
+        session.execute(delete(Run).where(Run.id == run_id))
+        session.execute(insert(Run), [run])
+        for table, rows in ((Proc, procs), (CallSummary, summaries), (Event, events)):
+            if rows:
+                session.execute(insert(table), [dict(r, run_id=run_id) for r in rows])
+    return run_id

@@ -1,0 +1,90 @@
+"""Tables of the store. Every change here needs an Alembic revision in migrations/versions."""
+
+from __future__ import annotations
+
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Run(Base):
+    __tablename__ = "runs"
+    id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    program: Mapped[str] = mapped_column(String(512), index=True)
+    argv: Mapped[list] = mapped_column(JSON)
+    mode: Mapped[str] = mapped_column(String(32))  # "echo" (cloned ranks), later "sdr", "reinit"
+    nranks: Mapped[int] = mapped_column(Integer)
+    nprocs: Mapped[int] = mapped_column(Integer)
+    copies: Mapped[list] = mapped_column(JSON)  # copies per application rank
+    started_at: Mapped[float] = mapped_column(Float, index=True)  # Unix time
+    duration: Mapped[float] = mapped_column(Float)
+    exit_status: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(32))  # "ok" or "failed"
+    diverged: Mapped[bool] = mapped_column(Boolean, default=False)
+    host: Mapped[str] = mapped_column(String(256))
+    mpi_library: Mapped[str] = mapped_column(String(512))
+    run_dir: Mapped[str] = mapped_column(Text)
+
+
+class Proc(Base):
+    """One process of a run: a copy of an application rank."""
+
+    __tablename__ = "procs"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    real_rank: Mapped[int] = mapped_column(Integer)
+    app_rank: Mapped[int] = mapped_column(Integer)
+    copy: Mapped[int] = mapped_column(Integer)
+    role: Mapped[str] = mapped_column(String(128))
+    host: Mapped[str] = mapped_column(String(256))
+    pid: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(64))  # finalized / signal N / no MPI_Finalize / no records
+    calls: Mapped[int] = mapped_column(Integer)
+    bytes: Mapped[int] = mapped_column(BigInteger)
+    mpi_time: Mapped[float] = mapped_column(Float)  # seconds inside MPI calls
+    wall_time: Mapped[float] = mapped_column(Float)  # first record to last record
+
+
+class CallSummary(Base):
+    """Calls of one function by one copy of one rank."""
+
+    __tablename__ = "call_summaries"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    app_rank: Mapped[int] = mapped_column(Integer)
+    copy: Mapped[int] = mapped_column(Integer)
+    function: Mapped[str] = mapped_column(String(64))
+    calls: Mapped[int] = mapped_column(Integer)
+    errors: Mapped[int] = mapped_column(Integer)
+    bytes: Mapped[int] = mapped_column(BigInteger)
+    time_total: Mapped[float] = mapped_column(Float)
+    time_max: Mapped[float] = mapped_column(Float)
+
+
+class Event(Base):
+    """Something that happened in a run: a death, damaged records, (later) a divergence."""
+
+    __tablename__ = "events"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(64), index=True)
+    app_rank: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    copy: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    call_seq: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    message: Mapped[str] = mapped_column(Text)
+
+
+class Metric(Base):
+    """A named number about one copy of one rank (role results land here)."""
+
+    __tablename__ = "metrics"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    app_rank: Mapped[int] = mapped_column(Integer)
+    copy: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(String(128))
+    value: Mapped[float] = mapped_column(Float)
+    unit: Mapped[str] = mapped_column(String(32), default="")

@@ -1,0 +1,82 @@
+"""Runs ingested into a real store (SQLite file, PostgreSQL server), read back."""
+
+import json
+
+import pytest
+from sqlalchemy import inspect, select
+from sqlalchemy.orm import Session
+
+from echo.store.db import open_store
+from echo.store.ingest import ingest
+from echo.store.models import CallSummary, Event, Proc, Run
+from tests.conftest import echorun
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'echo.db'}"
+    return request.getfixturevalue("postgres_db")
+
+
+def test_migrations_from_empty(store_url):
+    engine = open_store(store_url)
+    assert {"runs", "procs", "call_summaries", "events", "metrics", "alembic_version"} <= set(
+        inspect(engine).get_table_names())
+    open_store(store_url)  # a second open finds the schema current
+
+
+def test_echorun_ingests_the_run(programs, tmp_path, store_url):
+    r = echorun(["--db", store_url, "-n", "2", "--clones", "2", *programs["coll"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert "stored run" in r.stderr
+    engine = open_store(store_url)
+    with Session(engine) as s:
+        run = s.scalars(select(Run)).one()
+        assert (run.nranks, run.nprocs, run.copies, run.status) == (2, 4, [2, 2], "ok")
+        procs = s.scalars(select(Proc).order_by(Proc.app_rank, Proc.copy)).all()
+        assert [(p.app_rank, p.copy, p.state) for p in procs] == [
+            (0, 0, "finalized"), (0, 1, "finalized"), (1, 0, "finalized"), (1, 1, "finalized")]
+        assert procs[0].calls == procs[1].calls > 20 and procs[0].bytes == procs[1].bytes > 0
+        rows = s.scalars(select(CallSummary).where(CallSummary.app_rank == 0, CallSummary.copy == 1)).all()
+        by_fn = {c.function: c for c in rows}
+        assert by_fn["MPI_Allreduce"].calls == 3 and by_fn["MPI_Alltoallw"].calls == 1
+        assert by_fn["MPI_Bcast"].bytes == 32
+        assert sum(c.calls for c in rows) == procs[1].calls
+
+
+def test_failed_job_is_stored_with_its_events(programs, tmp_path, store_url):
+    r = echorun(["--db", store_url, "-n", "2", "--clones", "2", *programs["crash"], "0", "1", "segv"],
+                tmp_path / "run")
+    assert r.returncode != 0 and "stored run" in r.stderr
+    with Session(open_store(store_url)) as s:
+        run = s.scalars(select(Run)).one()
+        assert run.status == "failed"
+        crashed = s.scalars(select(Proc).where(Proc.app_rank == 0, Proc.copy == 1)).one()
+        assert crashed.state == "killed by SIGSEGV" and crashed.calls == 5
+        events = s.scalars(select(Event).where(Event.kind == "process-ended-abnormally")).all()
+        assert any(e.app_rank == 0 and e.copy == 1 and "SIGSEGV" in e.message for e in events)
+
+
+def test_reingest_replaces(programs, tmp_path):
+    url = f"sqlite:///{tmp_path / 'echo.db'}"
+    echorun(["--db", url, "-n", "1", "--clones", "2", *programs["p2p"]], tmp_path / "run")
+    engine = open_store(url)
+    run_id = ingest(tmp_path / "run", engine)
+    with Session(engine) as s:
+        assert s.scalars(select(Run)).one().id == run_id
+        assert len(s.scalars(select(Proc)).all()) == 2
+
+
+def test_damaged_records_become_events(programs, tmp_path):
+    url = f"sqlite:///{tmp_path / 'echo.db'}"
+    echorun(["--no-store", "-n", "1", "--clones", "2", *programs["p2p"]], tmp_path / "run")
+    rec = tmp_path / "run" / "records" / "1.rec"
+    rec.write_bytes(rec.read_bytes()[:-10])
+    engine = open_store(url)
+    ingest(tmp_path / "run", engine)
+    with Session(engine) as s:
+        ev = s.scalars(select(Event).where(Event.kind == "records-damaged")).one()
+        assert ev.copy == 1 and "truncated" in ev.message
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["exit_status"] == 0

@@ -1,0 +1,72 @@
+"""Record files of real runs, read back in bulk; damaged files."""
+
+import numpy as np
+import pytest
+
+from echo.records import RECORD, RecordsError, read, read_run
+from tests.conftest import echorun
+
+
+def test_every_copy_records_what_its_representative_did(programs, tmp_path):
+    r = echorun(["--no-store", "-n", "2", "--clones", "3", *programs["nonblocking"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    files = read_run(tmp_path / "run")
+    assert [(f.app_rank, f.copy) for f in files] == [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]
+    reps = {f.app_rank: f for f in files if f.copy == 0}
+    for f in files:
+        assert f.damage is None and f.ncopies == 3
+        assert f.role == ("representative" if f.copy == 0 else "copy")
+        assert f.mpi_library.startswith("Open MPI")
+        assert f.run_id == files[0].run_id
+        rep = reps[f.app_rank]
+        assert list(f.function_names()) == list(rep.function_names())
+        for field in ("comm", "peer", "tag", "bytes"):
+            assert np.array_equal(f.records[field], rep.records[field]), field
+        assert np.all(f.records["t_end"] >= f.records["t_start"])
+    names = list(reps[0].function_names())
+    assert names[0] == "MPI_Init" and names.count("MPI_Waitany") == 16 and "MPI_Iallreduce" in names
+    send = reps[0].records[[i for i, n in enumerate(names) if n == "MPI_Isend"][0]]
+    assert send["bytes"] == 4 and send["peer"] == 0 and send["comm"] == 0
+
+
+def test_a_crash_keeps_records_up_to_it(programs, tmp_path):
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", *programs["crash"], "1", "1", "segv"], tmp_path / "run")
+    assert r.returncode != 0
+    f = read(tmp_path / "run" / "records" / "3.rec")  # rank 1 copy 1
+    assert f.damage is None
+    names = list(f.function_names())
+    assert names == ["MPI_Init", "MPI_Comm_rank"] + ["MPI_Allreduce"] * 3
+
+
+def test_truncated_file_keeps_whole_records(programs, tmp_path):
+    echorun(["--no-store", "-n", "1", *programs["coll"]], tmp_path / "run")
+    path = tmp_path / "run" / "records" / "0.rec"
+    whole = read(path)
+    n = len(whole.records)
+    data = path.read_bytes()
+    cut = tmp_path / "cut.rec"
+    cut.write_bytes(data[: len(data) - RECORD.itemsize // 2])
+    f = read(cut)
+    assert len(f.records) == n - 1
+    assert "truncated" in f.damage and f"kept the {n - 1} whole records" in f.damage
+    assert np.array_equal(f.records, whole.records[: n - 1])
+
+
+def test_corrupt_record_keeps_the_ones_before(programs, tmp_path):
+    echorun(["--no-store", "-n", "1", *programs["coll"]], tmp_path / "run")
+    path = tmp_path / "run" / "records" / "0.rec"
+    data = bytearray(path.read_bytes())
+    header = len(data) - len(read(path).records) * RECORD.itemsize
+    data[header + 5 * RECORD.itemsize : header + 6 * RECORD.itemsize] = b"\xff" * RECORD.itemsize
+    bad = tmp_path / "bad.rec"
+    bad.write_bytes(bytes(data))
+    f = read(bad)
+    assert len(f.records) == 5 and "corrupt record 5" in f.damage
+
+
+@pytest.mark.parametrize("content", [b"", b"garbage" * 100, b"ECHOREC\0" + b"\x07" * 100])
+def test_garbage_is_rejected_clearly(tmp_path, content):
+    path = tmp_path / "x.rec"
+    path.write_bytes(content)
+    with pytest.raises(RecordsError, match=r"x\.rec: (not an echo record file|record layout version)"):
+        read(path)
