@@ -16,15 +16,23 @@ import numpy as np
 
 MAGIC = b"ECHOREC\0"
 VERSION = 1
-SLOTS = 6
-RECORD = np.dtype(
-    [
-        ("seq", "<u8"), ("fn", "<u2"), ("flags", "<u2"), ("comm", "<i4"), ("peer", "<i4"), ("tag", "<i4"),
-        ("bytes", "<u8"), ("t_start", "<f8"), ("t_end", "<f8"), ("slot", "<u8", (SLOTS,)),
-    ]
-)
-FIXED = struct.Struct("<8s4I5iId")  # magic, version, header_size, record_size, nfunctions, ranks, pid, nslots, time
+MAX_SLOTS = 6
+FIELDS = [
+    ("seq", "<u8"), ("fn", "<u2"), ("flags", "<u2"), ("comm", "<i4"), ("peer", "<i4"), ("tag", "<i4"),
+    ("bytes", "<u8"), ("t_start", "<u8"), ("t_end", "<u8"),
+]
+# magic, version, header_size, record_size, nfunctions, app_rank, copy, ncopies, real_rank, pid, nslots,
+# start_time, tick_origin, calibration (ns, ticks)
+FIXED = struct.Struct("<8s4I5iIdQQQ")
 FLAG_ERROR = 1
+
+
+def record_dtype(nslots: int) -> np.dtype:
+    """The record of a file with `nslots` role-data slots."""
+    return np.dtype(FIELDS + ([("slot", "<u8", (nslots,))] if nslots else []))
+
+
+RECORD = record_dtype(0)
 
 
 class RecordsError(ValueError):
@@ -46,11 +54,20 @@ class RecordFile:
     slot_names: list[str]
     mpi_library: str
     functions: list[str]
-    records: np.ndarray  # of RECORD
+    records: np.ndarray  # of record_dtype(len(slot_names)); times in clock ticks
+    seconds_per_tick: float
     damage: str | None = None
 
     def function_names(self) -> np.ndarray:
         return np.asarray(self.functions, dtype=object)[self.records["fn"]]
+
+    def seconds(self, field: str) -> np.ndarray:
+        """`t_start` or `t_end` in seconds since the process's clock origin."""
+        return self.records[field] * self.seconds_per_tick
+
+    def durations(self) -> np.ndarray:
+        """Seconds each call took."""
+        return (self.records["t_end"] - self.records["t_start"]) * self.seconds_per_tick
 
 
 def _text(raw: bytes) -> str:
@@ -62,39 +79,43 @@ def read(path: str | Path) -> RecordFile:
     data = path.read_bytes()
     if len(data) < FIXED.size or data[:8] != MAGIC:
         raise RecordsError(f"{path}: not an echo record file (no ECHOREC header); was it written by echorun?")
-    magic, version, header_size, record_size, nfun, app, copy, ncopies, real, pid, nslots, t0 = FIXED.unpack_from(data)
+    (magic, version, header_size, record_size, nfun, app, copy, ncopies, real, pid, nslots, t0, _tick_origin,
+     cal_ns, cal_ticks) = FIXED.unpack_from(data)
     if version != VERSION:
         raise RecordsError(f"{path}: record layout version {version}; this echo reads version {VERSION} "
                            "(read it with the echo that wrote it)")
-    if record_size != RECORD.itemsize or nslots != SLOTS:
-        raise RecordsError(f"{path}: records of {record_size} bytes with {nslots} slots; expected "
-                           f"{RECORD.itemsize} and {SLOTS}: the file is corrupt")
+    dtype = record_dtype(nslots) if nslots <= MAX_SLOTS else None
+    if dtype is None or record_size != dtype.itemsize:
+        raise RecordsError(f"{path}: records of {record_size} bytes with {nslots} slots do not match the layout: "
+                           "the file is corrupt")
     if len(data) < header_size:
         raise RecordsError(f"{path}: header cut short ({len(data)} of {header_size} bytes): the file is truncated")
     off = FIXED.size
     run_id, off = _text(data[off:off + 64]), off + 64
     host, off = _text(data[off:off + 64]), off + 64
     role, off = _text(data[off:off + 64]), off + 64
-    slot_names = [_text(data[off + 32 * i:off + 32 * (i + 1)]) for i in range(SLOTS)]
-    off += 32 * SLOTS
+    slot_names = [_text(data[off + 32 * i:off + 32 * (i + 1)]) for i in range(nslots)]
+    off += 32 * MAX_SLOTS
     mpi_library, off = _text(data[off:off + 256]), off + 256
     functions = [f.decode() for f in data[off:header_size].split(b"\0")[:nfun]]
 
     body = len(data) - header_size
-    whole = body // RECORD.itemsize
-    records = np.frombuffer(data, dtype=RECORD, count=whole, offset=header_size)
+    whole = body // dtype.itemsize
+    records = np.frombuffer(data, dtype=dtype, count=whole, offset=header_size)
     damage = None
-    if body % RECORD.itemsize:
-        damage = (f"{path}: truncated: {body % RECORD.itemsize} bytes of a partial record after record {whole - 1} "
+    if body % dtype.itemsize:
+        damage = (f"{path}: truncated: {body % dtype.itemsize} bytes of a partial record after record {whole - 1} "
                   f"(kept the {whole} whole records before it)")
     bad = np.flatnonzero((records["seq"] != np.arange(whole, dtype=np.uint64)) | (records["fn"] >= len(functions)))
     if bad.size:
         first = int(bad[0])
-        damage = (f"{path}: corrupt record {first} at byte {header_size + first * RECORD.itemsize} "
+        damage = (f"{path}: corrupt record {first} at byte {header_size + first * dtype.itemsize} "
                   f"(kept the {first} records before it)")
         records = records[:first]
+    # ticks -> seconds as measured by the writer at its last write (1 ns per tick if it never wrote)
+    seconds_per_tick = 1e-9 * (cal_ns / cal_ticks if cal_ticks else 1.0)
     return RecordFile(path, app, copy, ncopies, real, pid, t0, run_id, host, role, slot_names, mpi_library,
-                      functions, records, damage)
+                      functions, records, seconds_per_tick, damage)
 
 
 def read_run(run_dir: str | Path) -> list[RecordFile]:

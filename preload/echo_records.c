@@ -4,33 +4,49 @@
 #include "echo_internal.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#define BUFFERED 1024 /* records kept in memory between writes (96 KiB) */
+#define BUFFER_BYTES (96 * 1024)
 
 static int fd = -1;
-static echo_record_t buf[BUFFERED];
-static volatile int nbuf;         /* whole records in buf; the signal handler writes these */
+static char buf[BUFFER_BYTES];
+static volatile size_t used;     /* bytes of whole records in buf; the signal handler writes these */
+static size_t record_size = sizeof(echo_record_t);
 static uint64_t seq;
-static struct timespec origin, origin_real; /* when the library was loaded */
-static uint64_t pending[ECHO_REC_SLOTS];
+static uint64_t tick_origin, mono_origin_ns;
+static double start_time;
+static int nslots;
+static char slot_names[ECHO_REC_MAX_SLOTS][32];
+static uint64_t pending[ECHO_REC_MAX_SLOTS];
 
-static MPI_Comm *seen;            /* communicators in order of first use (ids 2, 3, ...) */
+static MPI_Comm *seen;           /* communicators in order of first use (ids 2, 3, ...) */
 static int nseen, capseen;
 
-__attribute__((constructor)) static void start_clock(void) {
-    clock_gettime(CLOCK_REALTIME, &origin_real);
-    clock_gettime(CLOCK_MONOTONIC, &origin);
-}
+/* offset of the calibration pair in the header (see echo_records.h) */
+#define CALIBRATION_OFFSET 64
 
-double echo_now(void) {
+static uint64_t mono_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - origin.tv_sec) + 1e-9 * (double)(t.tv_nsec - origin.tv_nsec);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+__attribute__((constructor)) static void start_clock(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    start_time = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+    mono_origin_ns = mono_ns();
+    tick_origin = echo_ticks();
+}
+
+int echo_records_add_slot(const char *name) {
+    if (nslots == ECHO_REC_MAX_SLOTS || fd >= 0) return -1;
+    snprintf(slot_names[nslots], sizeof slot_names[0], "%.31s", name);
+    return nslots++;
 }
 
 int32_t echo_comm_id(MPI_Comm comm) {
@@ -65,15 +81,19 @@ static void write_all(const void *p, size_t n) {
     }
 }
 
+/* async-signal-safe: write(), pwrite() and clock_gettime() only */
 void echo_records_flush(void) {
-    if (fd < 0 || nbuf == 0) return;
-    write_all(buf, sizeof(echo_record_t) * (size_t)nbuf);
-    nbuf = 0;
+    if (fd < 0 || used == 0) return;
+    write_all(buf, used);
+    used = 0;
+    /* the tick rate over the whole run so far: ticks -> ns for the reader */
+    uint64_t pair[2] = {mono_ns() - mono_origin_ns, echo_ticks() - tick_origin};
+    if (pwrite(fd, pair, sizeof pair, CALIBRATION_OFFSET) < 0) { /* the reader falls back to ticks = ns */ }
 }
 
-void echo_record(uint16_t fn, double t_start, int32_t comm, int32_t peer, int32_t tag, uint64_t bytes, int rc) {
+void echo_record(uint16_t fn, uint64_t t_start, int32_t comm, int32_t peer, int32_t tag, uint64_t bytes, int rc) {
     if (fd < 0) return;
-    echo_record_t *r = &buf[nbuf];
+    echo_record_t *r = (echo_record_t *)(buf + used);
     r->seq = seq++;
     r->fn = fn;
     r->flags = rc != MPI_SUCCESS ? ECHO_REC_ERROR : 0;
@@ -81,12 +101,14 @@ void echo_record(uint16_t fn, double t_start, int32_t comm, int32_t peer, int32_
     r->peer = peer;
     r->tag = tag;
     r->bytes = bytes;
-    r->t_start = t_start;
-    r->t_end = echo_now();
-    memcpy(r->slot, pending, sizeof pending);
-    memset(pending, 0, sizeof pending);
-    nbuf = nbuf + 1; /* only now is the record whole */
-    if (nbuf == BUFFERED) echo_records_flush();
+    r->t_start = t_start - tick_origin;
+    r->t_end = echo_ticks() - tick_origin;
+    if (nslots) {
+        memcpy(r->slot, pending, sizeof(uint64_t) * (size_t)nslots);
+        memset(pending, 0, sizeof(uint64_t) * (size_t)nslots);
+    }
+    used = used + record_size; /* only now is the record whole */
+    if (used + record_size > BUFFER_BYTES) echo_records_flush();
 }
 
 static void close_at_exit(void) { echo_records_close(); }
@@ -99,6 +121,7 @@ void echo_records_open(const char *const *functions, int nfunctions) {
         fprintf(stderr, "echo: cannot write records to %s; the run goes on without them\n", path);
         return;
     }
+    record_size = sizeof(echo_record_t) + sizeof(uint64_t) * (size_t)nslots;
     char *h = calloc(1, ECHO_REC_HEADER_SIZE);
     struct {
         char magic[8];
@@ -106,24 +129,25 @@ void echo_records_open(const char *const *functions, int nfunctions) {
         int32_t app_rank, copy, ncopies, real_rank, pid;
         uint32_t nslots;
         double start_time;
-    } fixed = {"ECHOREC", ECHO_REC_VERSION, ECHO_REC_HEADER_SIZE, sizeof(echo_record_t), (uint32_t)nfunctions,
-               echo.app_rank, echo.copy, echo.ncopies, echo.real_rank, (int32_t)getpid(), ECHO_REC_SLOTS,
-               (double)origin_real.tv_sec + 1e-9 * (double)origin_real.tv_nsec};
-    size_t off = 0;
+        uint64_t tick_origin, ns, ticks;
+    } fixed = {"ECHOREC", ECHO_REC_VERSION, ECHO_REC_HEADER_SIZE, (uint32_t)record_size, (uint32_t)nfunctions,
+               echo.app_rank, echo.copy, echo.ncopies, echo.real_rank, (int32_t)getpid(), (uint32_t)nslots,
+               start_time, tick_origin, 0, 0};
+    _Static_assert(offsetof(__typeof__(fixed), ns) == CALIBRATION_OFFSET, "calibration pair offset");
     memcpy(h, &fixed, sizeof fixed);
-    off = sizeof fixed;
+    size_t off = sizeof fixed;
     const char *run_id = echo_plan_value("run_id");
-    snprintf(h + off, 64, "%s", run_id ? run_id : "");
+    snprintf(h + off, 64, "%.63s", run_id ? run_id : "");
     off += 64;
     gethostname(h + off, 63);
     off += 64;
     snprintf(h + off, 64, "%.63s", echo.role);
     off += 64;
-    off += 32 * ECHO_REC_SLOTS; /* slot names: filled by role collectors (none yet) */
+    memcpy(h + off, slot_names, sizeof slot_names);
+    off += sizeof slot_names;
     int len = 0;
     PMPI_Get_library_version(h + off, &len);
-    for (int i = 0; i < 255 && h[off + i]; i++)
-        if (h[off + i] == '\n') { h[off + i] = 0; break; }
+    h[off + strcspn(h + off, "\n")] = 0;
     h[off + 255] = 0;
     off += 256;
     for (int i = 0; i < nfunctions; i++) {

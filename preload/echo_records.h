@@ -2,16 +2,15 @@
  * intercepted MPI call.  Layout version 1 (read by echo/records.py; documented
  * in docs/records.md):
  *
- *   header, ECHO_REC_HEADER_SIZE bytes (little-endian, as the machine writes it):
+ *   header, ECHO_REC_HEADER_SIZE bytes (the machine's byte order, little-endian on x86):
  *     char     magic[8]        "ECHOREC\0"
- *     uint32   version         ECHO_REC_VERSION
- *     uint32   header_size     offset of the first record
- *     uint32   record_size     sizeof(echo_record_t)
- *     uint32   nfunctions      entries of the function-name table
+ *     uint32   version, header_size, record_size, nfunctions
  *     int32    app_rank, copy, ncopies, real_rank, pid
- *     uint32   nslots          role-data slots per record (ECHO_REC_SLOTS)
- *     double   start_time      Unix time of the first record's clock origin
- *     char     run_id[64], host[64], role[64], slot_names[ECHO_REC_SLOTS][32], mpi_library[256]
+ *     uint32   nslots          role-data slots per record (0..ECHO_REC_MAX_SLOTS)
+ *     double   start_time      Unix time when the library was loaded (the clock origin)
+ *     uint64   tick_origin     clock ticks at that moment
+ *     uint64   ns_per_tick_num, ns_per_tick_den   ticks -> ns: updated at every write
+ *     char     run_id[64], host[64], role[64], slot_names[ECHO_REC_MAX_SLOTS][32], mpi_library[256]
  *     char     functions[]     NUL-separated function names; a record's `fn` indexes them
  *   records, record_size bytes each, until the end of the file.
  */
@@ -20,9 +19,13 @@
 
 #include <mpi.h>
 #include <stdint.h>
+#include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #define ECHO_REC_VERSION 1
-#define ECHO_REC_SLOTS 6
+#define ECHO_REC_MAX_SLOTS 6
 #define ECHO_REC_HEADER_SIZE 16384
 
 typedef struct echo_record {
@@ -33,28 +36,42 @@ typedef struct echo_record {
     int32_t peer;      /* application rank of dest/source/root; -1 none, -2 MPI_ANY_SOURCE, -3 MPI_PROC_NULL */
     int32_t tag;       /* -1 none or MPI_ANY_TAG */
     uint64_t bytes;    /* count x size of the datatype the call names (a receive's capacity) */
-    double t_start;    /* seconds since start_time */
-    double t_end;
-    uint64_t slot[ECHO_REC_SLOTS]; /* role data (counter deltas, buffer hashes), named in the header */
+    uint64_t t_start;  /* clock ticks since tick_origin */
+    uint64_t t_end;
+    uint64_t slot[];   /* nslots of role data (counter deltas, buffer hashes), named in the header */
 } echo_record_t;
 
 enum { ECHO_REC_ERROR = 1 }; /* the call returned an error code */
 
-/* Called by every generated wrapper (after the call).  Cheap: fills the next
- * slot of an in-memory buffer; the buffer is written out when full, at exit,
- * and from the fatal-signal handler. */
-void echo_record(uint16_t fn, double t_start, int32_t comm, int32_t peer, int32_t tag, uint64_t bytes, int rc);
-double echo_now(void);
+/* The clock of the records: the TSC where it is constant (x86-64), else
+ * CLOCK_MONOTONIC in ns.  Calls are timed with two reads, so it must be cheap. */
+static inline uint64_t echo_ticks(void) {
+#if defined(__x86_64__)
+    return __rdtsc();
+#else
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+#endif
+}
+
 static inline int32_t echo_peer(int rank) {
     return rank == MPI_ANY_SOURCE ? -2 : rank == MPI_PROC_NULL ? -3 : rank;
 }
+
+/* Called by every generated wrapper after the call: fills the next record of
+ * an in-memory buffer, written out when full, at exit and on a fatal signal. */
+void echo_record(uint16_t fn, uint64_t t_start, int32_t comm, int32_t peer, int32_t tag, uint64_t bytes, int rc);
 int32_t echo_comm_id(MPI_Comm comm);
 uint64_t echo_bytes(int64_t count, MPI_Datatype dt);
-/* the slots of the record being made; role collectors fill them during the call */
+
+/* Role collectors declare their slots before the records are opened, and fill
+ * them during a call (echo_record_slots() is the record being made). */
+int echo_records_add_slot(const char *name);
 uint64_t *echo_record_slots(void);
 
 void echo_records_open(const char *const *functions, int nfunctions);
-void echo_records_flush(void);       /* async-signal-safe */
+void echo_records_flush(void); /* async-signal-safe */
 void echo_records_close(void);
 
 #endif

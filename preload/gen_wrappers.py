@@ -210,7 +210,7 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
             f"int {name}({params}) {{",
             f"    if ({guard}) return {real};",
             "    echo_depth = 1;",
-            "    double t0 = echo_now();",
+            "    uint64_t t0 = echo_ticks();",
             f"    int32_t rec_comm = {rec_comm};",
             f"    int rc = {body};",
             f"    if (echo.active) echo_record({fn_id}, t0, rec_comm, {peer}, {tag}, {nbytes}, rc);",

@@ -45,7 +45,7 @@ def summarize(f: RecordFile) -> dict[str, np.ndarray]:
     r = f.records
     n = len(f.functions)
     fn = r["fn"].astype(np.intp)
-    dur = r["t_end"] - r["t_start"]
+    dur = f.durations()
     tmax = np.zeros(n)
     np.maximum.at(tmax, fn, dur)
     return {
@@ -92,7 +92,7 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
             calls, nbytes = int(s["calls"].sum()), int(s["bytes"].sum())
             mpi_time = float(s["time_total"].sum())
             if len(f.records):
-                wall = float(f.records["t_end"][-1] - f.records["t_start"][0])
+                wall = float((f.records["t_end"][-1] - f.records["t_start"][0]) * f.seconds_per_tick)
         procs.append(dict(real_rank=real, app_rank=app, copy=copy, role=role, host=host, pid=pid, state=state,
                           calls=calls, bytes=nbytes, mpi_time=mpi_time, wall_time=wall))
     run_id = meta["run_id"]
