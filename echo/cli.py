@@ -30,6 +30,15 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", metavar="URL", help="store to ingest the run into (default: $ECHO_DB, else "
                    "sqlite:///<runs dir>/echo.db); any SQLAlchemy URL, e.g. postgresql+psycopg://...")
     p.add_argument("--no-store", action="store_true", help="keep the run's files only")
+    g = p.add_argument_group("silent data corruption (compare what copies hand to MPI)")
+    g.add_argument("--sdc", choices=("detect", "stop", "vote"),
+                   help="detect: report divergence and go on; stop: end the job at the first; "
+                        "vote (3+ copies): the majority wins, the odd copy is corrected")
+    g.add_argument("--sdc-every", type=int, default=1, metavar="N", help="check every Nth data-carrying call")
+    g.add_argument("--sdc-only", choices=("all", "collectives"), default="all", help="which calls to check")
+    g.add_argument("--inject", metavar="SPEC", help="fault injection: bitflip:rank=R,copy=K,call=N[,byte=B,bit=b] "
+                   "or memflip:rank=R,copy=K,after=2s[,seed=S,bit=b]")
+    g.add_argument("--junit", metavar="FILE", help="write the SDC verdict as JUnit XML (for nightly CI)")
     p.add_argument("program", nargs=argparse.REMAINDER, help="the MPI program and its arguments")
 
 
@@ -52,6 +61,11 @@ def run_command(args: argparse.Namespace) -> int:
         run_id=run_id,
         run_dir=str(Path(args.run_dir).absolute() if args.run_dir else runs_root() / run_id),
         store=None if args.no_store else (args.db or default_url()),
+        sdc=getattr(args, "sdc", None),
+        sdc_every=getattr(args, "sdc_every", 1),
+        sdc_only=getattr(args, "sdc_only", "all"),
+        inject=getattr(args, "inject", None),
+        junit=str(Path(args.junit).absolute()) if getattr(args, "junit", None) else None,
     )
     return run(opts)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from echo.build import detect_mpi, ensure_library
 from echo.plan import Machine, Options, Plan, make_plan
+from echo.sdc import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
 
 TAGGED_LINE = re.compile(rb"^\[\d+,(\d+)\]<(?:stdout|stderr)>: ?")
 
@@ -41,7 +42,7 @@ def prepare(opts: Options) -> Plan:
     machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib))
     plan = make_plan(opts, machine)
     run_dir = Path(opts.run_dir)
-    for sub in ("procs", "output", "records"):
+    for sub in ("procs", "output", "records", "events"):
         (run_dir / sub).mkdir(parents=True, exist_ok=True)
     (run_dir / "plan").write_text(plan.text)
     return plan
@@ -64,14 +65,35 @@ def run(opts: Options) -> int:
         rc = _run_plain(plan.argv, env)
     meta.update(duration=time.monotonic() - start, exit_status=rc)
     meta_path.write_text(json.dumps(meta))
-    for line in describe_failures(plan, Path(opts.run_dir)) if rc != 0 else []:
+    stopped_by_sdc = opts.sdc == "stop" and rc == ECHO_EXIT_DIVERGED  # the SDC report explains it
+    for line in describe_failures(plan, Path(opts.run_dir)) if rc != 0 and not stopped_by_sdc else []:
         say(line)
     if opts.output == "rep" and max(plan.copies) > 1:
         say(f"output of copies other than copy 0: {Path(opts.run_dir) / 'output'}")
     say(f"application exited with status {rc} after {meta['duration']:.1f} s")
+    if opts.sdc:
+        rc = sdc_verdict(opts, rc)
     if opts.store:
         store_run(Path(opts.run_dir), opts.store)
     return rc
+
+
+def sdc_verdict(opts: Options, rc: int) -> int:
+    """Say what the copies' comparison found; the exit status says it too."""
+    from echo import sdc
+
+    events = sdc.read_events(Path(opts.run_dir))
+    for e in events[:10]:
+        say(f"SDC {e.kind}: {e.describe()}")
+    if len(events) > 10:
+        say(f"SDC ... {len(events) - 10} more events (mpiecho report)")
+    result = sdc.outcome(events)
+    status = sdc.exit_status(rc, events)
+    say(f"SDC ({opts.sdc}): {result}; exit status {status}")
+    if opts.junit:
+        sdc.write_junit(Path(opts.junit), Path(opts.program[0]).name, opts.nranks, rc, events)
+        say(f"JUnit report: {opts.junit}")
+    return status
 
 
 def store_run(run_dir: Path, url: str) -> None:

@@ -14,6 +14,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from echo.copymap import parse_copies
+from echo.sdc import SdcError, check_mode, parse_inject
 
 PLAN_FORMAT = 1
 
@@ -39,6 +40,11 @@ class Options:
     run_id: str = "run"
     run_dir: str = "."
     store: str | None = None  # SQLAlchemy URL to ingest the run into after the job; None: do not store
+    sdc: str | None = None  # detect, stop or vote
+    sdc_every: int = 1  # check every Nth data-carrying call
+    sdc_only: str = "all"  # or "collectives"
+    inject: str | None = None  # bitflip:... or memflip:...
+    junit: str | None = None  # where to write the SDC verdict as JUnit XML
 
 
 @dataclass(frozen=True)
@@ -94,7 +100,23 @@ def layout(copies: list[int]) -> list[Proc]:
     return procs
 
 
-def plan_text(opts: Options, procs: list[Proc]) -> str:
+def sdc_lines(opts: Options, copies: list[int]) -> list[str]:
+    if opts.sdc is None:
+        if opts.inject or opts.junit:
+            raise SdcError("--inject and --junit go with --sdc detect|stop|vote")
+        return []
+    check_mode(opts.sdc, copies)
+    if opts.sdc_every < 1:
+        raise SdcError(f"--sdc-every {opts.sdc_every}: check every Nth call, N >= 1")
+    if opts.sdc_only not in ("all", "collectives"):
+        raise SdcError(f"--sdc-only {opts.sdc_only}: expected all or collectives")
+    lines = [f"sdc {opts.sdc}", f"sdc_every {opts.sdc_every}", f"sdc_only {opts.sdc_only}"]
+    if opts.inject:
+        lines.append(f"inject {parse_inject(opts.inject, copies)}")
+    return lines
+
+
+def plan_text(opts: Options, procs: list[Proc], extra: list[str] = ()) -> str:
     lines = [
         f"echo-plan {PLAN_FORMAT}",
         f"run_id {opts.run_id}",
@@ -102,6 +124,7 @@ def plan_text(opts: Options, procs: list[Proc]) -> str:
         f"app_size {opts.nranks}",
         f"real_size {len(procs)}",
         f"output {opts.output}",
+        *extra,
     ]
     lines += [f"proc {p.real} {p.app} {p.copy} {p.ncopies} {p.role}" for p in procs]
     return "\n".join(lines) + "\n"
@@ -114,6 +137,7 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
         raise ValueError("no program given: echorun -n 4 --clones 2 ./app [args]")
     copies = parse_copies(opts.clones, opts.nranks)
     procs = layout(copies)
+    extra = sdc_lines(opts, copies)
     plan_path = f"{opts.run_dir}/plan"
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library}
     argv = [machine.mpirun, "-n", str(len(procs))]
@@ -137,4 +161,4 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     argv += list(opts.program)
     # LD_PRELOAD goes to the application through mpirun's options only, so
     # mpirun and its daemons do not load the library themselves.
-    return Plan(argv, {"ECHO_PLAN": plan_path}, plan_text(opts, procs), procs, opts.nranks, copies)
+    return Plan(argv, {"ECHO_PLAN": plan_path}, plan_text(opts, procs, extra), procs, opts.nranks, copies)

@@ -10,6 +10,9 @@ from sqlalchemy.orm import Session
 
 from echo.store.models import CallSummary, Event, Metric, Proc, Run
 
+# what a reader must see first: divergences, then what was corrected, then failures
+EVENT_ORDER = {"divergence": 0, "corrected": 1, "process-ended-abnormally": 2, "records-damaged": 3, "injection": 4}
+
 
 class UnknownRun(LookupError):
     pass
@@ -63,6 +66,7 @@ def report(engine: Engine, run_id: str | None = None, top: int = 5) -> str:
         run = find_run(s, run_id)
         procs = s.scalars(select(Proc).where(Proc.run_id == run.id).order_by(Proc.app_rank, Proc.copy)).all()
         events = s.scalars(select(Event).where(Event.run_id == run.id).order_by(Event.id)).all()
+        events = sorted(events, key=lambda e: EVENT_ORDER.get(e.kind, len(EVENT_ORDER)))
         sums = s.scalars(select(CallSummary).where(CallSummary.run_id == run.id)).all()
         out = [
             f"run {run.id}",
@@ -70,6 +74,7 @@ def report(engine: Engine, run_id: str | None = None, top: int = 5) -> str:
             f"  started  {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(run.started_at))} on {run.host}, "
             f"{run.duration:.1f} s, exit status {run.exit_status} ({run.status})",
             f"  ranks    {run.nranks}, copies {copies_text(run.copies)}, {run.nprocs} processes, mode {run.mode}",
+            f"  copies   {'DIVERGED' if run.diverged else 'agree (or were not compared)'}",
             f"  MPI      {run.mpi_library}",
             f"  files    {run.run_dir}",
             "",

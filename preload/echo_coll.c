@@ -4,11 +4,16 @@
  * that gets no output still waits for the return code, so copies stay in
  * lock-step with their representative at every collective. */
 #include "echo_internal.h"
+#include "echo_records.h"
 
 #include <stdlib.h>
 
 #define REAL(fn, ...) (echo_is_rep() ? P##fn(__VA_ARGS__) : MPI_SUCCESS)
 #define COMM(fn) echo_comm_t *c = echo_comm_get(comm, #fn)
+/* the data this copy contributes, checked for corruption before the real call */
+#define SDC(fn, buf, count, dt) echo_sdc_check(#fn, 1, buf, count, dt, echo_comm_id(comm), -1)
+#define SDC_BLOCKS(fn, buf, counts, displs, dt) echo_sdc_check_blocks(#fn, buf, c->size, counts, displs, dt, echo_comm_id(comm))
+#define CONTRIBUTION(sendbuf, recvbuf) ((sendbuf) == MPI_IN_PLACE ? (const void *)(recvbuf) : (sendbuf))
 
 int echo_MPI_Barrier(MPI_Comm comm) {
     COMM(MPI_Barrier);
@@ -17,6 +22,7 @@ int echo_MPI_Barrier(MPI_Comm comm) {
 
 int echo_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
     COMM(MPI_Bcast);
+    if (c->rank == root) SDC(MPI_Bcast, buffer, count, datatype);
     int rc = REAL(MPI_Bcast, buffer, count, datatype, root, c->real);
     return c->rank == root ? echo_forward(NULL, 0, MPI_BYTE, rc) : echo_forward(buffer, count, datatype, rc);
 }
@@ -24,6 +30,7 @@ int echo_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
 int echo_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                     MPI_Comm comm) {
     COMM(MPI_Reduce);
+    SDC(MPI_Reduce, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
     int rc = REAL(MPI_Reduce, sendbuf, recvbuf, count, datatype, op, root, c->real);
     return c->rank == root ? echo_forward(recvbuf, count, datatype, rc) : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
@@ -31,17 +38,20 @@ int echo_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 int echo_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                        MPI_Comm comm) {
     COMM(MPI_Allreduce);
+    SDC(MPI_Allreduce, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
     return echo_forward(recvbuf, count, datatype, REAL(MPI_Allreduce, sendbuf, recvbuf, count, datatype, op, c->real));
 }
 
 int echo_MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
     COMM(MPI_Scan);
+    SDC(MPI_Scan, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
     return echo_forward(recvbuf, count, datatype, REAL(MPI_Scan, sendbuf, recvbuf, count, datatype, op, c->real));
 }
 
 int echo_MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     MPI_Comm comm) {
     COMM(MPI_Exscan);
+    SDC(MPI_Exscan, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
     int rc = REAL(MPI_Exscan, sendbuf, recvbuf, count, datatype, op, c->real);
     /* rank 0's receive buffer is left undefined by MPI: nothing to forward */
     return c->rank == 0 ? echo_forward(NULL, 0, MPI_BYTE, rc) : echo_forward(recvbuf, count, datatype, rc);
@@ -50,6 +60,9 @@ int echo_MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 int echo_MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
                             MPI_Op op, MPI_Comm comm) {
     COMM(MPI_Reduce_scatter);
+    int total = 0;
+    for (int i = 0; i < c->size; i++) total += recvcounts[i];
+    SDC(MPI_Reduce_scatter, CONTRIBUTION(sendbuf, recvbuf), total, datatype);
     int rc = REAL(MPI_Reduce_scatter, sendbuf, recvbuf, recvcounts, datatype, op, c->real);
     return echo_forward(recvbuf, recvcounts[c->rank], datatype, rc);
 }
@@ -57,6 +70,7 @@ int echo_MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvco
 int echo_MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
                                   MPI_Op op, MPI_Comm comm) {
     COMM(MPI_Reduce_scatter_block);
+    SDC(MPI_Reduce_scatter_block, CONTRIBUTION(sendbuf, recvbuf), recvcount * c->size, datatype);
     int rc = REAL(MPI_Reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, c->real);
     return echo_forward(recvbuf, recvcount, datatype, rc);
 }
@@ -64,6 +78,7 @@ int echo_MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvco
 int echo_MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                     MPI_Datatype recvtype, int root, MPI_Comm comm) {
     COMM(MPI_Gather);
+    SDC(MPI_Gather, sendbuf, sendcount, sendtype);
     int rc = REAL(MPI_Gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
     return c->rank == root ? echo_forward(recvbuf, recvcount * c->size, recvtype, rc)
                            : echo_forward(NULL, 0, MPI_BYTE, rc);
@@ -72,6 +87,7 @@ int echo_MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 int echo_MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
     COMM(MPI_Gatherv);
+    SDC(MPI_Gatherv, sendbuf, sendcount, sendtype);
     int rc = REAL(MPI_Gatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, c->real);
     return c->rank == root ? echo_forward_blocks(recvbuf, c->size, recvcounts, displs, recvtype, rc)
                            : echo_forward(NULL, 0, MPI_BYTE, rc);
@@ -80,6 +96,7 @@ int echo_MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 int echo_MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                      MPI_Datatype recvtype, int root, MPI_Comm comm) {
     COMM(MPI_Scatter);
+    if (c->rank == root) SDC(MPI_Scatter, sendbuf, sendcount * c->size, sendtype);
     int rc = REAL(MPI_Scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
     return echo_forward(recvbuf, recvcount, recvtype, rc);
 }
@@ -87,6 +104,7 @@ int echo_MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 int echo_MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                       void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
     COMM(MPI_Scatterv);
+    if (c->rank == root) SDC_BLOCKS(MPI_Scatterv, sendbuf, sendcounts, displs, sendtype);
     int rc = REAL(MPI_Scatterv, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, c->real);
     return echo_forward(recvbuf, recvcount, recvtype, rc);
 }
@@ -94,6 +112,7 @@ int echo_MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int dis
 int echo_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                        MPI_Datatype recvtype, MPI_Comm comm) {
     COMM(MPI_Allgather);
+    SDC(MPI_Allgather, sendbuf, sendcount, sendtype);
     int rc = REAL(MPI_Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real);
     return echo_forward(recvbuf, recvcount * c->size, recvtype, rc);
 }
@@ -101,6 +120,7 @@ int echo_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 int echo_MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                         const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
     COMM(MPI_Allgatherv);
+    SDC(MPI_Allgatherv, sendbuf, sendcount, sendtype);
     int rc = REAL(MPI_Allgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, c->real);
     return echo_forward_blocks(recvbuf, c->size, recvcounts, displs, recvtype, rc);
 }
@@ -108,6 +128,7 @@ int echo_MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 int echo_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                       MPI_Datatype recvtype, MPI_Comm comm) {
     COMM(MPI_Alltoall);
+    SDC(MPI_Alltoall, sendbuf, sendcount * c->size, sendtype);
     int rc = REAL(MPI_Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real);
     return echo_forward(recvbuf, recvcount * c->size, recvtype, rc);
 }
@@ -116,6 +137,7 @@ int echo_MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sd
                        void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                        MPI_Comm comm) {
     COMM(MPI_Alltoallv);
+    SDC_BLOCKS(MPI_Alltoallv, sendbuf, sendcounts, sdispls, sendtype);
     int rc = REAL(MPI_Alltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                   c->real);
     return echo_forward_blocks(recvbuf, c->size, recvcounts, rdispls, recvtype, rc);
@@ -125,6 +147,7 @@ int echo_MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sd
                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
                        const MPI_Datatype recvtypes[], MPI_Comm comm) {
     COMM(MPI_Alltoallw);
+    echo_sdc_check_wblocks("MPI_Alltoallw", sendbuf, c->size, sendcounts, sdispls, sendtypes, echo_comm_id(comm));
     int rc = REAL(MPI_Alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
                   c->real);
     return echo_forward_wblocks(recvbuf, c->size, recvcounts, rdispls, recvtypes, rc);

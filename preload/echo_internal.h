@@ -91,4 +91,17 @@ int echo_forward_bytes(void *data, size_t len, int rc);
 int echo_forward_blocks(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt, int rc);
 int echo_forward_wblocks(void *buf, int n, const int *counts, const int *bdispls, const MPI_Datatype *types, int rc);
 
+/* ---- silent data corruption (echo_sdc.c) ---- */
+#define ECHO_EXIT_DIVERGED 20  /* exit status of a job stopped by --sdc stop (echorun: diverged) */
+void echo_sdc_init(void);
+void echo_sdc_finish(void);
+/* before a call that carries data out of this copy; 1 if the buffer was corrected by a vote */
+int echo_sdc_check(const char *fn, int collective, const void *buf, int count, MPI_Datatype dt, int32_t comm,
+                   int32_t peer);
+int echo_sdc_check_blocks(const char *fn, const void *buf, int n, const int *counts, const int *displs,
+                          MPI_Datatype dt, int32_t comm);
+int echo_sdc_check_wblocks(const char *fn, const void *buf, int n, const int *counts, const int *bdispls,
+                           const MPI_Datatype *types, int32_t comm);
+uint64_t echo_hash64(const void *data, size_t n);
+
 #endif

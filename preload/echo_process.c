@@ -226,6 +226,7 @@ void echo_setup_after_init(void) {
         PMPI_Comm_split(MPI_COMM_WORLD, echo.copy == 0 ? 0 : MPI_UNDEFINED, echo.app_rank, &echo.reps_world);
         PMPI_Comm_split(MPI_COMM_WORLD, echo.app_rank, echo.copy, &echo.clone_comm);
         echo_comm_add(MPI_COMM_WORLD, echo.reps_world, echo.app_rank, echo.app_size, echo.rep_real_rank);
+        echo_sdc_init();
     }
     echo.active = 1;
     echo_records_open(echo_function_names, echo_nfunctions);
@@ -236,6 +237,7 @@ void echo_teardown_before_finalize(void) {
     echo.active = 0;
     echo_records_close();
     if (echo.cloned) {
+        echo_sdc_finish(); /* the representative compares the copies' last hashes */
         /* copies wait here for their representative: nothing of the rank is lost
          * if a copy finished early */
         if (echo.reps_world != MPI_COMM_NULL) PMPI_Comm_free(&echo.reps_world);

@@ -71,6 +71,8 @@ uint64_t echo_bytes(int64_t count, MPI_Datatype dt) {
 
 uint64_t *echo_record_slots(void) { return pending; }
 
+uint64_t echo_record_seq(void) { return seq; }
+
 static void write_all(const void *p, size_t n) {
     const char *c = p;
     while (n > 0) {

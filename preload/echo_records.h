@@ -63,6 +63,7 @@ static inline int32_t echo_peer(int rank) {
  * an in-memory buffer, written out when full, at exit and on a fatal signal. */
 void echo_record(uint16_t fn, uint64_t t_start, int32_t comm, int32_t peer, int32_t tag, uint64_t bytes, int rc);
 int32_t echo_comm_id(MPI_Comm comm);
+uint64_t echo_record_seq(void); /* the call number of the call under way */
 uint64_t echo_bytes(int64_t count, MPI_Datatype dt);
 
 /* Role collectors declare their slots before the records are opened, and fill

@@ -9,6 +9,7 @@
  * same point of the program and apply exactly that outcome, so they see the
  * same completion order, indices and statuses as their representative. */
 #include "echo_internal.h"
+#include "echo_records.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ typedef struct echo_req {
     int count;
     MPI_Datatype dt;
     int nblocks;       /* > 0: output in blocks (v- and w-collectives) */
+    int32_t comm_id, peer; /* a persistent send's, for the SDC check at each start */
     const int *counts, *displs;
     const MPI_Datatype *types;
 } echo_req_t;
@@ -128,8 +130,11 @@ static int finish(MPI_Request *h, MPI_Status *status, int rc) {
                   MPI_Request *request) {                                                        \
         echo_comm_t *c = echo_comm_get(comm, #fn);                                               \
         MPI_Request real = MPI_REQUEST_NULL;                                                     \
+        if (!persistent) echo_sdc_check(#fn, 0, buf, count, datatype, echo_comm_id(comm), echo_peer(dest)); \
         int rc = echo_is_rep() ? P##fn(buf, count, datatype, dest, tag, c->real, &real) : MPI_SUCCESS; \
-        *request = new_req(REQ_SEND, persistent, real, NULL, 0, datatype);                       \
+        *request = new_req(REQ_SEND, persistent, real, (void *)buf, count, datatype);            \
+        req_of(*request)->comm_id = echo_comm_id(comm);                                          \
+        req_of(*request)->peer = echo_peer(dest);                                                \
         return rc;                                                                               \
     }
 ECHO_DEFINE_ISEND(MPI_Isend, 0)
@@ -171,6 +176,7 @@ int echo_MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *me
 int echo_MPI_Start(MPI_Request *request) {
     if (!is_echo(*request)) return PMPI_Start(request);
     echo_req_t *r = req_of(*request);
+    if (r->kind == REQ_SEND) echo_sdc_check("MPI_Start", 0, r->buf, r->count, r->dt, r->comm_id, r->peer);
     int rc = echo_is_rep() ? PMPI_Start(&r->real) : MPI_SUCCESS;
     r->active = 1;
     return rc;
@@ -370,6 +376,8 @@ static MPI_Request coll_blocks(MPI_Request real, void *buf, int n, const int *co
 }
 
 #define ICOMM(fn) echo_comm_t *c = echo_comm_get(comm, #fn); MPI_Request real = MPI_REQUEST_NULL; int rc = MPI_SUCCESS
+#define SDC(fn, buf, count, dt) echo_sdc_check(#fn, 1, buf, count, dt, echo_comm_id(comm), -1)
+#define CONTRIBUTION(sendbuf, recvbuf) ((sendbuf) == MPI_IN_PLACE ? (const void *)(recvbuf) : (sendbuf))
 #define IREAL(fn, ...) if (echo_is_rep()) rc = P##fn(__VA_ARGS__, &real)
 
 int echo_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
@@ -381,6 +389,7 @@ int echo_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
 
 int echo_MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) {
     ICOMM(MPI_Ibcast);
+    if (c->rank == root) SDC(MPI_Ibcast, buffer, count, datatype);
     IREAL(MPI_Ibcast, buffer, count, datatype, root, c->real);
     *request = c->rank == root ? coll_req(real, NULL, 0, MPI_BYTE) : coll_req(real, buffer, count, datatype);
     return rc;
@@ -389,6 +398,7 @@ int echo_MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MP
 int echo_MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                      MPI_Comm comm, MPI_Request *request) {
     ICOMM(MPI_Ireduce);
+    SDC(MPI_Ireduce, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
     IREAL(MPI_Ireduce, sendbuf, recvbuf, count, datatype, op, root, c->real);
     *request = c->rank == root ? coll_req(real, recvbuf, count, datatype) : coll_req(real, NULL, 0, MPI_BYTE);
     return rc;
@@ -397,6 +407,7 @@ int echo_MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 int echo_MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                         MPI_Comm comm, MPI_Request *request) {
     ICOMM(MPI_Iallreduce);
+    SDC(MPI_Iallreduce, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
     IREAL(MPI_Iallreduce, sendbuf, recvbuf, count, datatype, op, c->real);
     *request = coll_req(real, recvbuf, count, datatype);
     return rc;
@@ -405,6 +416,7 @@ int echo_MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
 int echo_MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                    MPI_Request *request) {
     ICOMM(MPI_Iscan);
+    SDC(MPI_Iscan, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
     IREAL(MPI_Iscan, sendbuf, recvbuf, count, datatype, op, c->real);
     *request = coll_req(real, recvbuf, count, datatype);
     return rc;
@@ -413,6 +425,7 @@ int echo_MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 int echo_MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                      MPI_Comm comm, MPI_Request *request) {
     ICOMM(MPI_Iexscan);
+    SDC(MPI_Iexscan, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
     IREAL(MPI_Iexscan, sendbuf, recvbuf, count, datatype, op, c->real);
     *request = c->rank == 0 ? coll_req(real, NULL, 0, MPI_BYTE) : coll_req(real, recvbuf, count, datatype);
     return rc;
@@ -421,6 +434,7 @@ int echo_MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 int echo_MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
     ICOMM(MPI_Igather);
+    SDC(MPI_Igather, sendbuf, sendcount, sendtype);
     IREAL(MPI_Igather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
     *request = c->rank == root ? coll_req(real, recvbuf, recvcount * c->size, recvtype)
                                : coll_req(real, NULL, 0, MPI_BYTE);
@@ -431,6 +445,7 @@ int echo_MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
                       MPI_Request *request) {
     ICOMM(MPI_Igatherv);
+    SDC(MPI_Igatherv, sendbuf, sendcount, sendtype);
     IREAL(MPI_Igatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, c->real);
     *request = c->rank == root ? coll_blocks(real, recvbuf, c->size, recvcounts, displs, recvtype, NULL)
                                : coll_req(real, NULL, 0, MPI_BYTE);
@@ -440,6 +455,7 @@ int echo_MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 int echo_MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                       MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
     ICOMM(MPI_Iscatter);
+    if (c->rank == root) SDC(MPI_Iscatter, sendbuf, sendcount * c->size, sendtype);
     IREAL(MPI_Iscatter, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
     *request = coll_req(real, recvbuf == MPI_IN_PLACE ? NULL : recvbuf, recvbuf == MPI_IN_PLACE ? 0 : recvcount, recvtype);
     return rc;
@@ -449,6 +465,7 @@ int echo_MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int di
                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                        MPI_Request *request) {
     ICOMM(MPI_Iscatterv);
+    if (c->rank == root) echo_sdc_check_blocks("MPI_Iscatterv", sendbuf, c->size, sendcounts, displs, sendtype, echo_comm_id(comm));
     IREAL(MPI_Iscatterv, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, c->real);
     *request = coll_req(real, recvbuf == MPI_IN_PLACE ? NULL : recvbuf, recvbuf == MPI_IN_PLACE ? 0 : recvcount, recvtype);
     return rc;
@@ -457,6 +474,7 @@ int echo_MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int di
 int echo_MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
     ICOMM(MPI_Iallgather);
+    SDC(MPI_Iallgather, sendbuf, sendcount, sendtype);
     IREAL(MPI_Iallgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real);
     *request = coll_req(real, recvbuf, recvcount * c->size, recvtype);
     return rc;
@@ -466,6 +484,7 @@ int echo_MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendty
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                          MPI_Request *request) {
     ICOMM(MPI_Iallgatherv);
+    SDC(MPI_Iallgatherv, sendbuf, sendcount, sendtype);
     IREAL(MPI_Iallgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, c->real);
     *request = coll_blocks(real, recvbuf, c->size, recvcounts, displs, recvtype, NULL);
     return rc;
@@ -474,6 +493,7 @@ int echo_MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendty
 int echo_MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
     ICOMM(MPI_Ialltoall);
+    SDC(MPI_Ialltoall, sendbuf, sendcount * c->size, sendtype);
     IREAL(MPI_Ialltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real);
     *request = coll_req(real, recvbuf, recvcount * c->size, recvtype);
     return rc;
@@ -483,6 +503,7 @@ int echo_MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int s
                         void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                         MPI_Comm comm, MPI_Request *request) {
     ICOMM(MPI_Ialltoallv);
+    echo_sdc_check_blocks("MPI_Ialltoallv", sendbuf, c->size, sendcounts, sdispls, sendtype, echo_comm_id(comm));
     IREAL(MPI_Ialltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, c->real);
     *request = coll_blocks(real, recvbuf, c->size, recvcounts, rdispls, recvtype, NULL);
     return rc;
@@ -492,6 +513,7 @@ int echo_MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int s
                         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
                         const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
     ICOMM(MPI_Ialltoallw);
+    echo_sdc_check_wblocks("MPI_Ialltoallw", sendbuf, c->size, sendcounts, sdispls, sendtypes, echo_comm_id(comm));
     IREAL(MPI_Ialltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, c->real);
     *request = coll_blocks(real, recvbuf, c->size, recvcounts, rdispls, MPI_BYTE, recvtypes);
     return rc;
@@ -500,6 +522,9 @@ int echo_MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int s
 int echo_MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
                              MPI_Op op, MPI_Comm comm, MPI_Request *request) {
     ICOMM(MPI_Ireduce_scatter);
+    int total = 0;
+    for (int i = 0; i < c->size; i++) total += recvcounts[i];
+    SDC(MPI_Ireduce_scatter, CONTRIBUTION(sendbuf, recvbuf), total, datatype);
     IREAL(MPI_Ireduce_scatter, sendbuf, recvbuf, recvcounts, datatype, op, c->real);
     *request = coll_req(real, recvbuf, recvcounts[c->rank], datatype);
     return rc;
@@ -508,6 +533,7 @@ int echo_MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvc
 int echo_MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
                                    MPI_Op op, MPI_Comm comm, MPI_Request *request) {
     ICOMM(MPI_Ireduce_scatter_block);
+    SDC(MPI_Ireduce_scatter_block, CONTRIBUTION(sendbuf, recvbuf), recvcount * c->size, datatype);
     IREAL(MPI_Ireduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, c->real);
     *request = coll_req(real, recvbuf, recvcount, datatype);
     return rc;

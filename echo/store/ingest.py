@@ -14,6 +14,7 @@ from sqlalchemy import Engine, delete, insert
 from sqlalchemy.orm import Session
 
 from echo.records import FLAG_ERROR, RecordFile, RecordsError, read
+from echo.sdc import outcome, read_events
 from echo.store.models import CallSummary, Event, Proc, Run
 
 
@@ -95,11 +96,15 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
                 wall = float((f.records["t_end"][-1] - f.records["t_start"][0]) * f.seconds_per_tick)
         procs.append(dict(real_rank=real, app_rank=app, copy=copy, role=role, host=host, pid=pid, state=state,
                           calls=calls, bytes=nbytes, mpi_time=mpi_time, wall_time=wall))
+    sdc_events = read_events(run_dir)
+    events = [dict(kind=e.kind, app_rank=e.app_rank, copy=e.copy, call_seq=e.call, message=e.describe())
+              for e in sdc_events] + events
     run_id = meta["run_id"]
     run = dict(id=run_id, program=meta["program"], argv=meta["argv"], mode=meta.get("mode", "echo"),
                nranks=meta["nranks"], nprocs=len(procs), copies=meta["copies"], started_at=meta["started_at"],
                duration=meta.get("duration", 0.0), exit_status=meta.get("exit_status", -1),
-               status="ok" if meta.get("exit_status") == 0 else "failed", diverged=False,
+               status="ok" if meta.get("exit_status") == 0 else "failed",
+               diverged=outcome(sdc_events) != "clean",
                host=meta.get("host", ""), mpi_library=mpi_library, run_dir=str(run_dir))
     with Session(engine) as session, session.begin():
         for table in (CallSummary, Event, Proc):

@@ -1,0 +1,141 @@
+"""Silent data corruption: options, fault injection specs, the divergence
+events the preload library writes, the job's exit status and JUnit XML."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+MODES = ("detect", "stop", "vote")
+EXIT_DIVERGED = 20  # a divergence was found (and, under --sdc stop, the job stopped)
+EXIT_CORRECTED = 21  # every divergence was corrected by a vote
+
+
+class SdcError(ValueError):
+    """An --sdc or --inject option that cannot be used; the message says how to fix it."""
+
+
+def check_mode(mode: str, copies: list[int]) -> None:
+    if mode not in MODES:
+        raise SdcError(f"--sdc {mode}: expected one of {', '.join(MODES)}")
+    if max(copies) < 2:
+        raise SdcError(f"--sdc {mode} compares copies of a rank: give ranks 2 or more (--clones 2)")
+    if mode == "vote":
+        two = [r for r, c in enumerate(copies) if c == 2]
+        if two:
+            raise SdcError(f"--sdc vote needs 3 or more copies to outvote one (rank {two[0]} has 2): "
+                           "use --clones 3, or --sdc detect/stop")
+
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s)?$")
+
+
+def _seconds(text: str) -> float:
+    m = _DURATION.match(text)
+    if not m:
+        raise SdcError(f"after={text}: expected a time such as 2s, 500ms or 1.5")
+    return float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+
+
+def parse_inject(spec: str, copies: list[int]) -> str:
+    """`bitflip:rank=R,copy=K,call=N[,byte=B,bit=b]` or `memflip:rank=R,copy=K,after=T[,seed=S,bit=b]`
+    -> the plan's form ("bitflip rank=R copy=K call=N byte=B bit=b")."""
+    kind, sep, rest = spec.partition(":")
+    required = {"bitflip": ("rank", "copy", "call"), "memflip": ("rank", "copy", "after")}
+    optional = {"bitflip": {"byte": "0", "bit": "0"}, "memflip": {"seed": "1", "bit": "0"}}
+    if kind not in required or not sep:
+        raise SdcError(f"--inject {spec}: expected bitflip:rank=R,copy=K,call=N[,byte=B,bit=b] "
+                       "or memflip:rank=R,copy=K,after=2s[,seed=S,bit=b]")
+    values = dict(optional[kind])
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq or key not in required[kind] + tuple(optional[kind]):
+            raise SdcError(f"--inject {spec}: unknown setting {item!r} for {kind}")
+        values[key] = value
+    missing = [k for k in required[kind] if k not in values]
+    if missing:
+        raise SdcError(f"--inject {spec}: {kind} needs {', '.join(missing)}")
+    try:
+        ints = {k: int(v) for k, v in values.items() if k != "after"}
+    except ValueError as e:
+        raise SdcError(f"--inject {spec}: {e}") from None
+    rank, copy = ints["rank"], ints["copy"]
+    if not 0 <= rank < len(copies):
+        raise SdcError(f"--inject {spec}: rank {rank} does not exist (ranks are 0..{len(copies) - 1})")
+    if not 0 <= copy < copies[rank]:
+        raise SdcError(f"--inject {spec}: rank {rank} has copies 0..{copies[rank] - 1}")
+    if not 0 <= ints.get("bit", 0) < 8:
+        raise SdcError(f"--inject {spec}: bit is 0..7 (a bit of one byte)")
+    if kind == "memflip":
+        values["after"] = str(_seconds(values["after"]))
+    return " ".join([kind] + [f"{k}={values[k]}" for k in required[kind] + tuple(optional[kind])])
+
+
+@dataclass
+class SdcEvent:
+    kind: str  # divergence, corrected, injection
+    app_rank: int
+    copy: int
+    function: str
+    call: int
+    comm: int
+    peer: int
+    bytes: int
+    first_byte: int
+    detail: str
+
+    def describe(self) -> str:
+        where = f"{self.function} (call #{self.call}, communicator {self.comm}"
+        where += f", peer {self.peer})" if self.peer >= 0 else ")"
+        byte = f", first differing byte {self.first_byte}" if self.first_byte >= 0 and self.kind != "injection" else ""
+        return f"application rank {self.app_rank} copy {self.copy}: {where}, {self.bytes} bytes{byte}: {self.detail}"
+
+
+def read_events(run_dir: Path) -> list[SdcEvent]:
+    events = []
+    for path in sorted(Path(run_dir, "events").glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                events.append(SdcEvent(**json.loads(line)))
+    return sorted(events, key=lambda e: (e.kind == "injection", e.call, e.app_rank, e.copy))
+
+
+def outcome(events: list[SdcEvent]) -> str:
+    """clean, diverged (some divergence stands) or corrected (all were outvoted)."""
+    if any(e.kind == "divergence" for e in events):
+        return "diverged"
+    return "corrected" if any(e.kind == "corrected" for e in events) else "clean"
+
+
+def exit_status(job_status: int, events: list[SdcEvent]) -> int:
+    """The job's own failure wins; else 0 clean, EXIT_DIVERGED, or EXIT_CORRECTED."""
+    result = outcome(events)
+    if job_status not in (0, EXIT_DIVERGED):
+        return job_status
+    return {"clean": job_status, "diverged": EXIT_DIVERGED, "corrected": EXIT_CORRECTED}[result]
+
+
+def write_junit(path: Path, program: str, nranks: int, job_status: int, events: list[SdcEvent]) -> None:
+    """One test case per application rank (failed if its copies diverged), and one for the job."""
+    by_rank: dict[int, list[SdcEvent]] = {}
+    for e in events:
+        if e.kind in ("divergence", "corrected"):
+            by_rank.setdefault(e.app_rank, []).append(e)
+    failures = sum(1 for r in range(nranks) if any(e.kind == "divergence" for e in by_rank.get(r, [])))
+    suite = ET.Element("testsuite", name=f"echo sdc {program}", tests=str(nranks + 1),
+                       failures=str(failures + (job_status not in (0, EXIT_DIVERGED))))
+    for r in range(nranks):
+        case = ET.SubElement(suite, "testcase", classname="echo.sdc", name=f"rank {r} copies agree")
+        evs = by_rank.get(r, [])
+        text = "\n".join(e.describe() for e in evs)
+        if any(e.kind == "divergence" for e in evs):
+            ET.SubElement(case, "failure", message=evs[0].describe()).text = text
+        elif evs:
+            ET.SubElement(case, "system-out").text = "corrected by vote:\n" + text
+    job = ET.SubElement(suite, "testcase", classname="echo.sdc", name="job exit status")
+    if job_status not in (0, EXIT_DIVERGED):
+        ET.SubElement(job, "failure", message=f"the application exited with status {job_status}")
+    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)

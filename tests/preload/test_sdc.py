@@ -1,0 +1,120 @@
+"""SDC end to end: real runs with copies compared, bits flipped on purpose."""
+
+import json
+
+import pytest
+
+from echo.sdc import EXIT_CORRECTED, EXIT_DIVERGED, read_events
+from tests.conftest import echorun, lines_by_rank, mpirun_native
+
+
+def events(run_dir, kind=None):
+    return [e for e in read_events(run_dir) if kind is None or e.kind == kind]
+
+
+@pytest.fixture(scope="module")
+def clean_output(mpi, programs):
+    r = mpirun_native(mpi, 2, programs["sdc_loop"])
+    assert r.returncode == 0
+    return lines_by_rank(r.stdout)
+
+
+@pytest.mark.parametrize(("mode", "copies"), [("detect", 2), ("stop", 2), ("vote", 3), ("detect", 3)])
+@pytest.mark.parametrize("name", ["sdc_loop", "p2p", "coll", "nonblocking", "py_coll"])
+def test_clean_programs_do_not_diverge(programs, tmp_path, mode, copies, name):
+    r = echorun(["--no-store", "--sdc", mode, "-n", "2", "--clones", str(copies), *programs[name]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert events(tmp_path / "run") == []
+    assert f"SDC ({mode}): clean; exit status 0" in r.stderr
+
+
+def test_detect_catches_the_flip_at_its_call(programs, tmp_path, clean_output):
+    r = echorun(["--no-store", "--sdc", "detect", "--inject", "bitflip:rank=1,copy=1,call=20", "-n", "2",
+                 "--clones", "2", *programs["sdc_loop"]], tmp_path / "run")
+    assert r.returncode == EXIT_DIVERGED
+    div = events(tmp_path / "run", "divergence")
+    inj = events(tmp_path / "run", "injection")
+    assert len(inj) == 1 and inj[0].call >= 20
+    assert (div[0].app_rank, div[0].copy, div[0].call, div[0].function) == (1, 1, inj[0].call, inj[0].function)
+    assert "SDC (detect): diverged; exit status 20" in r.stderr
+    assert lines_by_rank(r.stdout) == clean_output, "detect does not change what the representatives compute"
+
+
+def test_stop_ends_the_job_naming_rank_copy_call_and_byte(programs, tmp_path):
+    r = echorun(["--no-store", "--sdc", "stop", "--inject", "bitflip:rank=0,copy=1,call=25,byte=3,bit=5",
+                 "-n", "2", "--clones", "2", *programs["sdc_loop"]], tmp_path / "run")
+    assert r.returncode == EXIT_DIVERGED
+    (div,) = events(tmp_path / "run", "divergence")
+    assert (div.app_rank, div.copy, div.first_byte) == (0, 1, 3)
+    assert f"application rank 0: copy 1 differs from copy 0 in {div.function} (call #{div.call}" in r.stderr
+    assert "first differing byte 3; stopping (--sdc stop)" in r.stderr
+    assert "r0: done" not in r.stdout
+
+
+@pytest.mark.parametrize("copy", [0, 2])
+def test_vote_corrects_and_output_equals_the_clean_run(programs, tmp_path, clean_output, copy):
+    """Even the representative (copy 0) is outvoted and corrected before its data leaves."""
+    r = echorun(["--no-store", "--sdc", "vote", "--inject", f"bitflip:rank=1,copy={copy},call=30,byte=2",
+                 "-n", "2", "--clones", "3", *programs["sdc_loop"]], tmp_path / "run")
+    assert r.returncode == EXIT_CORRECTED, r.stderr
+    assert lines_by_rank(r.stdout) == clean_output
+    (fix,) = events(tmp_path / "run", "corrected")
+    assert (fix.app_rank, fix.copy) == (1, copy)
+    assert events(tmp_path / "run", "divergence") == []
+    for c in (1, 2):
+        out = (tmp_path / "run" / "output" / f"rank1.copy{c}.out").read_text()
+        assert lines_by_rank(out) == {1: clean_output[1]}
+
+
+def test_holes_of_a_derived_type_are_not_data(programs, tmp_path):
+    """A flip in a hole of the vector type (every other double) is not a divergence of that send; one in the
+    data is."""
+    # calls: Init, Comm_rank, Comm_size, Type_vector, Type_commit (0-4), then 2 a step; the derived-type
+    # Sendrecv follows step 4's pair: call 15
+    for byte, expect in ((8, 0), (16, 1)):  # byte 8..15: the first hole; 16..23: the second element
+        run = tmp_path / f"b{byte}"
+        r = echorun(["--no-store", "--sdc", "detect", "--inject", f"bitflip:rank=0,copy=1,call=15,byte={byte}",
+                     "-n", "2", "--clones", "2", *programs["sdc_loop"]], run)
+        (inj,) = events(run, "injection")
+        assert inj.detail.startswith(f"flipped bit 0 of byte {byte}")
+        assert (inj.function, inj.call) == ("MPI_Sendrecv", 15)
+        at_the_call = [e for e in events(run, "divergence") if e.call == 15]
+        assert len(at_the_call) == expect, (byte, r.stderr)
+        # the flipped double is the program's data all the same: later sends carry its effect
+        assert events(run, "divergence"), "a corrupted value that the program uses shows up later"
+
+
+def test_junit_for_nightly_runs(programs, tmp_path):
+    junit = tmp_path / "sdc.xml"
+    r = echorun(["--no-store", "--sdc", "detect", "--junit", str(junit), "--inject", "bitflip:rank=1,copy=1,call=9",
+                 "-n", "2", "--clones", "2", *programs["sdc_loop"]], tmp_path / "run")
+    assert r.returncode == EXIT_DIVERGED
+    text = junit.read_text()
+    assert 'failures="1"' in text and "rank 1 copies agree" in text and "<failure" in text
+
+
+def test_divergence_in_the_store_and_report_first(programs, tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    echorun(["--db", db, "--sdc", "detect", "--inject", "bitflip:rank=0,copy=1,call=9", "-n", "2", "--clones", "2",
+             *programs["sdc_loop"]], tmp_path / "run")
+    rep = subprocess.run([str(Path(sys.executable).parent / "mpiecho"), "report", "--db", db], capture_output=True,
+                         text=True).stdout
+    assert "DIVERGED" in rep
+    ev_lines = rep[rep.index("events ("):].splitlines()[1:]
+    assert ev_lines[0].strip().startswith("divergence: application rank 0 copy 1")
+    data = json.loads(subprocess.run([str(Path(sys.executable).parent / "mpiecho"), "export", "--json", "--db", db],
+                                     capture_output=True, text=True).stdout)
+    assert data["diverged"] is True
+    assert any(e["kind"] == "divergence" and e["call_seq"] >= 9 for e in data["events"])
+
+
+def test_memflip_is_injected_and_reported(programs, tmp_path):
+    r = echorun(["--no-store", "--sdc", "detect", "--inject", "memflip:rank=0,copy=1,after=0,seed=4",
+                 "-n", "2", "--clones", "2", *programs["sdc_loop"]], tmp_path / "run")
+    (inj,) = events(tmp_path / "run", "injection")
+    assert inj.function == "memflip" and inj.detail.startswith("flipped bit 0 at address 0x")
+    assert r.returncode in (0, EXIT_DIVERGED) or "job failed: application rank 0 copy 1" in r.stderr
