@@ -102,6 +102,5 @@ int echo_sdc_check_blocks(const char *fn, const void *buf, int n, const int *cou
                           MPI_Datatype dt, int32_t comm);
 int echo_sdc_check_wblocks(const char *fn, const void *buf, int n, const int *counts, const int *bdispls,
                            const MPI_Datatype *types, int32_t comm);
-uint64_t echo_hash64(const void *data, size_t n);
 
 #endif

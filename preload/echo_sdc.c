@@ -20,6 +20,7 @@
  * inject (bitflip:... / memflip:..., parsed and checked by echo/sdc.py). */
 #define _GNU_SOURCE
 #include "echo_internal.h"
+#include "echo_hash.h"
 #include "echo_records.h"
 
 #include <fcntl.h>
@@ -42,30 +43,6 @@ static int diverged;
 /* injection (one process only) */
 static struct { int on; uint64_t call; long byte; int bit; } bitflip;
 static struct { int on; double after; unsigned seed; int bit; } memflip;
-
-/* ---- hashing ---- */
-
-static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-static inline uint64_t lane(uint64_t acc, uint64_t v) { return rotl(acc ^ (v * 0x9E3779B97F4A7C15ull), 29) * 0xBF58476D1CE4E5B9ull; }
-
-/* a fast 64-bit hash: four independent lanes over 32-byte stripes, then the tail */
-uint64_t echo_hash64(const void *data, size_t n) {
-    const unsigned char *p = data;
-    uint64_t a = 0x243F6A8885A308D3ull, b = 0x13198A2E03707344ull, c = 0xA4093822299F31D0ull, d = 0x082EFA98EC4E6C89ull;
-    size_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        uint64_t w[4];
-        memcpy(w, p + i, 32);
-        a = lane(a, w[0]); b = lane(b, w[1]); c = lane(c, w[2]); d = lane(d, w[3]);
-    }
-    uint64_t h = rotl(a, 1) + rotl(b, 7) + rotl(c, 12) + rotl(d, 18) + (uint64_t)n;
-    for (; i + 8 <= n; i += 8) { uint64_t w; memcpy(&w, p + i, 8); h = lane(h, w); }
-    uint64_t tail = 0;
-    memcpy(&tail, p + i, n - i);
-    h = lane(h, tail ^ ((uint64_t)(n - i) << 56));
-    h ^= h >> 33; h *= 0xFF51AFD7ED558CCDull; h ^= h >> 33; h *= 0xC4CEB9FE1A85EC53ull; h ^= h >> 33;
-    return h;
-}
 
 /* The bytes MPI would send for (buf, count, dt): the span itself when the type
  * is contiguous, else packed into `scratch` (holes left out). */
