@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PRELOAD_DIR = Path(__file__).resolve().parent.parent / "preload"
+COLLECTORS_DIR = PRELOAD_DIR.parent / "collectors"
 EXAMPLES_DIR = PRELOAD_DIR.parent / "examples"
 
 
@@ -63,9 +64,26 @@ def detect_mpi(mpicc: str | None = None) -> MPI:
     return MPI(mpicc, mpirun, flavor, ident)
 
 
+def has_papi(mpicc: str) -> bool:
+    """Whether the system PAPI (headers and library) can be built against."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "p.c"
+        src.write_text("#include <papi.h>\nint main(void) { return PAPI_is_initialized(); }\n")
+        r = subprocess.run([mpicc, "-o", str(Path(tmp) / "p"), str(src), "-lpapi"], capture_output=True)
+    return r.returncode == 0
+
+
+def collector_sources(mpicc: str) -> tuple[list[Path], list[str]]:
+    """C sources and flags of the collectors this machine can build in (a collector
+    whose library is missing is left out, and says so when a run asks for it)."""
+    if has_papi(mpicc):
+        return [COLLECTORS_DIR / "papi" / "echo_papi.c"], ["-DECHO_WITH_PAPI", "-lpapi"]
+    return [], []
+
+
 def source_hash() -> str:
     h = hashlib.sha256()
-    for path in sorted(PRELOAD_DIR.glob("*")):
+    for path in sorted(PRELOAD_DIR.glob("*")) + sorted(COLLECTORS_DIR.glob("*/echo_*.c")):
         if path.suffix in (".c", ".h", ".py"):
             h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
@@ -79,7 +97,8 @@ def cache_root() -> Path:
 def ensure_library(mpi: MPI | None = None) -> Path:
     """Path of libecho.so for this MPI, building it if the cache has none."""
     mpi = mpi or detect_mpi()
-    out_dir = cache_root() / f"lib-{mpi.identity}-{source_hash()}"
+    papi = "papi" if has_papi(mpi.mpicc) else "nopapi"
+    out_dir = cache_root() / f"lib-{mpi.identity}-{source_hash()}-{papi}"
     lib = out_dir / "libecho.so"
     if lib.is_file():
         return lib
@@ -99,8 +118,10 @@ def _build(mpi: MPI, out_dir: Path, lib: Path) -> None:
     if r.returncode != 0:
         raise BuildError(f"generating the MPI wrappers failed:\n{r.stderr.strip()}")
     tmp = out_dir / f"libecho.so.{os.getpid()}"
+    extra, flags = collector_sources(mpi.mpicc)
     cmd = [mpi.mpicc, "-O2", "-g", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", f"-I{PRELOAD_DIR}",
-           "-o", str(tmp), *map(str, sources), str(wrappers), "-ldl", "-lpthread"]
+           *[f for f in flags if f.startswith("-D")], "-o", str(tmp), *map(str, sources + extra), str(wrappers),
+           *[f for f in flags if not f.startswith("-D")], "-ldl", "-lpthread"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise BuildError(f"compiling the preload library failed ({' '.join(cmd)}):\n{r.stderr.strip()}")

@@ -39,6 +39,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--inject", metavar="SPEC", help="fault injection: bitflip:rank=R,copy=K,call=N[,byte=B,bit=b] "
                    "or memflip:rank=R,copy=K,after=2s[,seed=S,bit=b]")
     g.add_argument("--junit", metavar="FILE", help="write the SDC verdict as JUnit XML (for nightly CI)")
+    p.add_argument("--papi-sets", metavar="SPEC",
+                   help="a PAPI counter set per copy: all, presets, EV1,EV2,... (packed into sets) or "
+                        "EV1,EV2;EV3,EV4 (sets as given); mpiecho events shows what can be counted")
     p.add_argument("program", nargs=argparse.REMAINDER, help="the MPI program and its arguments")
 
 
@@ -50,6 +53,17 @@ def run_command(args: argparse.Namespace) -> int:
         print("echorun: no program given, e.g. echorun -n 4 --clones 2 ./app arg1", file=sys.stderr)
         return 2
     run_id = new_run_id(args.program[0])
+    papi_sets: tuple[tuple[str, ...], ...] = ()
+    papi_unavailable: list[tuple[str, str]] = []
+    if getattr(args, "papi_sets", None):
+        import collectors.papi as papi
+        from echo.copymap import parse_copies
+
+        p = papi.plan(args.papi_sets)
+        papi.check_copies(p, parse_copies(args.clones, args.nranks))
+        print("echo: " + p.describe().replace("\n", "\necho: "), file=sys.stderr)
+        papi_sets = tuple(tuple(s) for s in p.sets)
+        papi_unavailable = p.unavailable
     opts = Options(
         program=tuple(args.program),
         nranks=args.nranks,
@@ -66,6 +80,8 @@ def run_command(args: argparse.Namespace) -> int:
         sdc_only=getattr(args, "sdc_only", "all"),
         inject=getattr(args, "inject", None),
         junit=str(Path(args.junit).absolute()) if getattr(args, "junit", None) else None,
+        papi_sets=papi_sets,
+        papi_unavailable=tuple(papi_unavailable),
     )
     return run(opts)
 
@@ -123,6 +139,28 @@ def export_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def events_command(args: argparse.Namespace) -> int:
+    """What PAPI can count here, and how --papi-sets would split it into sets."""
+    import collectors.papi as papi
+
+    events = papi.available_events()
+    ok = [e for e in events if e[2] == "ok"]
+    print(f"PAPI can count {len(ok)} of the {len(events)} events it knows here:")
+    for kind, name, _, descr in ok:
+        print(f"  {kind:6}  {name:40}  {descr}")
+    reasons: dict[str, int] = {}
+    for e in events:
+        if e[2] != "ok":
+            reasons[e[2]] = reasons.get(e[2], 0) + 1
+    for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        print(f"  {n} cannot be counted: {why}")
+    print()
+    p = papi.plan(args.papi_sets)
+    print(f"--papi-sets {args.papi_sets}: " + p.describe())
+    print(f"one run counts them all with --clones {max(1, len(p.sets))} (one set per copy)")
+    return 0
+
+
 def build_command(args: argparse.Namespace) -> int:
     print(ensure_library())
     return 0
@@ -131,7 +169,7 @@ def build_command(args: argparse.Namespace) -> int:
 def _guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace, prog: str) -> int:
     try:
         return fn(args)
-    except (CopyMapError, BuildError, ValueError, LookupError) as e:
+    except (CopyMapError, BuildError, ValueError, LookupError, RuntimeError) as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return 2
 
@@ -157,6 +195,9 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     d.set_defaults(fn=demo_command)
     db_help = "the store (default: $ECHO_DB, else sqlite:///<runs dir>/echo.db)"
     d.add_argument("--db", metavar="URL", help=db_help)
+    ev = sub.add_parser("events", help="what PAPI can count here, and how it splits into sets")
+    ev.add_argument("--papi-sets", default="all", metavar="SPEC", help="as echorun --papi-sets (default: all)")
+    ev.set_defaults(fn=events_command)
     ls = sub.add_parser("runs", help="list stored runs, newest first")
     ls.add_argument("--db", metavar="URL", help=db_help)
     ls.add_argument("--limit", type=int, default=20)

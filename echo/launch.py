@@ -42,7 +42,7 @@ def prepare(opts: Options) -> Plan:
     machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib))
     plan = make_plan(opts, machine)
     run_dir = Path(opts.run_dir)
-    for sub in ("procs", "output", "records", "events"):
+    for sub in ("procs", "output", "records", "events", "metrics"):
         (run_dir / sub).mkdir(parents=True, exist_ok=True)
     (run_dir / "plan").write_text(plan.text)
     return plan
@@ -55,7 +55,8 @@ def run(opts: Options) -> int:
     say(f"run {opts.run_id} in {opts.run_dir}")
     env = dict(os.environ, **plan.env)
     meta = {"run_id": opts.run_id, "program": opts.program[0], "argv": list(opts.program), "mode": "echo",
-            "nranks": opts.nranks, "copies": plan.copies, "started_at": time.time(), "host": platform.node()}
+            "nranks": opts.nranks, "copies": plan.copies, "started_at": time.time(), "host": platform.node(),
+            "papi_unavailable": [list(x) for x in opts.papi_unavailable]}
     meta_path = Path(opts.run_dir) / "run.json"
     meta_path.write_text(json.dumps(meta))
     start = time.monotonic()

@@ -45,6 +45,8 @@ class Options:
     sdc_only: str = "all"  # or "collectives"
     inject: str | None = None  # bitflip:... or memflip:...
     junit: str | None = None  # where to write the SDC verdict as JUnit XML
+    papi_sets: tuple[tuple[str, ...], ...] = ()  # counter set of copy 0, 1, ... (planned with PAPI)
+    papi_unavailable: tuple[tuple[str, str], ...] = ()  # (event, PAPI's reason) the planner had to leave out
 
 
 @dataclass(frozen=True)
@@ -90,12 +92,19 @@ class Plan:
         )
 
 
-def layout(copies: list[int]) -> list[Proc]:
+def role(copy: int, opts: Options) -> str:
+    """One word naming what this copy does besides running the program."""
+    if copy < len(opts.papi_sets):
+        return f"papi-set-{copy}"
+    return "representative" if copy == 0 else "copy"
+
+
+def layout(copies: list[int], opts: Options) -> list[Proc]:
     procs, real = [], 0
     for copy in range(max(copies)):
         for app, n in enumerate(copies):
             if copy < n:
-                procs.append(Proc(real, app, copy, n, "representative" if copy == 0 else "copy"))
+                procs.append(Proc(real, app, copy, n, role(copy, opts)))
                 real += 1
     return procs
 
@@ -114,6 +123,16 @@ def sdc_lines(opts: Options, copies: list[int]) -> list[str]:
     if opts.inject:
         lines.append(f"inject {parse_inject(opts.inject, copies)}")
     return lines
+
+
+def papi_lines(opts: Options, copies: list[int]) -> list[str]:
+    if not opts.papi_sets:
+        return []
+    if len(opts.papi_sets) > min(copies):
+        raise ValueError(f"{len(opts.papi_sets)} counter sets need {len(opts.papi_sets)} copies of every rank; "
+                         f"--clones gives {min(copies)}")
+    return ["papi_sets " + str(len(opts.papi_sets))] + [
+        f"papi_set_{k} {','.join(events)}" for k, events in enumerate(opts.papi_sets)]
 
 
 def plan_text(opts: Options, procs: list[Proc], extra: list[str] = ()) -> str:
@@ -136,8 +155,8 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     if not opts.program:
         raise ValueError("no program given: echorun -n 4 --clones 2 ./app [args]")
     copies = parse_copies(opts.clones, opts.nranks)
-    procs = layout(copies)
-    extra = sdc_lines(opts, copies)
+    procs = layout(copies, opts)
+    extra = sdc_lines(opts, copies) + papi_lines(opts, copies)
     plan_path = f"{opts.run_dir}/plan"
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library}
     argv = [machine.mpirun, "-n", str(len(procs))]

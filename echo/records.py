@@ -16,7 +16,7 @@ import numpy as np
 
 MAGIC = b"ECHOREC\0"
 VERSION = 1
-MAX_SLOTS = 6
+MAX_SLOTS = 16
 FIELDS = [
     ("seq", "<u8"), ("fn", "<u2"), ("flags", "<u2"), ("comm", "<i4"), ("peer", "<i4"), ("tag", "<i4"),
     ("bytes", "<u8"), ("t_start", "<u8"), ("t_end", "<u8"),

@@ -11,7 +11,8 @@ from sqlalchemy.orm import Session
 from echo.store.models import CallSummary, Event, Metric, Proc, Run
 
 # what a reader must see first: divergences, then what was corrected, then failures
-EVENT_ORDER = {"divergence": 0, "corrected": 1, "process-ended-abnormally": 2, "records-damaged": 3, "injection": 4}
+EVENT_ORDER = {"divergence": 0, "corrected": 1, "process-ended-abnormally": 2, "records-damaged": 3,
+               "papi-unavailable": 4, "injection": 5}
 
 
 class UnknownRun(LookupError):
@@ -61,6 +62,62 @@ def human_bytes(n: float) -> str:
     return f"{n:.1f} TiB"
 
 
+def merged_counters(session: Session, run_id: str) -> dict[int, dict]:
+    """Per application rank: every counted event (from the copy that counted it) with its total, compute-phase
+    and in-MPI counts and its top functions; and the anchor events compared across copies."""
+    rows = session.scalars(select(Metric).where(Metric.run_id == run_id, Metric.name.startswith("papi "))).all()
+    out: dict[int, dict] = {}
+    for m in rows:
+        r = out.setdefault(m.app_rank, {"events": {}, "per_copy": {}, "functions": {}, "read_ns": []})
+        words = m.name.split(" ", 2)
+        if m.name == "papi read":
+            r["read_ns"].append(m.value)
+            continue
+        ev = words[1]
+        per = r["per_copy"].setdefault(ev, {}).setdefault(m.copy, {})
+        if len(words) == 2:
+            per["total"] = m.value
+        elif words[2] in ("compute", "mpi"):
+            per[words[2]] = m.value
+        elif words[2].startswith("in "):
+            per.setdefault("functions", []).append((m.value, words[2][3:]))
+    for r in out.values():
+        for ev, copies in r["per_copy"].items():
+            first = min(copies)  # the event's numbers come from the lowest copy that counted it
+            r["events"][ev] = dict(copies[first], copy=first)
+            r["functions"][ev] = copies[first].get("functions", [])
+        # anchors: the compute phases are the same work on every copy; time in MPI is not (copies wait
+        # for their representative), so the comparison is on the compute phase
+        r["anchors"] = {ev: spread([v.get("compute", v.get("total", 0.0)) for v in copies.values()])
+                        for ev, copies in r["per_copy"].items() if len(copies) > 1}
+    return out
+
+
+def spread(values: list[float]) -> float:
+    """(max - min) / mean, in percent: how far copies that counted the same event disagree."""
+    mean = sum(values) / len(values)
+    return 100.0 * (max(values) - min(values)) / mean if mean else 0.0
+
+
+def counters_text(counters: dict[int, dict], top: int = 3) -> list[str]:
+    out = ["counters (each event from the copy that counted it; compute = between MPI calls):"]
+    for rank in sorted(counters):
+        c = counters[rank]
+        rows = [("RANK", "EVENT", "COPY", "TOTAL", "COMPUTE", "IN MPI", "TOP FUNCTIONS")]
+        for ev, v in sorted(c["events"].items()):
+            funcs = ", ".join(f"{name} {value:.0f}" for value, name in sorted(c["functions"].get(ev, []),
+                                                                              reverse=True)[:top])
+            rows.append((str(rank), ev, str(v["copy"]), f"{v.get('total', 0):.0f}", f"{v.get('compute', 0):.0f}",
+                         f"{v.get('mpi', 0):.0f}", funcs))
+        out.append(table(rows))
+        for ev, pct in sorted(c["anchors"].items()):
+            out.append(f"  anchor {ev}: counted by copies {sorted(c['per_copy'][ev])}, compute phases spread {pct:.1f}%"
+                       + (" (copies ran the same work)" if pct < 10 else " (copies disagree: check the host)"))
+        if c["read_ns"]:
+            out.append(f"  one counter read costs {sum(c['read_ns']) / len(c['read_ns']):.0f} ns (two per MPI call)")
+    return out
+
+
 def report(engine: Engine, run_id: str | None = None, top: int = 5) -> str:
     with Session(engine) as s:
         run = find_run(s, run_id)
@@ -94,6 +151,9 @@ def report(engine: Engine, run_id: str | None = None, top: int = 5) -> str:
             if c.copy == 0:
                 agg = by_rank.setdefault(c.app_rank, {})
                 agg[c.function] = [c.calls, c.bytes, c.time_total]
+        counters = merged_counters(s, run.id)
+        if counters:
+            out += counters_text(counters) + [""]
         out.append(f"top {top} functions by time, per rank (representatives):")
         rows = [("RANK", "FUNCTION", "CALLS", "BYTES", "TIME")]
         for rank in sorted(by_rank):

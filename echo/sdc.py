@@ -103,7 +103,7 @@ def read_events(run_dir: Path) -> list[SdcEvent]:
     return sorted(events, key=lambda e: (e.kind == "injection", e.call, e.app_rank, e.copy))
 
 
-def outcome(events: list[SdcEvent]) -> str:
+def outcome(events: list[SdcEvent]) -> str:  # events of other kinds (injection, papi-unavailable) do not count
     """clean, diverged (some divergence stands) or corrected (all were outvoted)."""
     if any(e.kind == "divergence" for e in events):
         return "diverged"

@@ -91,10 +91,26 @@ int echo_forward_bytes(void *data, size_t len, int rc);
 int echo_forward_blocks(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt, int rc);
 int echo_forward_wblocks(void *buf, int n, const int *counts, const int *bdispls, const MPI_Datatype *types, int rc);
 
+/* ---- events and metrics of this process (echo_events.c) ---- */
+void echo_event(const char *kind, const char *fn, uint64_t seq, int32_t comm, int32_t peer, uint64_t bytes, int copy,
+                long first_byte, const char *detail);
+void echo_metric(const char *name, double value, const char *unit);
+void echo_events_close(void);
+
+/* ---- role collectors: hooks around every intercepted call ----
+ * A collector (collectors/<name>/) sets these at MPI_Init when the plan gives
+ * this copy its role; the generated wrappers call them around the real call. */
+typedef struct echo_hooks {
+    void (*enter)(void);
+    void (*leave)(void);
+    void (*finish)(void); /* before MPI_Finalize: totals */
+} echo_hooks_t;
+extern echo_hooks_t echo_hooks;
+void echo_collectors_init(void); /* echo_collectors.c: every collector built in */
+
 /* ---- silent data corruption (echo_sdc.c) ---- */
 #define ECHO_EXIT_DIVERGED 20  /* exit status of a job stopped by --sdc stop (echorun: diverged) */
 void echo_sdc_init(void);
-void echo_sdc_finish(void);
 /* before a call that carries data out of this copy; 1 if the buffer was corrected by a vote */
 int echo_sdc_check(const char *fn, int collective, const void *buf, int count, MPI_Datatype dt, int32_t comm,
                    int32_t peer);

@@ -228,6 +228,7 @@ void echo_setup_after_init(void) {
         echo_comm_add(MPI_COMM_WORLD, echo.reps_world, echo.app_rank, echo.app_size, echo.rep_real_rank);
         echo_sdc_init();
     }
+    echo_collectors_init(); /* declares record slots: before the records are opened */
     echo.active = 1;
     echo_records_open(echo_function_names, echo_nfunctions);
 }
@@ -236,8 +237,9 @@ void echo_teardown_before_finalize(void) {
     if (!echo.active) return;
     echo.active = 0;
     echo_records_close();
+    if (echo_hooks.finish) echo_hooks.finish();
+    echo_events_close();
     if (echo.cloned) {
-        echo_sdc_finish(); /* the representative compares the copies' last hashes */
         /* copies wait here for their representative: nothing of the rank is lost
          * if a copy finished early */
         if (echo.reps_world != MPI_COMM_NULL) PMPI_Comm_free(&echo.reps_world);

@@ -25,7 +25,7 @@
 #endif
 
 #define ECHO_REC_VERSION 1
-#define ECHO_REC_MAX_SLOTS 6
+#define ECHO_REC_MAX_SLOTS 16
 #define ECHO_REC_HEADER_SIZE 16384
 
 typedef struct echo_record {

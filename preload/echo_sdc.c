@@ -23,7 +23,6 @@
 #include "echo_hash.h"
 #include "echo_records.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +36,6 @@ enum { VERDICT_OK, VERDICT_TAKE, VERDICT_GIVE }; /* to a copy: fine / receive th
 
 static int mode, every = 1, only_collectives;
 static uint64_t checks;       /* data-carrying calls seen (same count on every copy) */
-static int events_fd = -1;
 static int diverged;
 
 /* injection (one process only) */
@@ -65,24 +63,7 @@ static const unsigned char *data_bytes(const void *buf, int count, MPI_Datatype 
     return *scratch;
 }
 
-/* ---- events: one JSON object per line in run_dir/events/<real>.jsonl ---- */
-
-static void event(const char *kind, const char *fn, uint64_t seq, int32_t comm, int32_t peer, uint64_t bytes,
-                  int copy, long first_byte, const char *detail) {
-    if (events_fd < 0) {
-        char path[1200];
-        snprintf(path, sizeof path, "%s/events/%d.jsonl", echo.run_dir, echo.real_rank);
-        events_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (events_fd < 0) return;
-    }
-    char line[1024];
-    int n = snprintf(line, sizeof line,
-                     "{\"kind\": \"%s\", \"app_rank\": %d, \"copy\": %d, \"function\": \"%s\", \"call\": %llu, "
-                     "\"comm\": %d, \"peer\": %d, \"bytes\": %llu, \"first_byte\": %ld, \"detail\": \"%s\"}\n",
-                     kind, echo.app_rank, copy, fn, (unsigned long long)seq, comm, peer, (unsigned long long)bytes,
-                     first_byte, detail);
-    if (write(events_fd, line, (size_t)n) < 0) { /* the record of the call is flagged all the same */ }
-}
+#define event echo_event
 
 /* ---- set-up ---- */
 
@@ -151,11 +132,6 @@ static void maybe_memflip(void) {
     char detail[128];
     snprintf(detail, sizeof detail, "flipped bit %d at address %p", memflip.bit & 7, (void *)addr);
     event("injection", "memflip", 0, -1, -1, 0, echo.copy, -1, detail);
-}
-
-void echo_sdc_finish(void) {
-    if (events_fd >= 0) close(events_fd);
-    events_fd = -1;
 }
 
 /* ---- the check ---- */
@@ -275,7 +251,7 @@ int echo_sdc_check(const char *fn, int collective, const void *buf, int count, M
                  echo.app_rank, odd, fn, (unsigned long long)seq, comm, peer, n, byte,
                  mode == SDC_STOP ? "stop" : "vote");
         if (write(2, msg, strlen(msg)) < 0) { /* the event file has it too */ }
-        echo_sdc_finish();
+        echo_events_close();
         echo_records_close();
         PMPI_Abort(MPI_COMM_WORLD, ECHO_EXIT_DIVERGED);
     }

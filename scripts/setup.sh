@@ -5,7 +5,7 @@
 # their own server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-APT_PACKAGES="gcc g++ make binutils python3-venv postgresql"
+APT_PACKAGES="gcc g++ make binutils python3-venv postgresql libpapi-dev papi-tools"
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     missing=$(for p in $APT_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
     if [ -n "$missing" ]; then

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from echo.records import FLAG_ERROR, RecordFile, RecordsError, read
 from echo.sdc import outcome, read_events
-from echo.store.models import CallSummary, Event, Proc, Run
+from echo.store.models import CallSummary, Event, Metric, Proc, Run
 
 
 def plan_procs(run_dir: Path) -> list[tuple[int, int, int, str]]:
@@ -58,11 +58,38 @@ def summarize(f: RecordFile) -> dict[str, np.ndarray]:
     }
 
 
+def read_metrics(run_dir: Path, real: int) -> list[tuple[str, float, str]]:
+    """What a process reported about itself: "name<TAB>value<TAB>unit" lines."""
+    path = run_dir / "metrics" / f"{real}.txt"
+    out = []
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        name, value, unit = line.split("\t")
+        out.append((name, float(value), unit))
+    return out
+
+
+def slot_metrics(f: RecordFile) -> list[tuple[str, float, str]]:
+    """Counter deltas in the record slots, per phase and per function: a slot "EV>" holds the compute
+    phase before each call, "EV@" the call itself."""
+    out = []
+    fn = f.records["fn"].astype(np.intp)
+    for j, name in enumerate(f.slot_names):
+        values = f.records["slot"][:, j].astype(np.float64)
+        event, phase = name[:-1], name[-1]
+        if phase == ">":
+            out.append((f"papi {event} compute", float(values.sum()), "count"))
+        elif phase == "@":
+            out.append((f"papi {event} mpi", float(values.sum()), "count"))
+            per_fn = np.bincount(fn, weights=values, minlength=len(f.functions))
+            out += [(f"papi {event} in {f.functions[i]}", float(per_fn[i]), "count") for i in np.flatnonzero(per_fn)]
+    return out
+
+
 def ingest(run_dir: str | Path, engine: Engine) -> str:
     """Store the run in `run_dir`; returns its id."""
     run_dir = Path(run_dir)
     meta = json.loads((run_dir / "run.json").read_text())
-    procs, summaries, events = [], [], []
+    procs, summaries, events, metrics = [], [], [], []
     mpi_library = ""
     for real, app, copy, role in plan_procs(run_dir):
         state = process_state(run_dir, real)
@@ -79,6 +106,9 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
             events.append(dict(kind="process-ended-abnormally", app_rank=app, copy=copy,
                                call_seq=int(f.records["seq"][-1]) if f is not None and len(f.records) else None,
                                message=f"application rank {app} copy {copy} (process {real}): {state}"))
+        metrics += [dict(app_rank=app, copy=copy, name=n, value=v, unit=u) for n, v, u in read_metrics(run_dir, real)]
+        if f is not None and f.slot_names:
+            metrics += [dict(app_rank=app, copy=copy, name=n, value=v, unit=u) for n, v, u in slot_metrics(f)]
         calls = nbytes = 0
         mpi_time = wall = 0.0
         host, pid = "", 0
@@ -97,8 +127,11 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
         procs.append(dict(real_rank=real, app_rank=app, copy=copy, role=role, host=host, pid=pid, state=state,
                           calls=calls, bytes=nbytes, mpi_time=mpi_time, wall_time=wall))
     sdc_events = read_events(run_dir)
-    events = [dict(kind=e.kind, app_rank=e.app_rank, copy=e.copy, call_seq=e.call, message=e.describe())
+    events = [dict(kind=e.kind, app_rank=e.app_rank, copy=e.copy, call_seq=e.call,
+                   message=e.detail if e.kind == "papi-unavailable" else e.describe())
               for e in sdc_events] + events
+    events += [dict(kind="papi-unavailable", message=f"PAPI cannot count {ev} here: {why}; it was left out of the sets")
+               for ev, why in meta.get("papi_unavailable", [])]
     run_id = meta["run_id"]
     run = dict(id=run_id, program=meta["program"], argv=meta["argv"], mode=meta.get("mode", "echo"),
                nranks=meta["nranks"], nprocs=len(procs), copies=meta["copies"], started_at=meta["started_at"],
@@ -107,11 +140,11 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
                diverged=outcome(sdc_events) != "clean",
                host=meta.get("host", ""), mpi_library=mpi_library, run_dir=str(run_dir))
     with Session(engine) as session, session.begin():
-        for table in (CallSummary, Event, Proc):
+        for table in (CallSummary, Event, Metric, Proc):
             session.execute(delete(table).where(table.run_id == run_id))
         session.execute(delete(Run).where(Run.id == run_id))
         session.execute(insert(Run), [run])
-        for table, rows in ((Proc, procs), (CallSummary, summaries), (Event, events)):
+        for table, rows in ((Proc, procs), (CallSummary, summaries), (Event, events), (Metric, metrics)):
             if rows:
                 session.execute(insert(table), [dict(r, run_id=run_id) for r in rows])
     return run_id

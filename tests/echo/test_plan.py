@@ -77,3 +77,14 @@ def test_summary_names_ranks_copies_roles():
     s = plan(clones="0=3").summary()
     assert s.startswith("4 ranks, copies rank 0: 3, others 1: 6 processes")
     assert "roles: copy, representative" in s
+
+
+def test_papi_sets_give_roles_and_plan_lines():
+    p = plan(clones="2", papi_sets=(("perf::TASK-CLOCK", "perf::CS"), ("perf::TASK-CLOCK", "perf::FAULTS")))
+    assert [q.role for q in p.procs] == ["papi-set-0"] * 4 + ["papi-set-1"] * 4
+    assert "papi_set_1 perf::TASK-CLOCK,perf::FAULTS" in p.text.splitlines()
+
+
+def test_more_papi_sets_than_copies():
+    with pytest.raises(ValueError, match="3 counter sets need 3 copies"):
+        plan(clones="2", papi_sets=(("a",), ("b",), ("c",)))
