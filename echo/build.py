@@ -73,12 +73,36 @@ def has_papi(mpicc: str) -> bool:
     return r.returncode == 0
 
 
+def has_valgrind_headers(mpicc: str) -> bool:
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "v.c"
+        src.write_text("#include <valgrind/callgrind.h>\nint main(void) { return RUNNING_ON_VALGRIND; }\n")
+        r = subprocess.run([mpicc, "-c", "-o", str(Path(tmp) / "v.o"), str(src)], capture_output=True)
+    return r.returncode == 0
+
+
 def collector_sources(mpicc: str) -> tuple[list[Path], list[str]]:
     """C sources and flags of the collectors this machine can build in (a collector
     whose library is missing is left out, and says so when a run asks for it)."""
+    sources, flags = [], []
     if has_papi(mpicc):
-        return [COLLECTORS_DIR / "papi" / "echo_papi.c"], ["-DECHO_WITH_PAPI", "-lpapi"]
-    return [], []
+        sources.append(COLLECTORS_DIR / "papi" / "echo_papi.c")
+        flags += ["-DECHO_WITH_PAPI", "-lpapi"]
+    if has_valgrind_headers(mpicc):
+        sources.append(COLLECTORS_DIR / "valgrind" / "echo_valgrind.c")
+        flags.append("-DECHO_WITH_VALGRIND")
+    return sources, flags
+
+
+def built_in_collectors(mpi: MPI) -> str:
+    """Which collectors this machine's library has ("papi+valgrind", or "plain"), probed once per MPI."""
+    probe = cache_root() / f"collectors-{mpi.identity}"
+    if not probe.is_file():
+        flags = collector_sources(mpi.mpicc)[1]
+        names = [f.split("_WITH_")[1].lower() for f in flags if "_WITH_" in f]
+        probe.parent.mkdir(parents=True, exist_ok=True)
+        probe.write_text("+".join(names) or "plain")
+    return probe.read_text()
 
 
 def source_hash() -> str:
@@ -97,8 +121,7 @@ def cache_root() -> Path:
 def ensure_library(mpi: MPI | None = None) -> Path:
     """Path of libecho.so for this MPI, building it if the cache has none."""
     mpi = mpi or detect_mpi()
-    papi = "papi" if has_papi(mpi.mpicc) else "nopapi"
-    out_dir = cache_root() / f"lib-{mpi.identity}-{source_hash()}-{papi}"
+    out_dir = cache_root() / f"lib-{mpi.identity}-{source_hash()}-{built_in_collectors(mpi)}"
     lib = out_dir / "libecho.so"
     if lib.is_file():
         return lib

@@ -39,6 +39,12 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--inject", metavar="SPEC", help="fault injection: bitflip:rank=R,copy=K,call=N[,byte=B,bit=b] "
                    "or memflip:rank=R,copy=K,after=2s[,seed=S,bit=b]")
     g.add_argument("--junit", metavar="FILE", help="write the SDC verdict as JUnit XML (for nightly CI)")
+    v = p.add_argument_group("Valgrind on copies (copy 0 stays native unless named)")
+    v.add_argument("--valgrind", metavar="SPEC", help="TOOL (on copy 1) or COPY:TOOL,..., e.g. 1:memcheck,2:cachegrind")
+    v.add_argument("--valgrind-ranks", "--ranks", dest="valgrind_ranks", metavar="R,R",
+                   help="only these application ranks get the tools")
+    v.add_argument("--valgrind-slice", metavar="callgrind:K", help="copies 1..K each instrument every Kth epoch")
+    v.add_argument("--slice-calls", type=int, default=100, metavar="N", help="MPI calls per epoch (default 100)")
     p.add_argument("--papi-sets", metavar="SPEC",
                    help="a PAPI counter set per copy: all, presets, EV1,EV2,... (packed into sets) or "
                         "EV1,EV2;EV3,EV4 (sets as given); mpiecho events shows what can be counted")
@@ -82,6 +88,10 @@ def run_command(args: argparse.Namespace) -> int:
         junit=str(Path(args.junit).absolute()) if getattr(args, "junit", None) else None,
         papi_sets=papi_sets,
         papi_unavailable=tuple(papi_unavailable),
+        valgrind=getattr(args, "valgrind", None),
+        valgrind_ranks=getattr(args, "valgrind_ranks", None),
+        valgrind_slice=getattr(args, "valgrind_slice", None),
+        slice_calls=getattr(args, "slice_calls", 100),
     )
     return run(opts)
 

@@ -39,10 +39,13 @@ def say(msg: str) -> None:
 def prepare(opts: Options) -> Plan:
     mpi = detect_mpi()
     lib = ensure_library(mpi)
-    machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib))
+    import shutil
+
+    machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib),
+                      valgrind=shutil.which("valgrind"), exec_wrapper=str(Path(__file__).with_name("exec.sh")))
     plan = make_plan(opts, machine)
     run_dir = Path(opts.run_dir)
-    for sub in ("procs", "output", "records", "events", "metrics"):
+    for sub in ("procs", "output", "records", "events", "metrics", "valgrind"):
         (run_dir / sub).mkdir(parents=True, exist_ok=True)
     (run_dir / "plan").write_text(plan.text)
     return plan

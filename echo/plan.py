@@ -13,6 +13,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
+from collectors import valgrind as vg
 from echo.copymap import parse_copies
 from echo.sdc import SdcError, check_mode, parse_inject
 
@@ -47,6 +48,10 @@ class Options:
     junit: str | None = None  # where to write the SDC verdict as JUnit XML
     papi_sets: tuple[tuple[str, ...], ...] = ()  # counter set of copy 0, 1, ... (planned with PAPI)
     papi_unavailable: tuple[tuple[str, str], ...] = ()  # (event, PAPI's reason) the planner had to leave out
+    valgrind: str | None = None  # TOOL or COPY:TOOL,...
+    valgrind_ranks: str | None = None  # only these application ranks
+    valgrind_slice: str | None = None  # callgrind:K
+    slice_calls: int = 100  # MPI calls per slice epoch
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,8 @@ class Machine:
     cores: int
     is_root: bool
     library: str  # path of libecho.so
+    valgrind: str | None = None  # path of valgrind, if installed
+    exec_wrapper: str = ""  # echo/exec.sh: starts a process under the tool its plan line names
 
 
 @dataclass(frozen=True)
@@ -92,21 +99,57 @@ class Plan:
         )
 
 
-def role(copy: int, opts: Options) -> str:
+def valgrind_roles(opts: Options, copies: list[int]) -> dict[tuple[int, int], str]:
+    """(rank, copy) -> tool role ("memcheck", "callgrind-slice-0", ...)."""
+    roles: dict[tuple[int, int], str] = {}
+    if opts.valgrind:
+        roles.update(vg.parse_tools(opts.valgrind, copies, opts.valgrind_ranks))
+    if opts.valgrind_slice:
+        if opts.slice_calls < 1:
+            raise vg.ValgrindError(f"--slice-calls {opts.slice_calls}: an epoch is at least 1 MPI call")
+        tool, _k, slices = vg.parse_slice(opts.valgrind_slice, copies, opts.valgrind_ranks)
+        clash = sorted(set(slices) & set(roles))
+        if clash:
+            raise vg.ValgrindError(f"rank {clash[0][0]} copy {clash[0][1]} is given both --valgrind and a slice")
+        roles.update({key: f"{tool}-slice-{s}" for key, s in slices.items()})
+    return roles
+
+
+def role(app: int, copy: int, opts: Options, tools: dict[tuple[int, int], str]) -> str:
     """One word naming what this copy does besides running the program."""
+    if (app, copy) in tools:
+        return tools[app, copy]
     if copy < len(opts.papi_sets):
         return f"papi-set-{copy}"
     return "representative" if copy == 0 else "copy"
 
 
-def layout(copies: list[int], opts: Options) -> list[Proc]:
+def layout(copies: list[int], opts: Options, tools: dict[tuple[int, int], str] | None = None) -> list[Proc]:
     procs, real = [], 0
     for copy in range(max(copies)):
         for app, n in enumerate(copies):
             if copy < n:
-                procs.append(Proc(real, app, copy, n, role(copy, opts)))
+                procs.append(Proc(real, app, copy, n, role(app, copy, opts, tools or {})))
                 real += 1
     return procs
+
+
+def valgrind_lines(opts: Options, procs: list[Proc], machine: Machine, tools: dict[tuple[int, int], str]) -> list[str]:
+    if not tools:
+        return []
+    if not machine.valgrind:
+        raise vg.ValgrindError("valgrind is not installed (apt-get install valgrind)")
+    lines = []
+    if opts.valgrind_slice:
+        tool, k, _ = vg.parse_slice(opts.valgrind_slice, [p.ncopies for p in procs if p.copy == 0],
+                                    opts.valgrind_ranks)
+        lines.append(f"valgrind_slice {tool} {k} {opts.slice_calls}")
+    for p in procs:
+        if (p.app, p.copy) in tools:
+            tool = tools[p.app, p.copy].split("-slice-")[0]
+            cmd = vg.tool_command(machine.valgrind, tool, opts.run_dir, p.app, p.copy, "-slice-" in p.role)
+            lines.append(vg.plan_line(p.real, cmd))
+    return lines
 
 
 def sdc_lines(opts: Options, copies: list[int]) -> list[str]:
@@ -155,8 +198,9 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     if not opts.program:
         raise ValueError("no program given: echorun -n 4 --clones 2 ./app [args]")
     copies = parse_copies(opts.clones, opts.nranks)
-    procs = layout(copies, opts)
-    extra = sdc_lines(opts, copies) + papi_lines(opts, copies)
+    tools = valgrind_roles(opts, copies)
+    procs = layout(copies, opts, tools)
+    extra = sdc_lines(opts, copies) + papi_lines(opts, copies) + valgrind_lines(opts, procs, machine, tools)
     plan_path = f"{opts.run_dir}/plan"
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library}
     argv = [machine.mpirun, "-n", str(len(procs))]
@@ -177,6 +221,8 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     if opts.hostfile:
         argv += ["--hostfile", opts.hostfile]
     argv += list(opts.mpirun_args)
+    if tools:  # every process starts through the launcher, which puts the chosen ones under their tool
+        argv.append(machine.exec_wrapper)
     argv += list(opts.program)
     # LD_PRELOAD goes to the application through mpirun's options only, so
     # mpirun and its daemons do not load the library themselves.

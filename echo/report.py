@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session
 from echo.store.models import CallSummary, Event, Metric, Proc, Run
 
 # what a reader must see first: divergences, then what was corrected, then failures
-EVENT_ORDER = {"divergence": 0, "corrected": 1, "process-ended-abnormally": 2, "records-damaged": 3,
-               "papi-unavailable": 4, "injection": 5}
+EVENT_ORDER = {"divergence": 0, "corrected": 1, "memcheck": 2, "process-ended-abnormally": 3, "records-damaged": 4,
+               "papi-unavailable": 5, "injection": 6}
 
 
 class UnknownRun(LookupError):
@@ -118,6 +118,26 @@ def counters_text(counters: dict[int, dict], top: int = 3) -> list[str]:
     return out
 
 
+def valgrind_text(metrics: list[Metric]) -> list[str]:
+    """Tool results per rank and copy (-1: callgrind slices merged into one profile)."""
+    out = ["valgrind (copy -1: the slices of a rank merged):"]
+    rows = [("RANK", "COPY", "RESULT", "VALUE")]
+    for m in metrics:
+        if " in " in m.name and not m.name.endswith("program"):
+            continue  # per-function costs: the top ones below
+        rows.append((str(m.app_rank), str(m.copy), m.name, f"{m.value:.0f} {m.unit}".strip()))
+    out.append(table(rows))
+    tops: dict[tuple[int, int], list[tuple[float, str]]] = {}
+    for m in metrics:
+        if " in " in m.name and not m.name.endswith("program"):
+            fn = m.name.split(" in ", 1)[1].removesuffix(" (slices merged)")
+            tops.setdefault((m.app_rank, m.copy), []).append((m.value, fn))
+    for (rank, copy), fns in sorted(tops.items()):
+        best = ", ".join(f"{fn} {v:.0f}" for v, fn in sorted(fns, reverse=True)[:5])
+        out.append(f"  rank {rank} copy {copy} most instructions: {best}")
+    return out
+
+
 def report(engine: Engine, run_id: str | None = None, top: int = 5) -> str:
     with Session(engine) as s:
         run = find_run(s, run_id)
@@ -138,7 +158,9 @@ def report(engine: Engine, run_id: str | None = None, top: int = 5) -> str:
         ]
         if events:
             out.append(f"events ({len(events)}):")
-            out += [f"  {e.kind}: {e.message}" for e in events]
+            out += [f"  {e.kind}: " + (f"rank {e.app_rank} copy {e.copy}: " if e.app_rank is not None and
+                                        not e.message.startswith("application rank") else "") + e.message
+                    for e in events]
             out.append("")
         rows = [("RANK", "COPY", "ROLE", "STATE", "CALLS", "BYTES", "TIME IN MPI", "OF WALL")]
         for p in procs:
@@ -151,6 +173,10 @@ def report(engine: Engine, run_id: str | None = None, top: int = 5) -> str:
             if c.copy == 0:
                 agg = by_rank.setdefault(c.app_rank, {})
                 agg[c.function] = [c.calls, c.bytes, c.time_total]
+        tools = s.scalars(select(Metric).where(Metric.run_id == run.id, Metric.name.regexp_match(
+            "^(memcheck|callgrind|cachegrind|massif) ")).order_by(Metric.app_rank, Metric.copy, Metric.id)).all()
+        if tools:
+            out += valgrind_text(tools) + [""]
         counters = merged_counters(s, run.id)
         if counters:
             out += counters_text(counters) + [""]

@@ -7,8 +7,17 @@ echo_hooks_t echo_hooks;
 #ifdef ECHO_WITH_PAPI
 void echo_papi_init(void);
 #endif
+#ifdef ECHO_WITH_VALGRIND
+void echo_valgrind_init(void);
+#endif
 
 void echo_collectors_init(void) {
+#ifdef ECHO_WITH_VALGRIND
+    echo_valgrind_init();
+#else
+    if (echo_plan_value("valgrind_slice"))
+        echo_fatal("this echo library was built without Valgrind's headers (apt-get install valgrind)");
+#endif
 #ifdef ECHO_WITH_PAPI
     echo_papi_init();
 #else

@@ -13,6 +13,7 @@ import numpy as np
 from sqlalchemy import Engine, delete, insert
 from sqlalchemy.orm import Session
 
+from collectors import valgrind
 from echo.records import FLAG_ERROR, RecordFile, RecordsError, read
 from echo.sdc import outcome, read_events
 from echo.store.models import CallSummary, Event, Metric, Proc, Run
@@ -132,6 +133,9 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
               for e in sdc_events] + events
     events += [dict(kind="papi-unavailable", message=f"PAPI cannot count {ev} here: {why}; it was left out of the sets")
                for ev, why in meta.get("papi_unavailable", [])]
+    tool_events, tool_metrics = valgrind.collect(run_dir, plan_procs(run_dir), meta["program"])
+    events += tool_events
+    metrics += tool_metrics
     run_id = meta["run_id"]
     run = dict(id=run_id, program=meta["program"], argv=meta["argv"], mode=meta.get("mode", "echo"),
                nranks=meta["nranks"], nprocs=len(procs), copies=meta["copies"], started_at=meta["started_at"],

@@ -1,0 +1,261 @@
+"""Valgrind collector: a tool per copy, or slices of callgrind spread over copies.
+
+The representative (copy 0) stays native unless the user names copy 0.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+SPEC = {
+    "name": "valgrind",
+    "description": "a Valgrind tool on some copies, or callgrind cut into slices spread over copies",
+    "options": {
+        "--valgrind": "TOOL (on copy 1) or COPY:TOOL,... e.g. 1:memcheck,2:cachegrind",
+        "--valgrind-ranks": "only these application ranks, e.g. 0,3",
+        "--valgrind-slice": "callgrind:K (copies 1..K each instrument every Kth epoch)",
+        "--slice-calls": "MPI calls per epoch (default 100)",
+    },
+}
+TOOLS = ("memcheck", "cachegrind", "callgrind", "massif", "helgrind", "drd")
+SLICEABLE = ("callgrind",)
+
+
+class ValgrindError(ValueError):
+    """A Valgrind option that cannot be used; the message says how to fix it."""
+
+
+def parse_tools(spec: str, copies: list[int], ranks: str | None) -> dict[tuple[int, int], str]:
+    """(application rank, copy) -> tool, from `--valgrind` and `--valgrind-ranks`."""
+    chosen = _ranks(ranks, len(copies))
+    per_copy: dict[int, str] = {}
+    for item in filter(None, (i.strip() for i in spec.split(","))):
+        copy_text, sep, tool = item.rpartition(":")
+        copy = 1
+        if sep:
+            try:
+                copy = int(copy_text)
+            except ValueError:
+                raise ValgrindError(f"--valgrind {spec}: {copy_text!r} is not a copy number") from None
+        if tool not in TOOLS:
+            raise ValgrindError(f"--valgrind {spec}: unknown tool {tool!r}; Valgrind's tools are {', '.join(TOOLS)}")
+        if copy in per_copy:
+            raise ValgrindError(f"--valgrind {spec}: copy {copy} is given two tools")
+        per_copy[copy] = tool
+    out = {}
+    for rank in chosen:
+        for copy, tool in per_copy.items():
+            if copy >= copies[rank]:
+                raise ValgrindError(f"--valgrind {spec}: rank {rank} has no copy {copy} (it has {copies[rank]}); "
+                                    f"raise --clones to {copy + 1}")
+            out[rank, copy] = tool
+    return out
+
+
+def _ranks(text: str | None, n: int) -> list[int]:
+    if not text:
+        return list(range(n))
+    try:
+        ranks = sorted({int(r) for r in text.split(",") if r.strip()})
+    except ValueError:
+        raise ValgrindError(f"--valgrind-ranks {text}: expected rank numbers, e.g. 0,3") from None
+    bad = [r for r in ranks if not 0 <= r < n]
+    if bad:
+        raise ValgrindError(f"--valgrind-ranks {text}: rank {bad[0]} does not exist (ranks are 0..{n - 1})")
+    return ranks
+
+
+def parse_slice(spec: str, copies: list[int], ranks: str | None) -> tuple[str, int, dict[tuple[int, int], int]]:
+    """`callgrind:K` -> (tool, K, {(rank, copy): slice index}) over copies 1..K."""
+    tool, sep, k_text = spec.partition(":")
+    if tool not in SLICEABLE:
+        raise ValgrindError(f"--valgrind-slice {spec}: only {', '.join(SLICEABLE)} can be sliced (memcheck builds its "
+                            "shadow state from the start: run it on whole copies with --valgrind memcheck)")
+    try:
+        k = int(k_text) if sep else 0
+    except ValueError:
+        k = 0
+    if k < 1:
+        raise ValgrindError(f"--valgrind-slice {spec}: expected callgrind:K with K >= 1 slices")
+    out = {}
+    for rank in _ranks(ranks, len(copies)):
+        if copies[rank] < k + 1:
+            raise ValgrindError(f"--valgrind-slice {spec}: {k} slices need {k + 1} copies of rank {rank} (copy 0 "
+                                f"stays native, copies 1..{k} take a slice each); it has {copies[rank]}: "
+                                f"use --clones {k + 1}")
+        for s in range(k):
+            out[rank, s + 1] = s
+    return tool, k, out
+
+
+def output_file(run_dir: str, rank: int, copy: int, tool: str, ext: str) -> str:
+    return f"{run_dir}/valgrind/rank{rank}.copy{copy}.{tool}.{ext}"
+
+
+def tool_command(valgrind: str, tool: str, run_dir: str, rank: int, copy: int, sliced: bool = False) -> list[str]:
+    """The valgrind command line for one process, with its output files in the run directory."""
+    cmd = [valgrind, f"--tool={tool}", f"--log-file={output_file(run_dir, rank, copy, tool, 'log')}"]
+    if tool == "memcheck":
+        cmd += ["--xml=yes", f"--xml-file={output_file(run_dir, rank, copy, tool, 'xml')}", "--leak-check=full"]
+    elif tool in ("cachegrind", "callgrind", "massif"):
+        cmd.append(f"--{tool}-out-file={output_file(run_dir, rank, copy, tool, 'out')}")
+    if sliced:
+        cmd.append("--instr-atstart=no")
+    return cmd
+
+
+def plan_line(real: int, cmd: list[str]) -> str:
+    return f"valgrind_proc {real} {shlex.join(cmd)}"
+
+
+# ---- reading the tools' outputs ----
+
+@dataclass
+class MemcheckError:
+    kind: str
+    what: str
+    bytes: int
+    stack: list[str]  # "fn (file:line)" innermost first
+    in_program: bool  # the innermost frame outside Valgrind's own preloads is in the program itself
+
+
+def parse_memcheck(path: Path, program: str) -> list[MemcheckError]:
+    """Errors and leaks of a memcheck XML file (a truncated file yields the errors before the damage)."""
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError:
+        text = path.read_text(errors="replace")
+        cut = text.rfind("</error>")
+        root = ET.fromstring(text[:cut + 8] + "</valgrindoutput>") if cut > 0 else ET.Element("x")
+    prog = str(Path(program).resolve()) if program else ""
+    out = []
+    for err in root.iter("error"):
+        what = err.findtext("what") or err.findtext("xwhat/text") or ""
+        frames, owner = [], None
+        stack = err.find("stack")  # the error's own stack (later ones say where a block was allocated)
+        for fr in (stack.findall("frame") if stack is not None else [])[:12]:
+            fn = fr.findtext("fn") or fr.findtext("ip") or "?"
+            where = f"{fr.findtext('file')}:{fr.findtext('line')}" if fr.findtext("file") else fr.findtext("obj") or ""
+            frames.append(f"{fn} ({where})")
+            obj = fr.findtext("obj") or ""
+            if owner is None and "vgpreload" not in obj:  # malloc & co. are Valgrind's: look one frame out
+                owner = obj
+        in_program = bool(prog) and owner == prog
+        out.append(MemcheckError(err.findtext("kind") or "?", what, int(err.findtext("xwhat/leakedbytes") or 0),
+                                 frames, in_program))
+    return out
+
+
+def collect(run_dir: Path, procs: list[tuple[int, int, int, str]], program: str) -> tuple[list[dict], list[dict]]:
+    """Events and metrics of every tool output of a run: memcheck errors (those in the program as events),
+    profile costs per copy, callgrind slices merged per rank (copy -1), massif peaks."""
+    events: list[dict] = []
+    metrics: list[dict] = []
+    merged: dict[int, dict[str, list[int]]] = {}
+    merged_events: dict[int, list[str]] = {}
+    for _real, app, copy, role in procs:
+        tool = role.split("-slice-")[0]
+        if tool not in TOOLS:
+            continue
+        xml, out = (run_dir / "valgrind" / f"rank{app}.copy{copy}.{tool}.{ext}" for ext in ("xml", "out"))
+
+        def metric(name: str, value: float, unit: str = "", c: int = copy, a: int = app) -> None:
+            metrics.append(dict(app_rank=a, copy=c, name=name, value=float(value), unit=unit))
+
+        if tool == "memcheck" and xml.is_file():
+            errors = parse_memcheck(xml, program)
+            mine = [e for e in errors if e.in_program]
+            metric("memcheck errors", len(errors), "count")
+            metric("memcheck errors in the program", len(mine), "count")
+            metric("memcheck leaked bytes", sum(e.bytes for e in errors if e.kind.startswith("Leak_")), "B")
+            for e in mine:
+                events.append(dict(kind="memcheck", app_rank=app, copy=copy,
+                                   message=f"{e.kind}: {e.what} at {' < '.join(e.stack[:3])}"))
+        elif tool in ("callgrind", "cachegrind") and out.is_file():
+            names, costs = parse_profile(out)
+            totals = [sum(c[i] for c in costs.values()) for i in range(len(names))]
+            for name, total in zip(names, totals, strict=True):
+                metric(f"{tool} {name} total", total, "count")
+            top = sorted(costs.items(), key=lambda kv: -kv[1][0])[:10]
+            for (_ob, fn), c in top:
+                metric(f"{tool} {names[0]} in {fn}", c[0], "count")
+            if "-slice-" in role:
+                acc = merged.setdefault(app, {})
+                merged_events[app] = names
+                for (_ob, fn), c in costs.items():
+                    prev = acc.setdefault(fn, [0] * len(names))
+                    for i, v in enumerate(c):
+                        prev[i] += v
+        elif tool == "massif" and out.is_file():
+            metric("massif peak heap", parse_massif_peak(out), "B")
+    for app, acc in merged.items():  # one profile per rank from its slices
+        names = merged_events[app]
+        for i, name in enumerate(names):
+            metrics.append(dict(app_rank=app, copy=-1, name=f"callgrind {name} total (slices merged)",
+                                value=float(sum(c[i] for c in acc.values())), unit="count"))
+        for fn, c in sorted(acc.items(), key=lambda kv: -kv[1][0])[:10]:
+            metrics.append(dict(app_rank=app, copy=-1, name=f"callgrind {names[0]} in {fn} (slices merged)",
+                                value=float(c[0]), unit="count"))
+    return events, metrics
+
+
+_NAME = re.compile(r"^\((\d+)\)(?: (.*))?$")
+_CONTEXT = re.compile(r"'\d+$")
+
+
+def parse_profile(path: Path) -> tuple[list[str], dict[tuple[str, str], list[int]]]:
+    """Self cost per (object, function) of a callgrind or cachegrind out file: (event names, costs)."""
+    events: list[str] = []
+    costs: dict[tuple[str, str], list[int]] = {}
+    names: dict[str, dict[str, str]] = {"ob": {}, "fn": {}}
+    ob = fn = ""
+    skip_next = False  # the line after calls= is the inclusive cost of a call, not self cost
+    for line in path.read_text(errors="replace").splitlines():
+        if not line:
+            continue
+        if line.startswith("events:"):
+            events = line.split()[1:]
+            continue
+        head, _, rest = line.partition("=")
+        if head in ("ob", "fn", "cob", "cfn", "fl", "fi", "fe", "cfi", "cfl"):
+            kind = head[-2:] if head in ("ob", "fn", "cob", "cfn") else ""
+            if kind:
+                m = _NAME.match(rest)
+                value = rest
+                if m:
+                    value = m.group(2) if m.group(2) is not None else names[kind].get(m.group(1), "?")
+                    if m.group(2) is not None:
+                        names[kind][m.group(1)] = m.group(2)
+                if head == "ob":
+                    ob = value
+                elif head == "fn":
+                    fn = _CONTEXT.sub("", value)  # callgrind's "main'2": the same function, another context
+            continue
+        if head == "calls":
+            skip_next = True
+            continue
+        if line[0].isdigit() or line[0] in "+-*":
+            if skip_next:
+                skip_next = False
+                continue
+            parts = line.split()
+            values = [int(v) for v in parts[1:1 + len(events)]]
+            acc = costs.setdefault((ob, fn), [0] * len(events))
+            for i, v in enumerate(values):
+                acc[i] += v
+    return events, costs
+
+
+def parse_massif_peak(path: Path) -> int:
+    """Peak of heap plus heap overhead over the snapshots, in bytes."""
+    peak = heap = 0
+    for line in path.read_text(errors="replace").splitlines():
+        if line.startswith("mem_heap_B="):
+            heap = int(line.split("=")[1])
+        elif line.startswith("mem_heap_extra_B="):
+            peak = max(peak, heap + int(line.split("=")[1]))
+    return peak
