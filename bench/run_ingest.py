@@ -9,13 +9,13 @@ Writes bench/results/ingest.md. Target: over 500k records/s.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from results_file import measured_by, write  # bench/ itself is on the path of a script run from it
 
 from echo.build import detect_mpi, ensure_library
 from echo.records import read_run
@@ -23,7 +23,6 @@ from echo.store.db import open_store
 from echo.store.ingest import ingest
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results" / "ingest.md"
 
 
 def main() -> None:
@@ -53,8 +52,7 @@ def main() -> None:
     lines = [
         "# Ingest of a large run",
         "",
-        f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.node()} ({os.cpu_count()} cores) by "
-        "`bench/run_ingest.py`: a real echorun job (2 ranks, interception only) making "
+        measured_by("bench/run_ingest.py") + f": a real echorun job (2 ranks, interception only) making "
         f"{nrec:,} call records ({size / 2**20:.0f} MiB of record files), ingested into a new SQLite file.",
         "",
         "| step | seconds | records/s |",
@@ -66,9 +64,7 @@ def main() -> None:
         f"Target: ingest over 500,000 records/s: {'met' if nrec / t_ingest > 500_000 else 'NOT met'}.",
         "",
     ]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines))
-    print(RESULTS.read_text())
+    write("ingest", lines)
 
 
 if __name__ == "__main__":

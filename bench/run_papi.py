@@ -10,14 +10,13 @@ perf:: software events.
 
 from __future__ import annotations
 
-import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from results_file import measured_by, write  # bench/ itself is on the path of a script run from it
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -27,7 +26,6 @@ from echo.store.db import open_store
 from echo.store.models import Metric
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results" / "papi.md"
 SETS = [["perf::TASK-CLOCK", "perf::PAGE-FAULTS"], ["perf::TASK-CLOCK", "perf::CONTEXT-SWITCHES"]]
 
 
@@ -69,8 +67,7 @@ def main() -> None:
     lines = [
         "# PAPI: all sets in one run vs one run per set",
         "",
-        f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.node()} ({os.cpu_count()} cores, no hardware "
-        "PMU: perf:: software events) by `bench/run_papi.py`: the proxy stencil, 2 ranks, "
+        measured_by("bench/run_papi.py") + " (no hardware PMU: perf:: software events): the proxy stencil, 2 ranks, "
         f"{len(SETS)} counter sets.",
         "",
         f"| | wall time (s) |\n|---|---|\n| one run, {len(SETS)} copies (a set each) | {one_wall:.2f} |",
@@ -88,9 +85,7 @@ def main() -> None:
         lines.append(f"| {ev} | {a:.0f} | {b:.0f} | {diff} |")
     lines += ["", "On 2 cores the one-run case has 4 processes sharing them, so its wall time is not the gain a "
               "machine with a core per copy would show; the counts compare the same work.", ""]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines))
-    print(RESULTS.read_text())
+    write("papi", lines)
 
 
 if __name__ == "__main__":

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from results_file import measured_by, write  # bench/ itself is on the path of a script run from it
+
 from echo.build import detect_mpi, ensure_library
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results" / "replication.md"
 BIN = Path(sys.executable).parent
 
 
@@ -86,17 +86,15 @@ def main() -> None:
             results = {m: [run(m, n, cmd, mpi.mpirun, work) for _ in range(repeat)] for m in modes}
             for key in keys:
                 rows.append((key, {m: best(results[m], key) for m in modes}))
-    write(rows, repeat)
-    print(RESULTS.read_text())
+    write_table(rows, repeat)
 
 
-def write(rows: list[tuple[str, dict[str, float]]], repeat: int) -> None:
+def write_table(rows: list[tuple[str, dict[str, float]]], repeat: int) -> None:
     unit = {"callcost": "ns/call", "collectives": "us/iter", "proxy": "s"}
     lines = [
         "# Replication core: echo vs native",
         "",
-        f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.node()} ({os.cpu_count()} cores, "
-        f"{platform.machine()}), best of {repeat}, by `bench/run_replication.py`.",
+        measured_by("bench/run_replication.py") + f", best of {repeat}.",
         "`echo-1`: echorun with 1 copy per rank (interception only); `echo-2`: 2 copies per rank.",
         "Ping-pong and collectives run 2 ranks, so `echo-2` has 4 processes on this machine's 2 cores",
         "(oversubscribed: every copy polls for its representative's messages on a shared core).",
@@ -118,8 +116,7 @@ def write(rows: list[tuple[str, dict[str, float]]], repeat: int) -> None:
         "(target: under 100 ns).",
         "",
     ]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines))
+    write("replication", lines)
 
 
 if __name__ == "__main__":

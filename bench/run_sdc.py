@@ -10,18 +10,17 @@ Writes bench/results/sdc.md.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from results_file import measured_by, write  # bench/ itself is on the path of a script run from it
+
 from echo.build import PRELOAD_DIR, detect_mpi, ensure_library
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results" / "sdc.md"
 BIN = Path(sys.executable).parent
 CONFIGS = [("2 copies", 2, None), ("detect", 2, "detect"), ("stop", 2, "stop"),
            ("3 copies", 3, None), ("detect, 3", 3, "detect"), ("vote", 3, "vote")]
@@ -63,8 +62,8 @@ def main() -> None:
     lines = [
         "# SDC checking: cost per mode",
         "",
-        f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.node()} ({os.cpu_count()} cores) by "
-        f"`bench/run_sdc.py`, best of {repeat}. Every run has 2 ranks; the ratio compares each mode with the same "
+        measured_by("bench/run_sdc.py") + f", best of {repeat}. Every run has 2 ranks; the ratio compares each "
+        "mode with the same "
         "number of copies without checking (so the oversubscription of this 2-core machine is in both).",
         "",
         "| program | unit | " + " | ".join(label for label, _, _ in CONFIGS) + " | detect / 2 copies | "
@@ -78,9 +77,7 @@ def main() -> None:
                      f"{v['vote'] / v['3 copies']:.2f} |")
     lines += ["", f"Hash throughput: {float(speed['hash']):.2f} GB/s; memcpy: {float(speed['memcpy']):.2f} GB/s "
               "(64 MiB buffer, one core).", ""]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines))
-    print(RESULTS.read_text())
+    write("sdc", lines)
 
 
 if __name__ == "__main__":

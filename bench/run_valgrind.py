@@ -11,7 +11,6 @@ Writes bench/results/valgrind.md.
 from __future__ import annotations
 
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -19,10 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_file import measured_by, write  # bench/ itself is on the path of a script run from it
+
 from echo.build import detect_mpi, ensure_library
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results" / "valgrind.md"
 BIN = Path(sys.executable).parent
 STEPS = "60"
 
@@ -61,8 +61,8 @@ def main() -> None:
     lines = [
         "# Valgrind on copies",
         "",
-        f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.node()} ({os.cpu_count()} cores) by "
-        f"`bench/run_valgrind.py`: the proxy stencil, 2 ranks, {STEPS} steps. Wall time of the whole job.",
+        measured_by("bench/run_valgrind.py") + f": the proxy stencil, 2 ranks, {STEPS} steps. "
+        "Wall time of the whole job.",
         "",
         "| configuration | seconds | / native |",
         "|---|---|---|",
@@ -74,9 +74,7 @@ def main() -> None:
         "per copy: each sliced copy runs uninstrumented (about 4x faster under callgrind) outside its epochs.",
         "",
     ]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines))
-    print(RESULTS.read_text())
+    write("valgrind", lines)
 
 
 if __name__ == "__main__":

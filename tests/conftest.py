@@ -41,7 +41,7 @@ def programs(mpi, tmp_path_factory) -> dict[str, list[str]]:
         if src.suffix in (".c", ".cpp"):
             compiler = mpi.mpicc if src.suffix == ".c" else str(Path(mpi.mpicc).parent / "mpicxx")
             exe = out / src.stem
-            subprocess.run([compiler, "-O1", "-g", "-o", str(exe), str(src)], check=True)
+            subprocess.run([compiler, "-O1", "-g", f"-I{PROGRAMS}", "-o", str(exe), str(src)], check=True)
             cmds[src.stem] = [str(exe)]
         elif src.suffix == ".py":
             cmds[src.stem] = [sys.executable, str(src)]

@@ -20,7 +20,7 @@ def clean_output(mpi, programs):
 
 
 @pytest.mark.parametrize(("mode", "copies"), [("detect", 2), ("stop", 2), ("vote", 3), ("detect", 3)])
-@pytest.mark.parametrize("name", ["sdc_loop", "p2p", "coll", "nonblocking", "py_coll"])
+@pytest.mark.parametrize("name", ["sdc_loop", "p2p", "coll", "nonblocking", "anysource", "py_coll", "py_p2p"])
 def test_clean_programs_do_not_diverge(programs, tmp_path, mode, copies, name):
     r = echorun(["--no-store", "--sdc", mode, "-n", "2", "--clones", str(copies), *programs[name]], tmp_path / "run")
     assert r.returncode == 0, r.stderr

@@ -1,16 +1,12 @@
 /* A master-worker pattern with MPI_ANY_SOURCE: the arrival order is up to MPI,
  * so lines marked "order:" may differ between runs but never between the
  * copies of a rank; the result does not depend on it. */
-#include <mpi.h>
+#include "battery.h"
 #include <stdio.h>
 
-static int rank, size;
-#define SAY(...) do { printf("r%d: ", rank); printf(__VA_ARGS__); printf("\n"); } while (0)
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    battery_init(&argc, &argv);
     const int tasks = 40;
     if (rank == 0) {
         int next = 0, done = 0;

@@ -1,12 +1,10 @@
 /* Every blocking collective, with user-defined (non-commutative) ops, derived
  * types, MPI_IN_PLACE and uneven v-counts. */
-#include <mpi.h>
+#include "battery.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size;
-#define SAY(...) do { printf("r%d: ", rank); printf(__VA_ARGS__); printf("\n"); } while (0)
 
 /* 2x2 matrix product: associative, not commutative */
 static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt) {
@@ -26,9 +24,7 @@ static long sum(const long *v, int n) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    battery_init(&argc, &argv);
     int root = size - 1;
     long *all = calloc((size_t)size * 8, sizeof(long));
     long mine[8];

@@ -1,16 +1,12 @@
 /* Derived communicators and the world group: dup, split, split_type, create,
  * compare, group queries and translations, collectives on the new communicators. */
-#include <mpi.h>
+#include "battery.h"
 #include <stdio.h>
 #include <stdlib.h>
 
-static int rank, size;
-#define SAY(...) do { printf("r%d: ", rank); printf(__VA_ARGS__); printf("\n"); } while (0)
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    battery_init(&argc, &argv);
 
     MPI_Group wg;
     MPI_Comm_group(MPI_COMM_WORLD, &wg);

@@ -1,17 +1,13 @@
 /* Nonblocking and persistent traffic: a storm of Irecv/Isend completed with
  * Waitany and Testsome (completion order is MPI's choice: "order:" lines),
  * Rsend into a posted receive, persistent requests, nonblocking collectives. */
-#include <mpi.h>
+#include "battery.h"
 #include <stdio.h>
 #include <stdlib.h>
 
-static int rank, size;
-#define SAY(...) do { printf("r%d: ", rank); printf(__VA_ARGS__); printf("\n"); } while (0)
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    battery_init(&argc, &argv);
     enum { K = 8 };
     int n = size * K;
     int *in = calloc((size_t)n, sizeof(int)), *out = malloc(sizeof(int) * (size_t)n);

@@ -1,12 +1,10 @@
 /* Blocking point-to-point: every send mode, statuses, probes, derived types
  * with holes, zero-byte and large messages, MPI_PROC_NULL. */
-#include <mpi.h>
+#include "battery.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size;
-#define SAY(...) do { printf("r%d: ", rank); printf(__VA_ARGS__); printf("\n"); } while (0)
 
 static double checksum(const double *v, int n) {
     double s = 0;
@@ -15,9 +13,7 @@ static double checksum(const double *v, int n) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    battery_init(&argc, &argv);
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
     MPI_Status st;
     int count;
