@@ -84,7 +84,7 @@ def has_valgrind_headers(mpicc: str) -> bool:
 def collector_sources(mpicc: str) -> tuple[list[Path], list[str]]:
     """C sources and flags of the collectors this machine can build in (a collector
     whose library is missing is left out, and says so when a run asks for it)."""
-    sources, flags = [], []
+    sources, flags = [COLLECTORS_DIR / "perturb" / "echo_perturb.c"], ["-lm"]  # needs nothing but libm
     if has_papi(mpicc):
         sources.append(COLLECTORS_DIR / "papi" / "echo_papi.c")
         flags += ["-DECHO_WITH_PAPI", "-lpapi"]

@@ -45,6 +45,12 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    help="only these application ranks get the tools")
     v.add_argument("--valgrind-slice", metavar="callgrind:K", help="copies 1..K each instrument every Kth epoch")
     v.add_argument("--slice-calls", type=int, default=100, metavar="N", help="MPI calls per epoch (default 100)")
+    q = p.add_argument_group("perturbation and sensitivity (how much the answer depends on rounding, noise, timing)")
+    q.add_argument("--perturb", metavar="SPEC", help="rounding | noise:ulp=1,seed=7 | jitter:max=50us[,seed=S]")
+    q.add_argument("--worlds", choices=("lockstep", "independent"),
+                   help="lockstep (default): copies take what copy 0 received; independent: copy k of every rank "
+                        "forms world k and communicates for real (jitter always)")
+    q.add_argument("--perturb-rep", action="store_true", help="perturb copy 0 as well")
     p.add_argument("--papi-sets", metavar="SPEC",
                    help="a PAPI counter set per copy: all, presets, EV1,EV2,... (packed into sets) or "
                         "EV1,EV2;EV3,EV4 (sets as given); mpiecho events shows what can be counted")
@@ -92,6 +98,9 @@ def run_command(args: argparse.Namespace) -> int:
         valgrind_ranks=getattr(args, "valgrind_ranks", None),
         valgrind_slice=getattr(args, "valgrind_slice", None),
         slice_calls=getattr(args, "slice_calls", 100),
+        perturb=getattr(args, "perturb", None),
+        worlds=getattr(args, "worlds", None),
+        perturb_rep=getattr(args, "perturb_rep", False),
     )
     return run(opts)
 
@@ -171,6 +180,26 @@ def events_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def sensitivity_command(args: argparse.Namespace) -> int:
+    """Significant digits per call and per output, per rank, of a perturbed run."""
+    from sqlalchemy.orm import Session
+
+    from collectors import perturb
+    from echo.report import find_run
+
+    with Session(_engine(args)) as s:
+        run = find_run(s, args.run)
+        run_dir = Path(run.run_dir)
+    plan = (run_dir / "plan").read_text()
+    if "\nperturb " not in plan:
+        print(f"mpiecho: run {run.id} was not perturbed (echorun --perturb rounding ...)", file=sys.stderr)
+        return 2
+    worlds = "independent" if "\nworlds independent" in plan else "lockstep"
+    print(f"run {run.id}")
+    print(perturb.describe(perturb.analyse(run_dir), worlds))
+    return 0
+
+
 def build_command(args: argparse.Namespace) -> int:
     print(ensure_library())
     return 0
@@ -208,6 +237,10 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     ev = sub.add_parser("events", help="what PAPI can count here, and how it splits into sets")
     ev.add_argument("--papi-sets", default="all", metavar="SPEC", help="as echorun --papi-sets (default: all)")
     ev.set_defaults(fn=events_command)
+    se = sub.add_parser("sensitivity", help="significant digits per call and output of a perturbed run")
+    se.add_argument("run", nargs="?", help="run id, or a unique prefix of it (default: the latest)")
+    se.add_argument("--db", metavar="URL", help=db_help)
+    se.set_defaults(fn=sensitivity_command)
     ls = sub.add_parser("runs", help="list stored runs, newest first")
     ls.add_argument("--db", metavar="URL", help=db_help)
     ls.add_argument("--limit", type=int, default=20)

@@ -63,8 +63,8 @@ def run(opts: Options) -> int:
     meta_path = Path(opts.run_dir) / "run.json"
     meta_path.write_text(json.dumps(meta))
     start = time.monotonic()
-    if opts.output == "all":
-        rc = _run_relabelled(plan, env)
+    if opts.output == "all" or opts.perturb:
+        rc = _run_relabelled(plan, env, Path(opts.run_dir) / "output" if opts.perturb else None, opts.output == "all")
     else:
         rc = _run_plain(plan.argv, env)
     meta.update(duration=time.monotonic() - start, exit_status=rc)
@@ -77,6 +77,12 @@ def run(opts: Options) -> int:
     say(f"application exited with status {rc} after {meta['duration']:.1f} s")
     if opts.sdc:
         rc = sdc_verdict(opts, rc)
+    if opts.perturb:
+        from collectors import perturb
+
+        worlds = "independent" if "worlds independent" in plan.text else "lockstep"
+        for line in perturb.describe(perturb.analyse(Path(opts.run_dir)), worlds).splitlines():
+            say(line)
     if opts.store:
         store_run(Path(opts.run_dir), opts.store)
     return rc
@@ -122,26 +128,35 @@ def _run_plain(argv: list[str], env: dict[str, str]) -> int:
         return proc.wait()
 
 
-def _run_relabelled(plan: Plan, env: dict[str, str]) -> int:
-    """Every copy's output, each line prefixed with its application rank and copy."""
+def _run_relabelled(plan: Plan, env: dict[str, str], save: Path | None = None, label: bool = True) -> int:
+    """Output tagged by mpirun: each line prefixed with its application rank and copy (`label`), or as the
+    program wrote it; with `save`, copy 0's standard output is also kept in save/rank<R>.copy0.out."""
     proc = subprocess.Popen(plan.argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    files: dict[int, object] = {}
 
-    def relay(src, dst) -> None:  # noqa: ANN001 (binary streams)
+    def relay(src, dst, keep: bool) -> None:  # noqa: ANN001 (binary streams)
         for line in src:
             m = TAGGED_LINE.match(line)
             if m and int(m.group(1)) < plan.nprocs:
                 p = plan.proc(int(m.group(1)))
-                line = f"[rank {p.app} copy {p.copy}] ".encode() + line[m.end():]
+                body = line[m.end():]
+                if keep and save is not None and p.copy == 0:
+                    if p.app not in files:
+                        files[p.app] = open(save / f"rank{p.app}.copy0.out", "ab")  # noqa: SIM115 (closed below)
+                    files[p.app].write(body)
+                line = f"[rank {p.app} copy {p.copy}] ".encode() + body if label else body
             dst.write(line)
             dst.flush()
 
-    threads = [threading.Thread(target=relay, args=(proc.stdout, sys.stdout.buffer)),
-               threading.Thread(target=relay, args=(proc.stderr, sys.stderr.buffer))]
+    threads = [threading.Thread(target=relay, args=(proc.stdout, sys.stdout.buffer, True)),
+               threading.Thread(target=relay, args=(proc.stderr, sys.stderr.buffer, False))]
     for t in threads:
         t.start()
     rc = proc.wait()
     for t in threads:
         t.join()
+    for f in files.values():
+        f.close()
     return rc
 
 

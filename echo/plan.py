@@ -13,6 +13,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
+from collectors import perturb as pt
 from collectors import valgrind as vg
 from echo.copymap import parse_copies
 from echo.sdc import SdcError, check_mode, parse_inject
@@ -52,6 +53,9 @@ class Options:
     valgrind_ranks: str | None = None  # only these application ranks
     valgrind_slice: str | None = None  # callgrind:K
     slice_calls: int = 100  # MPI calls per slice epoch
+    perturb: str | None = None  # rounding | noise:ulp=1,seed=7 | jitter:max=50us
+    worlds: str | None = None  # lockstep (default) | independent
+    perturb_rep: bool = False  # perturb copy 0 too
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,11 @@ def role(app: int, copy: int, opts: Options, tools: dict[tuple[int, int], str]) 
         return tools[app, copy]
     if copy < len(opts.papi_sets):
         return f"papi-set-{copy}"
+    if opts.perturb and (copy > 0 or opts.perturb_rep):
+        kind = opts.perturb.split(":")[0]
+        if kind == "rounding":
+            return "rounding-" + ("nearest", "upward", "downward", "toward-zero")[copy % 4]
+        return f"{kind}-{copy}"
     return "representative" if copy == 0 else "copy"
 
 
@@ -178,6 +187,17 @@ def papi_lines(opts: Options, copies: list[int]) -> list[str]:
         f"papi_set_{k} {','.join(events)}" for k, events in enumerate(opts.papi_sets)]
 
 
+def perturb_lines(opts: Options, copies: list[int]) -> list[str]:
+    if not opts.perturb:
+        if opts.worlds == "independent":
+            raise pt.PerturbError("--worlds independent goes with --perturb (copies would just repeat the run)")
+        return []
+    lines, worlds = pt.parse(opts.perturb, opts.worlds, copies)
+    if worlds == "independent" and opts.sdc:
+        raise pt.PerturbError("--sdc compares copies that take the same input; independent worlds differ by design")
+    return lines + [f"perturb_rep {int(opts.perturb_rep)}"]
+
+
 def plan_text(opts: Options, procs: list[Proc], extra: list[str] = ()) -> str:
     lines = [
         f"echo-plan {PLAN_FORMAT}",
@@ -200,7 +220,8 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     copies = parse_copies(opts.clones, opts.nranks)
     tools = valgrind_roles(opts, copies)
     procs = layout(copies, opts, tools)
-    extra = sdc_lines(opts, copies) + papi_lines(opts, copies) + valgrind_lines(opts, procs, machine, tools)
+    extra = (sdc_lines(opts, copies) + papi_lines(opts, copies) + valgrind_lines(opts, procs, machine, tools)
+             + perturb_lines(opts, copies))
     plan_path = f"{opts.run_dir}/plan"
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library}
     argv = [machine.mpirun, "-n", str(len(procs))]
@@ -209,7 +230,7 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
             argv.append("--allow-run-as-root")
         if len(procs) > machine.cores and not (opts.hosts or opts.hostfile):
             argv.append("--oversubscribe")
-        if opts.output == "all":
+        if opts.output == "all" or opts.perturb:  # perturbation keeps copy 0's output in a file too
             argv += ["--output", "tag"]
         for name, value in env.items():
             argv += ["-x", f"{name}={value}"]

@@ -11,8 +11,8 @@
 #define REAL(fn, ...) (echo_is_rep() ? P##fn(__VA_ARGS__) : MPI_SUCCESS)
 #define COMM(fn) echo_comm_t *c = echo_comm_get(comm, #fn)
 /* the data this copy contributes, checked for corruption before the real call */
-#define SDC(fn, buf, count, dt) echo_sdc_check(#fn, 1, buf, count, dt, echo_comm_id(comm), -1)
-#define SDC_BLOCKS(fn, buf, counts, displs, dt) echo_sdc_check_blocks(#fn, buf, c->size, counts, displs, dt, echo_comm_id(comm))
+#define SDC(fn, buf, count, dt) echo_outgoing(#fn, 1, buf, count, dt, echo_comm_id(comm), -1)
+#define SDC_BLOCKS(fn, buf, counts, displs, dt) echo_outgoing_blocks(#fn, buf, c->size, counts, displs, dt, echo_comm_id(comm))
 #define CONTRIBUTION(sendbuf, recvbuf) ((sendbuf) == MPI_IN_PLACE ? (const void *)(recvbuf) : (sendbuf))
 
 int echo_MPI_Barrier(MPI_Comm comm) {
@@ -147,7 +147,7 @@ int echo_MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sd
                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
                        const MPI_Datatype recvtypes[], MPI_Comm comm) {
     COMM(MPI_Alltoallw);
-    echo_sdc_check_wblocks("MPI_Alltoallw", sendbuf, c->size, sendcounts, sdispls, sendtypes, echo_comm_id(comm));
+    echo_outgoing_wblocks("MPI_Alltoallw", sendbuf, c->size, sendcounts, sdispls, sendtypes, echo_comm_id(comm));
     int rc = REAL(MPI_Alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
                   c->real);
     return echo_forward_wblocks(recvbuf, c->size, recvcounts, rdispls, recvtypes, rc);

@@ -11,7 +11,10 @@ void echo_papi_init(void);
 void echo_valgrind_init(void);
 #endif
 
+void echo_perturb_init(void);
+
 void echo_collectors_init(void) {
+    echo_perturb_init();
 #ifdef ECHO_WITH_VALGRIND
     echo_valgrind_init();
 #else

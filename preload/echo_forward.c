@@ -30,22 +30,37 @@ static int recv_from_rep(void *buf, int count, MPI_Datatype dt) {
     return st.MPI_TAG;
 }
 
+static void delivered(void *buf, int count, MPI_Datatype dt) {
+    if (echo_hooks.delivered && buf && buf != MPI_IN_PLACE && count > 0) echo_hooks.delivered(buf, count, dt);
+}
+
 int echo_forward(void *buf, int count, MPI_Datatype dt, int rc) {
-    if (!echo_has_copies()) return rc;
     if (buf == MPI_IN_PLACE) { buf = NULL; count = 0; dt = MPI_BYTE; }
-    if (echo_is_rep()) {
-        send_to_copies(buf, count, dt, rc << 1);
-        return rc;
+    if (echo_has_copies()) {
+        if (echo_is_rep()) send_to_copies(buf, count, dt, rc << 1);
+        else rc = recv_from_rep(buf, count, dt) >> 1;
     }
-    return recv_from_rep(buf, count, dt) >> 1;
+    delivered(buf, count, dt);
+    return rc;
 }
 
 int echo_forward_bytes(void *data, size_t len, int rc) {
     return echo_forward(data, (int)len, MPI_BYTE, rc);
 }
 
+static int forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *status, int rc);
+
 int echo_forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *status, int rc) {
-    if (!echo_has_copies()) return rc;
+    if (echo_has_copies()) rc = forward_status(buf, count, dt, status, rc);
+    if (echo_hooks.delivered && count > 0) {
+        int k = count;
+        PMPI_Get_count(status, dt, &k);
+        delivered(buf, k == MPI_UNDEFINED || k > count ? count : k, dt);
+    }
+    return rc;
+}
+
+static int forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *status, int rc) {
     char packed[SMALL_PACKED];
     int pos = 0;
     if (echo_is_rep()) {
@@ -82,7 +97,7 @@ int echo_forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *statu
 }
 
 int echo_forward_blocks(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt, int rc) {
-    if (!echo_has_copies()) return rc;
+    if (!echo_has_copies() && !echo_hooks.delivered) return rc;
     if (buf == MPI_IN_PLACE) return echo_forward(NULL, 0, MPI_BYTE, rc);
     MPI_Datatype t;
     PMPI_Type_indexed(n, counts, displs, dt, &t);
@@ -93,7 +108,7 @@ int echo_forward_blocks(void *buf, int n, const int *counts, const int *displs, 
 }
 
 int echo_forward_wblocks(void *buf, int n, const int *counts, const int *bdispls, const MPI_Datatype *types, int rc) {
-    if (!echo_has_copies()) return rc;
+    if (!echo_has_copies() && !echo_hooks.delivered) return rc;
     if (buf == MPI_IN_PLACE) return echo_forward(NULL, 0, MPI_BYTE, rc);
     MPI_Aint *d = malloc(sizeof *d * (size_t)n);
     for (int i = 0; i < n; i++) d[i] = bdispls[i];

@@ -21,6 +21,7 @@
 typedef struct echo_state {
     int active;          /* between our MPI_Init setup and MPI_Finalize */
     int cloned;          /* some rank has more than one copy */
+    int independent;     /* copies form independent worlds (no forwarding) */
     int app_rank;        /* rank the application sees in MPI_COMM_WORLD */
     int app_size;        /* N */
     int copy;            /* copy index, 0 = representative */
@@ -82,8 +83,10 @@ int echo_comm_group(echo_comm_t *c, MPI_Group *group);
  * The representative calls these after the real MPI call; copies call the same
  * function at the same point of the program and receive.  `rc` travels as the
  * message tag, so copies return exactly what their representative got. */
-static inline int echo_is_rep(void) { return echo.copy == 0; }
-static inline int echo_has_copies(void) { return echo.ncopies > 1; }
+/* In independent worlds (perturbation), copy k of every rank forms world k and
+ * every process communicates for real: each is its world's representative. */
+static inline int echo_is_rep(void) { return echo.copy == 0 || echo.independent; }
+static inline int echo_has_copies(void) { return echo.ncopies > 1 && !echo.independent; }
 int echo_forward(void *buf, int count, MPI_Datatype dt, int rc);
 int echo_forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *status, int rc);
 int echo_forward_bytes(void *data, size_t len, int rc);
@@ -104,6 +107,9 @@ typedef struct echo_hooks {
     void (*enter)(void);
     void (*leave)(void);
     void (*finish)(void); /* before MPI_Finalize: totals */
+    /* data this copy hands to MPI (before the call) and data MPI delivered to it (after) */
+    void (*outgoing)(const void *buf, int count, MPI_Datatype dt);
+    void (*delivered)(void *buf, int count, MPI_Datatype dt);
 } echo_hooks_t;
 extern echo_hooks_t echo_hooks;
 void echo_collectors_init(void); /* echo_collectors.c: every collector built in */
@@ -111,12 +117,13 @@ void echo_collectors_init(void); /* echo_collectors.c: every collector built in 
 /* ---- silent data corruption (echo_sdc.c) ---- */
 #define ECHO_EXIT_DIVERGED 20  /* exit status of a job stopped by --sdc stop (echorun: diverged) */
 void echo_sdc_init(void);
-/* before a call that carries data out of this copy; 1 if the buffer was corrected by a vote */
-int echo_sdc_check(const char *fn, int collective, const void *buf, int count, MPI_Datatype dt, int32_t comm,
+/* before a call that carries data out of this copy: observers, then the SDC check;
+ * 1 if the buffer was corrected by a vote */
+int echo_outgoing(const char *fn, int collective, const void *buf, int count, MPI_Datatype dt, int32_t comm,
                    int32_t peer);
-int echo_sdc_check_blocks(const char *fn, const void *buf, int n, const int *counts, const int *displs,
+int echo_outgoing_blocks(const char *fn, const void *buf, int n, const int *counts, const int *displs,
                           MPI_Datatype dt, int32_t comm);
-int echo_sdc_check_wblocks(const char *fn, const void *buf, int n, const int *counts, const int *bdispls,
+int echo_outgoing_wblocks(const char *fn, const void *buf, int n, const int *counts, const int *bdispls,
                            const MPI_Datatype *types, int32_t comm);
 
 #endif

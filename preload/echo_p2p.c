@@ -8,7 +8,7 @@
 #define COPIES_DO_NOT_SEND(fn, buf, count, datatype, dest, tag, comm)                 \
     do {                                                                            \
         echo_comm_t *c = echo_comm_get(comm, #fn);                                  \
-        echo_sdc_check(#fn, 0, buf, count, datatype, echo_comm_id(comm), echo_peer(dest)); \
+        echo_outgoing(#fn, 0, buf, count, datatype, echo_comm_id(comm), echo_peer(dest)); \
         return echo_is_rep() ? P##fn(buf, count, datatype, dest, tag, c->real) : MPI_SUCCESS; \
     } while (0)
 
@@ -37,7 +37,7 @@ int echo_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                       MPI_Comm comm, MPI_Status *status) {
     echo_comm_t *c = echo_comm_get(comm, "MPI_Sendrecv");
-    echo_sdc_check("MPI_Sendrecv", 0, sendbuf, sendcount, sendtype, echo_comm_id(comm), echo_peer(dest));
+    echo_outgoing("MPI_Sendrecv", 0, sendbuf, sendcount, sendtype, echo_comm_id(comm), echo_peer(dest));
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
     int rc = echo_is_rep() ? PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                                            recvtype, source, recvtag, c->real, st)
@@ -48,7 +48,7 @@ int echo_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 int echo_MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
                               int recvtag, MPI_Comm comm, MPI_Status *status) {
     echo_comm_t *c = echo_comm_get(comm, "MPI_Sendrecv_replace");
-    echo_sdc_check("MPI_Sendrecv_replace", 0, buf, count, datatype, echo_comm_id(comm), echo_peer(dest));
+    echo_outgoing("MPI_Sendrecv_replace", 0, buf, count, datatype, echo_comm_id(comm), echo_peer(dest));
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
     int rc = echo_is_rep()
                  ? PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, c->real, st)

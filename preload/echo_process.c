@@ -187,6 +187,12 @@ __attribute__((constructor)) static void echo_load(void) {
     setenv("ECHO_APP_RANK", num, 1);
     snprintf(num, sizeof num, "%d", echo.copy);
     setenv("ECHO_COPY", num, 1);
+    const char *perturb = echo_plan_value("perturb");
+    if (perturb) { /* for a program that perturbs its own inputs: which variation this copy is */
+        char text[160];
+        snprintf(text, sizeof text, "%.120s id=%d", perturb, echo.copy);
+        setenv("ECHO_PERTURB", text, 1);
+    }
 
     char path[1200];
     snprintf(path, sizeof path, "%s/procs/%d.status", echo.run_dir, me);
@@ -222,8 +228,12 @@ void echo_setup_after_init(void) {
     echo.rep_real_rank = malloc(sizeof(int) * (size_t)echo.app_size);
     for (int r = 0; r < real_size; r++)
         if (plan_copy[r] == 0) echo.rep_real_rank[plan_app[r]] = r;
+    const char *worlds = echo_plan_value("worlds");
+    echo.independent = echo.cloned && worlds && !strcmp(worlds, "independent");
     if (echo.cloned) {
-        PMPI_Comm_split(MPI_COMM_WORLD, echo.copy == 0 ? 0 : MPI_UNDEFINED, echo.app_rank, &echo.reps_world);
+        /* lock-step: the representatives form the world; independent: copy k of every rank forms world k */
+        PMPI_Comm_split(MPI_COMM_WORLD, echo.independent ? echo.copy : echo.copy == 0 ? 0 : MPI_UNDEFINED,
+                        echo.app_rank, &echo.reps_world);
         PMPI_Comm_split(MPI_COMM_WORLD, echo.app_rank, echo.copy, &echo.clone_comm);
         echo_comm_add(MPI_COMM_WORLD, echo.reps_world, echo.app_rank, echo.app_size, echo.rep_real_rank);
         echo_sdc_init();

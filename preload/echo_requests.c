@@ -130,7 +130,7 @@ static int finish(MPI_Request *h, MPI_Status *status, int rc) {
                   MPI_Request *request) {                                                        \
         echo_comm_t *c = echo_comm_get(comm, #fn);                                               \
         MPI_Request real = MPI_REQUEST_NULL;                                                     \
-        if (!persistent) echo_sdc_check(#fn, 0, buf, count, datatype, echo_comm_id(comm), echo_peer(dest)); \
+        if (!persistent) echo_outgoing(#fn, 0, buf, count, datatype, echo_comm_id(comm), echo_peer(dest)); \
         int rc = echo_is_rep() ? P##fn(buf, count, datatype, dest, tag, c->real, &real) : MPI_SUCCESS; \
         *request = new_req(REQ_SEND, persistent, real, (void *)buf, count, datatype);            \
         req_of(*request)->comm_id = echo_comm_id(comm);                                          \
@@ -176,7 +176,7 @@ int echo_MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *me
 int echo_MPI_Start(MPI_Request *request) {
     if (!is_echo(*request)) return PMPI_Start(request);
     echo_req_t *r = req_of(*request);
-    if (r->kind == REQ_SEND) echo_sdc_check("MPI_Start", 0, r->buf, r->count, r->dt, r->comm_id, r->peer);
+    if (r->kind == REQ_SEND) echo_outgoing("MPI_Start", 0, r->buf, r->count, r->dt, r->comm_id, r->peer);
     int rc = echo_is_rep() ? PMPI_Start(&r->real) : MPI_SUCCESS;
     r->active = 1;
     return rc;
@@ -376,7 +376,7 @@ static MPI_Request coll_blocks(MPI_Request real, void *buf, int n, const int *co
 }
 
 #define ICOMM(fn) echo_comm_t *c = echo_comm_get(comm, #fn); MPI_Request real = MPI_REQUEST_NULL; int rc = MPI_SUCCESS
-#define SDC(fn, buf, count, dt) echo_sdc_check(#fn, 1, buf, count, dt, echo_comm_id(comm), -1)
+#define SDC(fn, buf, count, dt) echo_outgoing(#fn, 1, buf, count, dt, echo_comm_id(comm), -1)
 #define CONTRIBUTION(sendbuf, recvbuf) ((sendbuf) == MPI_IN_PLACE ? (const void *)(recvbuf) : (sendbuf))
 #define IREAL(fn, ...) if (echo_is_rep()) rc = P##fn(__VA_ARGS__, &real)
 
@@ -465,7 +465,7 @@ int echo_MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int di
                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                        MPI_Request *request) {
     ICOMM(MPI_Iscatterv);
-    if (c->rank == root) echo_sdc_check_blocks("MPI_Iscatterv", sendbuf, c->size, sendcounts, displs, sendtype, echo_comm_id(comm));
+    if (c->rank == root) echo_outgoing_blocks("MPI_Iscatterv", sendbuf, c->size, sendcounts, displs, sendtype, echo_comm_id(comm));
     IREAL(MPI_Iscatterv, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, c->real);
     *request = coll_req(real, recvbuf == MPI_IN_PLACE ? NULL : recvbuf, recvbuf == MPI_IN_PLACE ? 0 : recvcount, recvtype);
     return rc;
@@ -503,7 +503,7 @@ int echo_MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int s
                         void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                         MPI_Comm comm, MPI_Request *request) {
     ICOMM(MPI_Ialltoallv);
-    echo_sdc_check_blocks("MPI_Ialltoallv", sendbuf, c->size, sendcounts, sdispls, sendtype, echo_comm_id(comm));
+    echo_outgoing_blocks("MPI_Ialltoallv", sendbuf, c->size, sendcounts, sdispls, sendtype, echo_comm_id(comm));
     IREAL(MPI_Ialltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, c->real);
     *request = coll_blocks(real, recvbuf, c->size, recvcounts, rdispls, recvtype, NULL);
     return rc;
@@ -513,7 +513,7 @@ int echo_MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int s
                         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
                         const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
     ICOMM(MPI_Ialltoallw);
-    echo_sdc_check_wblocks("MPI_Ialltoallw", sendbuf, c->size, sendcounts, sdispls, sendtypes, echo_comm_id(comm));
+    echo_outgoing_wblocks("MPI_Ialltoallw", sendbuf, c->size, sendcounts, sdispls, sendtypes, echo_comm_id(comm));
     IREAL(MPI_Ialltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, c->real);
     *request = coll_blocks(real, recvbuf, c->size, recvcounts, rdispls, MPI_BYTE, recvtypes);
     return rc;

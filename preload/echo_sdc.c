@@ -147,8 +147,9 @@ static void write_back(void *buf, int count, MPI_Datatype dt, const unsigned cha
     PMPI_Unpack(bytes, (int)n, &pos, buf, count, dt, MPI_COMM_SELF);
 }
 
-int echo_sdc_check(const char *fn, int collective, const void *buf, int count, MPI_Datatype dt, int32_t comm,
+int echo_outgoing(const char *fn, int collective, const void *buf, int count, MPI_Datatype dt, int32_t comm,
                    int32_t peer) {
+    if (echo_hooks.outgoing && buf != MPI_IN_PLACE && buf) echo_hooks.outgoing(buf, count, dt);
     if (mode == SDC_OFF || echo.ncopies < 2 || buf == MPI_IN_PLACE || buf == NULL) return 0;
     maybe_memflip();
     if (only_collectives && !collective) return 0;
@@ -284,26 +285,26 @@ int echo_sdc_check(const char *fn, int collective, const void *buf, int count, M
     return rc;
 }
 
-int echo_sdc_check_blocks(const char *fn, const void *buf, int n, const int *counts, const int *displs,
+int echo_outgoing_blocks(const char *fn, const void *buf, int n, const int *counts, const int *displs,
                           MPI_Datatype dt, int32_t comm) {
-    if (mode == SDC_OFF || echo.ncopies < 2 || buf == MPI_IN_PLACE) return 0;
+    if ((mode == SDC_OFF && !echo_hooks.outgoing) || buf == MPI_IN_PLACE) return 0;
     MPI_Datatype t;
     PMPI_Type_indexed(n, counts, displs, dt, &t);
     PMPI_Type_commit(&t);
-    int rc = echo_sdc_check(fn, 1, buf, 1, t, comm, -1);
+    int rc = echo_outgoing(fn, 1, buf, 1, t, comm, -1);
     PMPI_Type_free(&t);
     return rc;
 }
 
-int echo_sdc_check_wblocks(const char *fn, const void *buf, int n, const int *counts, const int *bdispls,
+int echo_outgoing_wblocks(const char *fn, const void *buf, int n, const int *counts, const int *bdispls,
                            const MPI_Datatype *types, int32_t comm) {
-    if (mode == SDC_OFF || echo.ncopies < 2 || buf == MPI_IN_PLACE) return 0;
+    if ((mode == SDC_OFF && !echo_hooks.outgoing) || buf == MPI_IN_PLACE) return 0;
     MPI_Aint *d = malloc(sizeof *d * (size_t)n);
     for (int i = 0; i < n; i++) d[i] = bdispls[i];
     MPI_Datatype t;
     PMPI_Type_create_struct(n, counts, d, (MPI_Datatype *)types, &t);
     PMPI_Type_commit(&t);
-    int rc = echo_sdc_check(fn, 1, buf, 1, t, comm, -1);
+    int rc = echo_outgoing(fn, 1, buf, 1, t, comm, -1);
     PMPI_Type_free(&t);
     free(d);
     return rc;

@@ -46,7 +46,7 @@ static void on_finish(void) {
     started = 0;
     char name[PAPI_MAX_STR_LEN + 16];
     for (int i = 0; i < nevents; i++) {
-        snprintf(name, sizeof name, "papi %s", names[i]);
+        snprintf(name, sizeof name, "papi %.100s", names[i]);
         echo_metric(name, (double)total[i], "count");
     }
 }

@@ -13,7 +13,7 @@ import numpy as np
 from sqlalchemy import Engine, delete, insert
 from sqlalchemy.orm import Session
 
-from collectors import valgrind
+from collectors import perturb, valgrind
 from echo.records import FLAG_ERROR, RecordFile, RecordsError, read
 from echo.sdc import outcome, read_events
 from echo.store.models import CallSummary, Event, Metric, Proc, Run
@@ -86,6 +86,27 @@ def slot_metrics(f: RecordFile) -> list[tuple[str, float, str]]:
     return out
 
 
+def sensitivity_rows(run_dir: Path, sites: int = 200) -> tuple[list[dict], list[dict]]:
+    """Digits per rank (copy -1: across copies): the fewest, per call site (up to `sites`, evenly spread over
+    the run) and per printed output; an event per rank with where copies part and how they behave."""
+    events, metrics = [], []
+    for r in perturb.analyse(run_dir):
+        def metric(name: str, value: float, rank: int = r.rank) -> None:
+            metrics.append(dict(app_rank=rank, copy=-1, name=name, value=value, unit="digits"))
+
+        metric("digits fewest", r.min_digits)
+        step = max(1, len(r.calls) // sites)
+        for seq, fn, d, _low in r.calls[::step]:
+            metric(f"digits at call #{seq} {fn}", d)
+        for i, (value, d) in enumerate(r.outputs):
+            metric(f"digits of output {i} ({value})", d)
+        parting = f"copies part at call #{r.first_parting[0]} ({r.first_parting[1]})" if r.first_parting \
+            else "copies never part"
+        events.append(dict(kind="sensitivity", app_rank=r.rank, copy=None,
+                           message=f"fewest digits {r.min_digits:.1f}; {parting}; {r.behaviour}"))
+    return events, metrics
+
+
 def ingest(run_dir: str | Path, engine: Engine) -> str:
     """Store the run in `run_dir`; returns its id."""
     run_dir = Path(run_dir)
@@ -136,6 +157,10 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
     tool_events, tool_metrics = valgrind.collect(run_dir, plan_procs(run_dir), meta["program"])
     events += tool_events
     metrics += tool_metrics
+    if "\nperturb " in (run_dir / "plan").read_text():
+        ev, me = sensitivity_rows(run_dir)
+        events += ev
+        metrics += me
     run_id = meta["run_id"]
     run = dict(id=run_id, program=meta["program"], argv=meta["argv"], mode=meta.get("mode", "echo"),
                nranks=meta["nranks"], nprocs=len(procs), copies=meta["copies"], started_at=meta["started_at"],
