@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -30,6 +31,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", metavar="URL", help="store to ingest the run into (default: $ECHO_DB, else "
                    "sqlite:///<runs dir>/echo.db); any SQLAlchemy URL, e.g. postgresql+psycopg://...")
     p.add_argument("--no-store", action="store_true", help="keep the run's files only")
+    p.add_argument("--server", metavar="URL", help="also upload the run to an echo server (mpiecho serve) when it ends")
+    p.add_argument("--token", help="upload token for --server (default: $ECHO_TOKEN)")
     g = p.add_argument_group("silent data corruption (compare what copies hand to MPI)")
     g.add_argument("--sdc", choices=("detect", "stop", "vote"),
                    help="detect: report divergence and go on; stop: end the job at the first; "
@@ -101,6 +104,8 @@ def run_command(args: argparse.Namespace) -> int:
         perturb=getattr(args, "perturb", None),
         worlds=getattr(args, "worlds", None),
         perturb_rep=getattr(args, "perturb_rep", False),
+        server=getattr(args, "server", None),
+        token=getattr(args, "token", None) or os.environ.get("ECHO_TOKEN"),
     )
     return run(opts)
 
@@ -141,7 +146,38 @@ def runs_command(args: argparse.Namespace) -> int:
 def report_command(args: argparse.Namespace) -> int:
     from echo.report import report
 
+    if getattr(args, "html", None):
+        from sqlalchemy.orm import Session
+
+        from echo.report import find_run
+        from server.pages import run_page
+
+        with Session(_engine(args)) as s:
+            run = find_run(s, args.run)
+            Path(args.html).write_text(run_page(s, run_id=run.id, standalone=True))
+        print(f"wrote the page of run {run.id} to {args.html}")
+        return 0
     print(report(_engine(args), args.run))
+    return 0
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from server.app import create_app
+
+    app = create_app(args.db, storage=args.storage, read_token=args.read_token or None)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    return 0
+
+
+def token_command(args: argparse.Namespace) -> int:
+    from sqlalchemy.orm import Session
+
+    from server.tokens import create_token
+
+    with Session(_engine(args)) as s:
+        print(create_token(s, name=args.name))
     return 0
 
 
@@ -248,7 +284,21 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     rp = sub.add_parser("report", help="report of a run (the latest when none is named)")
     rp.add_argument("run", nargs="?", help="run id, or a unique prefix of it")
     rp.add_argument("--db", metavar="URL", help=db_help)
+    rp.add_argument("--html", metavar="FILE", help="write the run's web page as one static file instead")
     rp.set_defaults(fn=report_command)
+    sv = sub.add_parser("serve", help="the echo server: JSON API, web reports (OpenAPI docs at /docs)")
+    sv.add_argument("--db", metavar="URL", help=db_help)
+    sv.add_argument("--host", default="127.0.0.1")
+    sv.add_argument("--port", type=int, default=8080)
+    sv.add_argument("--storage", metavar="DIR", help="where uploaded runs' files go")
+    sv.add_argument("--read-token", action="store_true", help="reads need a token too")
+    sv.set_defaults(fn=serve_command)
+    tk = sub.add_parser("token", help="upload tokens of the server")
+    tk_sub = tk.add_subparsers(dest="token_command", required=True)
+    tc = tk_sub.add_parser("create", help="create a token and print it (only its hash is kept)")
+    tc.add_argument("--name", default="uploads")
+    tc.add_argument("--db", metavar="URL", help=db_help)
+    tc.set_defaults(fn=token_command)
     ex = sub.add_parser("export", help="everything stored about a run")
     ex.add_argument("run", nargs="?", help="run id, or a unique prefix of it")
     ex.add_argument("--json", action="store_true", required=True, help="as JSON (the one format for now)")

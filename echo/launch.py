@@ -85,7 +85,38 @@ def run(opts: Options) -> int:
             say(line)
     if opts.store:
         store_run(Path(opts.run_dir), opts.store)
+    if opts.server:
+        upload_run(Path(opts.run_dir), opts.server, opts.token, opts.run_id)
     return rc
+
+
+def upload_run(run_dir: Path, server: str, token: str | None, run_id: str, tries: int = 5) -> bool:
+    """PUT the run to the server, retrying with backoff; uploads are idempotent, so a retry is always safe."""
+    import urllib.error
+    import urllib.request
+
+    from server.upload import pack
+
+    body = pack(run_dir)
+    url = f"{server.rstrip('/')}/api/runs/{run_id}"
+    for attempt in range(tries):
+        req = urllib.request.Request(url, data=body, method="PUT", headers={
+            "Content-Type": "application/gzip", "Authorization": f"Bearer {token or ''}"})
+        try:
+            with urllib.request.urlopen(req, timeout=300):
+                say(f"uploaded run {run_id} to {server}")
+                return True
+        except urllib.error.HTTPError as e:
+            detail = e.read().decode(errors="replace")
+            if e.code < 500:  # the server said no: retrying will not help
+                say(f"the server refused the upload ({e.code}): {detail}")
+                return False
+            say(f"upload failed ({e.code}), retrying")
+        except OSError as e:
+            say(f"upload to {server} failed ({e}), retrying")
+        time.sleep(min(30, 2 ** attempt))
+    say(f"gave up uploading to {server}; the run's files stay in {run_dir}")
+    return False
 
 
 def sdc_verdict(opts: Options, rc: int) -> int:

@@ -56,6 +56,8 @@ class Options:
     perturb: str | None = None  # rounding | noise:ulp=1,seed=7 | jitter:max=50us
     worlds: str | None = None  # lockstep (default) | independent
     perturb_rep: bool = False  # perturb copy 0 too
+    server: str | None = None  # echo server to upload the run to
+    token: str | None = None  # its upload token
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,10 @@
 # Set up echo on a fresh Debian machine: system packages (when run as root with
 # apt), a virtual environment in .venv with Open MPI 5, mpi4py and echo itself.
 # PostgreSQL is installed for the store's tests (not started: the tests start
-# their own server).
+# their own server); Chromium and its driver for the web pages' tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-APT_PACKAGES="gcc g++ make binutils python3-venv postgresql libpapi-dev papi-tools"
+APT_PACKAGES="gcc g++ make binutils python3-venv postgresql libpapi-dev papi-tools chromium chromium-driver"
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     missing=$(for p in $APT_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
     if [ -n "$missing" ]; then

@@ -3,10 +3,17 @@ and helpers that run a program natively (mpirun) and under echorun."""
 
 from __future__ import annotations
 
+import glob
+import json
 import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
+import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,3 +81,72 @@ def lines_by_rank(text: str) -> dict[int, list[str]]:
 
 def copy_output(run_dir: Path, rank: int, copy: int) -> str:
     return (run_dir / "output" / f"rank{rank}.copy{copy}.out").read_text()
+
+
+# ---- a real PostgreSQL server for the store and server tests, started for the session ----
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    bins = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
+    if not bins:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql; scripts/setup.sh does it as root)")
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg is not installed (pip install 'psycopg[binary]')")
+    bindir = bins[-1]
+    data = tempfile.mkdtemp(prefix="echo-pg-")
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # PostgreSQL refuses to run as root
+        shutil.chown(data, "postgres", "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    port = _free_port()
+    subprocess.run(as_user + [f"{bindir}/initdb", "-D", data, "-U", "postgres", "--auth=trust"], check=True,
+                   capture_output=True)
+    subprocess.run(as_user + [f"{bindir}/pg_ctl", "-D", data, "-w", "-l", f"{data}/log", "-o",
+                              f"-p {port} -k {data} -c listen_addresses=127.0.0.1", "start"], check=True,
+                   capture_output=True)
+    try:
+        for _ in range(50):
+            r = subprocess.run(as_user + [f"{bindir}/pg_isready", "-h", data, "-p", str(port)], capture_output=True)
+            if r.returncode == 0:
+                break
+            time.sleep(0.2)
+        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}"
+    finally:
+        subprocess.run(as_user + [f"{bindir}/pg_ctl", "-D", data, "-m", "fast", "stop"], capture_output=True)
+        shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres_db(postgres_url):
+    """A new, empty database on the session's server, for one test."""
+    from sqlalchemy import create_engine, text
+
+    name = f"echo_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(f"{postgres_url}/postgres", isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return f"{postgres_url}/{name}"
+
+
+@pytest.fixture(scope="session")
+def real_runs(programs, tmp_path_factory):
+    """Two real runs of sdc_loop: one clean with PAPI sets, one whose copy was outvoted (3 copies, vote)."""
+    base = tmp_path_factory.mktemp("runs")
+    clean = echorun(["--no-store", "-n", "2", "--clones", "2", "--papi-sets",
+                     "perf::TASK-CLOCK,perf::PAGE-FAULTS;perf::TASK-CLOCK,perf::CONTEXT-SWITCHES",
+                     *programs["sdc_loop"]], base / "clean")
+    voted = echorun(["--no-store", "-n", "2", "--clones", "3", "--sdc", "vote", "--inject",
+                     "bitflip:rank=1,copy=2,call=20", *programs["sdc_loop"]], base / "voted")
+    assert clean.returncode == 0 and voted.returncode == 21, clean.stderr + voted.stderr
+    return {name: (base / name, json.loads((base / name / "run.json").read_text())["run_id"])
+            for name in ("clean", "voted")}

@@ -88,3 +88,13 @@ class Metric(Base):
     name: Mapped[str] = mapped_column(String(128))
     value: Mapped[float] = mapped_column(Float)
     unit: Mapped[str] = mapped_column(String(32), default="")
+
+
+class Token(Base):
+    """A token that may upload runs to the server (only its SHA-256 is kept)."""
+
+    __tablename__ = "tokens"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(128))
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[float] = mapped_column(Float)

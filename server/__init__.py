@@ -1,0 +1,1 @@
+"""The echo server: a FastAPI application on the store's models, and the web reports."""

@@ -1,0 +1,108 @@
+"""The web reports, rendered on the server from the store (templates in web/)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from sqlalchemy.orm import Session
+
+from echo.report import copies_text
+from server import charts, crud
+
+WEB = Path(__file__).resolve().parent.parent / "web"
+ENV = Environment(loader=FileSystemLoader(WEB / "templates"), autoescape=select_autoescape(["html"]))
+EVENT_ORDER = ["divergence", "corrected", "memcheck", "process-ended-abnormally", "records-damaged",
+               "papi-unavailable", "sensitivity", "injection"]
+
+
+def _render(template: str, standalone: bool = False, root: str = "/", **context: object) -> str:
+    css = (WEB / "static" / "echo.css").read_text() if standalone else None
+    return ENV.get_template(template).render(
+        inline_css=css, standalone=standalone, root=root, copies=copies_text, name=lambda r: crud.program_name(r.argv),
+        when=lambda t: time.strftime("%Y-%m-%d %H:%M", time.localtime(t)), **context)
+
+
+def runs_page(session: Session, *, filters: dict) -> str:
+    runs = crud.list_runs(session, **{k: v for k, v in filters.items() if k != "since_text"})
+    return _render("runs.html", title="Runs", runs=runs, f=filters)
+
+
+def run_page(session: Session, *, run_id: str, standalone: bool = False) -> str | None:
+    run = crud.get_run(session, run_id=run_id)
+    if run is None:
+        return None
+    procs = crud.procs(session, run_id=run_id)
+    events = sorted(crud.events(session, run_id=run_id),
+                    key=lambda e: EVENT_ORDER.index(e.kind) if e.kind in EVENT_ORDER else len(EVENT_ORDER))
+    div = crud.divergences(session, run_id=run_id)
+    bad = {(d["app_rank"], d["copy"]): d for d in div["copies"]}
+    maxcopies = max(run.copies)
+    matrix = []
+    for rank in range(run.nranks):
+        row: list[dict | None] = [None] * maxcopies
+        for p in procs:
+            if p.app_rank == rank:
+                d = bad.get((rank, p.copy))
+                status = "ok" if not d else ("fixed" if d["corrected"] == d["count"] else "bad")
+                note = (f"diverged at call #{d['first_call']}" if status == "bad" else "corrected") if d else ""
+                row[p.copy] = dict(copy=p.copy, role=p.role, state=p.state, calls=p.calls, mpi_time=p.mpi_time,
+                                   status=status if p.state == "finalized" or d else "bad", note=note)
+        matrix.append((rank, row))
+    counters = sorted(crud.counters(session, run_id=run_id).items())
+    tools = [m for m in crud.metrics(session, run_id=run_id) if not m.name.startswith(("papi ", "digits at call"))
+             and " in " not in m.name]
+    digit_charts = []
+    for rank in range(run.nranks):
+        pts = [(m.name.split("#")[1].split()[0], m.value) for m in crud.metrics(session, run_id=run_id,
+                                                                                 prefix="digits at call")
+               if m.app_rank == rank]
+        if pts:
+            digit_charts.append(charts.line(f"rank {rank}: significant digits the copies agree on, by call", pts))
+    labels = [f"rank {p.app_rank} copy {p.copy}" for p in procs]
+    time_chart = charts.bars("seconds inside MPI calls", labels, {"time in MPI": [p.mpi_time for p in procs]}, " s")
+    return _render("run.html", standalone=standalone, root="/" if not standalone else "", title=f"Run {run.id}",
+                   run=run, matrix=matrix, maxcopies=maxcopies, events=events, div=div, counters=counters,
+                   tools=tools, digit_charts=digit_charts, time_chart=time_chart)
+
+
+def rank_page(session: Session, *, run_id: str, rank: int) -> str | None:
+    run = crud.get_run(session, run_id=run_id)
+    if run is None or not 0 <= rank < run.nranks:
+        return None
+    procs = [p for p in crud.procs(session, run_id=run_id) if p.app_rank == rank]
+    copies = [p.copy for p in procs]
+    c = crud.counters(session, run_id=run_id).get(rank)
+    counter_rows, counter_chart = [], ""
+    if c:
+        for ev, per in sorted(c["per_copy"].items()):
+            counter_rows.append((ev, [per.get(k, {}).get("total") for k in copies]))
+        series = {f"copy {k}": [per.get(k, {}).get("total") or 0 for _, per in sorted(c["per_copy"].items())]
+                  for k in copies}
+        counter_chart = charts.bars(f"rank {rank}: counter totals per copy", sorted(c["per_copy"]), series)
+    sums = crud.call_summaries(session, run_id=run_id, app_rank=rank)
+    functions = sorted({s.function for s in sums})
+    calls = {(s.copy, s.function): s.calls for s in sums}
+    calls_chart = charts.bars(f"rank {rank}: calls per function and copy", functions,
+                              {f"copy {k}": [calls.get((k, f), 0) for f in functions] for k in copies})
+    marks = [(e.call_seq or 0, f"copy {e.copy}: {e.message}") for e in crud.events(session, run_id=run_id)
+             if e.app_rank == rank and e.kind in ("divergence", "corrected")]
+    timeline = charts.timeline(f"rank {rank}: divergences along the run", max((p.calls for p in procs), default=1),
+                               marks)
+    return _render("rank.html", title=f"Rank {rank} of {run.id}", run=run, rank=rank, procs=procs,
+                   counter_rows=counter_rows, counter_chart=counter_chart, calls_chart=calls_chart, timeline=timeline)
+
+
+def program_page(session: Session, *, program: str) -> str | None:
+    runs = crud.history(session, program=program)
+    if not runs:
+        return None
+    since = None
+    for r in runs:
+        since = (since or r) if r.diverged else None
+    chart = charts.line(f"{program}: wall time per run (red: copies diverged)",
+                        [(time.strftime("%m-%d %H:%M", time.localtime(r.started_at)), r.duration) for r in runs],
+                        [r.diverged for r in runs], " s")
+    return _render("program.html", title=program, program=program, runs=runs, duration_chart=chart,
+                   since=since.id if since else None)

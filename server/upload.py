@@ -1,0 +1,105 @@
+"""Uploads: a run directory as a gzip'd tar, stored whole or not at all.
+
+The archive is read into a temporary directory next to the storage; it must
+hold run.json (whose run_id is the one uploaded) and plan; every member must
+stay inside the directory. Then the files are moved into place and ingested in
+one transaction; on any failure the previous state is put back. Uploading the
+same run again replaces it (uploads are idempotent by run id).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import shutil
+import tarfile
+import tempfile
+import uuid
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from echo.store.ingest import ingest
+
+# what a client sends: the files of a run directory the store needs
+MEMBERS = ("run.json", "plan", "procs/", "records/", "events/", "metrics/", "output/", "valgrind/")
+
+
+class UploadError(ValueError):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def pack(run_dir: Path) -> bytes:
+    """The upload of a run directory (what `echorun --server` sends)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for path in sorted(run_dir.rglob("*")):
+            rel = path.relative_to(run_dir).as_posix()
+            if path.is_file() and (rel in MEMBERS or rel.startswith(tuple(m for m in MEMBERS if m.endswith("/")))):
+                if rel.startswith("valgrind/") and rel.endswith(".log"):
+                    continue
+                tar.add(path, arcname=rel)
+    return buf.getvalue()
+
+
+def receive(data_path: Path, run_id: str, storage: Path, engine: Engine) -> str:
+    """Store the upload in `data_path` as run `run_id`; raises UploadError (nothing stored) when it is bad."""
+    storage.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="upload-", dir=storage))
+    try:
+        _extract(data_path, tmp)
+        meta = _check(tmp, run_id)
+        final = storage / "runs" / run_id
+        old = storage / f"replaced-{uuid.uuid4().hex}"
+        final.parent.mkdir(parents=True, exist_ok=True)
+        if final.exists():
+            final.rename(old)
+        tmp.rename(final)
+        try:
+            ingest(final, engine)
+        except Exception as e:
+            shutil.rmtree(final, ignore_errors=True)
+            if old.exists():
+                old.rename(final)
+            raise UploadError(422, f"the run could not be ingested: {e}") from e
+        shutil.rmtree(old, ignore_errors=True)
+        return meta["run_id"]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _extract(data_path: Path, into: Path) -> None:
+    try:
+        with gzip.open(data_path) as gz:
+            gz.read(1)
+    except (OSError, EOFError) as e:
+        raise UploadError(400, f"the upload is not a gzip'd tar ({e}); send `tar czf - -C RUN_DIR .`") from e
+    try:
+        with tarfile.open(data_path, mode="r:gz") as tar:
+            members = tar.getmembers()
+            for m in members:
+                target = (into / m.name).resolve()
+                if not str(target).startswith(str(into.resolve()) + "/") or m.issym() or m.islnk():
+                    raise UploadError(400, f"the upload holds {m.name!r}, which points outside the run directory")
+            tar.extractall(into, members=members, filter="data")
+    except (tarfile.TarError, EOFError, OSError) as e:
+        raise UploadError(400, f"the upload is truncated or corrupt ({e}); nothing was stored") from e
+
+
+def _check(run_dir: Path, run_id: str) -> dict:
+    for name in ("run.json", "plan"):
+        if not (run_dir / name).is_file():
+            raise UploadError(422, f"wrong schema: the upload has no {name} (upload a whole echo run directory)")
+    try:
+        meta = json.loads((run_dir / "run.json").read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise UploadError(422, f"wrong schema: run.json is not JSON ({e})") from e
+    missing = [k for k in ("run_id", "program", "argv", "nranks", "copies", "started_at") if k not in meta]
+    if missing:
+        raise UploadError(422, f"wrong schema: run.json lacks {', '.join(missing)}")
+    if meta["run_id"] != run_id:
+        raise UploadError(422, f"run.json names run {meta['run_id']!r}, the upload was for {run_id!r}")
+    return meta

@@ -1,0 +1,154 @@
+"""The web reports in a real headless Chromium (Debian's, driven by Selenium), served by a real uvicorn on
+loopback. Screenshots go to test-artifacts/."""
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy.orm import Session
+
+from echo.store.db import open_store
+from server.tokens import create_token
+from server.upload import pack
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not (shutil.which("chromium") and shutil.which("chromedriver")):
+        pytest.skip("Chromium is not installed (apt-get install chromium chromium-driver; scripts/setup.sh does it)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = shutil.which("chromium")
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--window-size=1300,1800"):
+        opts.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def served(real_runs, tmp_path_factory):
+    """`mpiecho serve` on a free loopback port with both real runs uploaded over HTTP."""
+    base = tmp_path_factory.mktemp("served")
+    db = f"sqlite:///{base / 'echo.db'}"
+    with Session(open_store(db)) as s:
+        token = create_token(s, name="web")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "mpiecho"), "serve", "--db", db, "--port", str(port),
+                             "--storage", str(base / "storage")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    import urllib.request
+
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(url + "/api/runs", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+    for name in ("clean", "voted"):
+        run_dir, run_id = real_runs[name]
+        req = urllib.request.Request(f"{url}/api/runs/{run_id}", data=pack(run_dir), method="PUT",
+                                     headers={"Authorization": f"Bearer {token}"})
+        assert urllib.request.urlopen(req).status == 201
+    served.token = token
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def shot(browser, name):
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / f"{name}.png"))
+
+
+def test_run_page_matrix_and_chart(browser, served, real_runs):
+    from selenium.webdriver.common.by import By
+
+    run_id = real_runs["voted"][1]
+    browser.get(f"{served}/runs/{run_id}")
+    assert browser.find_element(By.ID, "verdict").text.startswith("Copies diverged")
+    cells = browser.find_elements(By.CSS_SELECTOR, "#matrix td[data-rank]")
+    assert len(cells) == 6
+    fixed = browser.find_element(By.CSS_SELECTOR, '#matrix td[data-rank="1"][data-copy="2"]')
+    assert "cell-fixed" in fixed.get_attribute("class") and "corrected" in fixed.text
+    assert "cell-ok" in browser.find_element(By.CSS_SELECTOR, '#matrix td[data-rank="0"][data-copy="1"]') \
+        .get_attribute("class")
+    first_event = browser.find_element(By.CSS_SELECTOR, "#events tr:nth-child(2)").text
+    assert first_event.startswith("corrected 1 2")
+    bars = browser.find_elements(By.CSS_SELECTOR, "svg.chart rect[data-series='time in MPI']")
+    assert len(bars) == 6 and all(float(b.get_attribute("data-value")) > 0 for b in bars)
+    shot(browser, "run-page")
+
+
+def test_copies_side_by_side_with_counter_chart(browser, served, real_runs):
+    from selenium.webdriver.common.by import By
+
+    run_id = real_runs["clean"][1]
+    browser.get(f"{served}/runs/{run_id}/ranks/0")
+    rows = {r.find_elements(By.TAG_NAME, "td")[0].text: r for r in
+            browser.find_elements(By.CSS_SELECTOR, "#counters tr")[1:]}
+    assert set(rows) == {"perf::CONTEXT-SWITCHES", "perf::PAGE-FAULTS", "perf::TASK-CLOCK"}
+    tc = [td.text for td in rows["perf::TASK-CLOCK"].find_elements(By.TAG_NAME, "td")[1:]]
+    assert all(v and float(v) > 0 for v in tc), "both copies counted the anchor"
+    assert rows["perf::PAGE-FAULTS"].find_elements(By.TAG_NAME, "td")[2].text == "", "copy 1 did not count it"
+    chart = browser.find_elements(By.CSS_SELECTOR, "svg.chart rect[data-label='perf::TASK-CLOCK']")
+    values = sorted(float(r.get_attribute("data-value")) for r in chart)
+    assert values == sorted(float(v) for v in tc), "the chart shows the table's numbers"
+    shot(browser, "rank-page")
+
+
+def test_runs_list_filters_and_history(browser, served, real_runs):
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{served}/?diverged=true")
+    ids = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#runs td:first-child a")]
+    assert ids == [real_runs["voted"][1]]
+    browser.get(f"{served}/programs/sdc_loop")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#history tr")) == 3
+    points = browser.find_elements(By.CSS_SELECTOR, "svg.chart circle")
+    assert [p.get_attribute("fill") for p in points] == ["#2f6db5", "#c0392b"], "the diverged night is red"
+    shot(browser, "history-page")
+
+
+def test_static_html_report(browser, real_runs, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    from echo.store.ingest import ingest
+
+    ingest(real_runs["voted"][0], open_store(db))
+    out = tmp_path / "run.html"
+    r = subprocess.run([str(Path(sys.executable).parent / "mpiecho"), "report", "--db", db, "--html", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "<style>" in out.read_text() and "static/echo.css" not in out.read_text(), "one self-contained file"
+    browser.get(out.as_uri())
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#matrix td[data-rank]")) == 6
+
+
+def test_echorun_uploads_to_the_server(served, programs, tmp_path):
+    import json
+    import urllib.request
+
+    from tests.conftest import echorun
+
+    r = echorun(["--no-store", "--server", served, "--token", served.token, "-n", "2", "--clones", "2",
+                 *programs["coll"]], tmp_path / "run")
+    assert r.returncode == 0 and "uploaded run" in r.stderr, r.stderr
+    run_id = json.loads((tmp_path / "run" / "run.json").read_text())["run_id"]
+    procs = json.loads(urllib.request.urlopen(f"{served}/api/runs/{run_id}/procs").read())
+    assert len(procs) == 4 and all(p["state"] == "finalized" for p in procs)
+    bad = echorun(["--no-store", "--server", served, "--token", "wrong", "-n", "1", *programs["coll"]],
+                  tmp_path / "bad")
+    assert bad.returncode == 0 and "the server refused the upload (401)" in bad.stderr
