@@ -16,6 +16,7 @@ from server.tokens import create_token
 from server.upload import pack
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+TOKENS: dict[str, str] = {}  # the upload token of each served URL
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +62,7 @@ def served(real_runs, tmp_path_factory):
         req = urllib.request.Request(f"{url}/api/runs/{run_id}", data=pack(run_dir), method="PUT",
                                      headers={"Authorization": f"Bearer {token}"})
         assert urllib.request.urlopen(req).status == 201
-    served.token = token
+    TOKENS[url] = token
     yield url
     proc.terminate()
     proc.wait(timeout=10)
@@ -143,7 +144,7 @@ def test_echorun_uploads_to_the_server(served, programs, tmp_path):
 
     from tests.conftest import echorun
 
-    r = echorun(["--no-store", "--server", served, "--token", served.token, "-n", "2", "--clones", "2",
+    r = echorun(["--no-store", "--server", served, "--token", TOKENS[served], "-n", "2", "--clones", "2",
                  *programs["coll"]], tmp_path / "run")
     assert r.returncode == 0 and "uploaded run" in r.stderr, r.stderr
     run_id = json.loads((tmp_path / "run" / "run.json").read_text())["run_id"]
