@@ -150,8 +150,18 @@ def store_run(run_dir: Path, url: str) -> None:
     say(f"stored run {run_id} in {describe(url)} (mpiecho report {run_id})")
 
 
+def _forward_termination(proc: subprocess.Popen) -> None:
+    """If echorun is told to stop, mpirun (and so every rank) stops too: a job never outlives its launcher."""
+    def handler(sig: int, _frame: object) -> None:
+        proc.send_signal(sig)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, handler)
+
+
 def _run_plain(argv: list[str], env: dict[str, str]) -> int:
     proc = subprocess.Popen(argv, env=env)
+    _forward_termination(proc)
     try:
         return proc.wait()
     except KeyboardInterrupt:  # let mpirun tear the job down, then report
@@ -163,6 +173,7 @@ def _run_relabelled(plan: Plan, env: dict[str, str], save: Path | None = None, l
     """Output tagged by mpirun: each line prefixed with its application rank and copy (`label`), or as the
     program wrote it; with `save`, copy 0's standard output is also kept in save/rank<R>.copy0.out."""
     proc = subprocess.Popen(plan.argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _forward_termination(proc)
     files: dict[int, object] = {}
 
     def relay(src, dst, keep: bool) -> None:  # noqa: ANN001 (binary streams)

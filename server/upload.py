@@ -35,7 +35,7 @@ class UploadError(ValueError):
 def pack(run_dir: Path) -> bytes:
     """The upload of a run directory (what `echorun --server` sends)."""
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:  # fast: records are large, not precious
         for path in sorted(run_dir.rglob("*")):
             rel = path.relative_to(run_dir).as_posix()
             if path.is_file() and (rel in MEMBERS or rel.startswith(tuple(m for m in MEMBERS if m.endswith("/")))):

@@ -59,13 +59,27 @@ def mpirun_native(mpi, n: int, cmd: list[str], timeout: float = 120) -> Result:
     argv = [mpi.mpirun, "-n", str(n), "--oversubscribe"]
     if os.geteuid() == 0:
         argv.append("--allow-run-as-root")
-    p = subprocess.run(argv + cmd, capture_output=True, text=True, timeout=timeout)
+    p = run_group(argv + cmd, timeout)
     return Result(p.returncode, p.stdout, p.stderr, Path())
+
+
+def run_group(argv: list[str], timeout: float, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run a command in its own process group; on a timeout the whole group (mpirun and every rank) is
+    killed, so a hung job never outlives its test."""
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         env=env)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)
+        p.communicate()
+        raise
+    return subprocess.CompletedProcess(argv, p.returncode, out, err)
 
 
 def echorun(args: list[str], run_dir: Path, timeout: float = 120, env: dict[str, str] | None = None) -> Result:
     argv = [str(VENV_BIN / "echorun"), "--run-dir", str(run_dir), *args]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=dict(os.environ, **(env or {})))
+    p = run_group(argv, timeout, dict(os.environ, **(env or {})))
     return Result(p.returncode, p.stdout, p.stderr, run_dir)
 
 

@@ -89,3 +89,27 @@ def test_library_api_from_python(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "[rank 1 copy 1] r1: copy 1 of 2 role copy avail True" in r.stdout
     assert "[rank 0 copy 0] r0: copy 0 of 2 role representative avail True" in r.stdout
+
+
+def test_terminating_echorun_ends_the_job(tmp_path):
+    """SIGTERM to echorun (a batch system's time limit, a test's timeout) reaches mpirun and every rank."""
+    import subprocess
+    import sys
+
+    slow = "from mpi4py import MPI; import time\nfor i in range(600):\n    MPI.COMM_WORLD.Barrier(); time.sleep(0.05)"
+    run_dir = tmp_path / "run"
+    p = subprocess.Popen([str(Path(sys.executable).parent / "echorun"), "--no-store", "--run-dir", str(run_dir),
+                          "-n", "2", "--clones", "2", sys.executable, "-c", slow],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    status = run_dir / "procs" / "3.status"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not status.is_file():
+        time.sleep(0.2)
+    time.sleep(1.0)
+    pids = [int((run_dir / "procs" / f"{r}.status").read_text().split()[3]) for r in range(4)]
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=60)
+    time.sleep(2)
+    alive = [pid for pid in pids if os.path.exists(f"/proc/{pid}") and
+             open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
+    assert alive == [], "no rank outlives echorun"
