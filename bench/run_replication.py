@@ -38,7 +38,10 @@ def compile_all(mpicc: str, out: Path) -> dict[str, str]:
 
 def run(mode: str, n: int, cmd: list[str], mpirun: str, work: Path) -> dict[str, list[float]]:
     if mode == "native":
-        argv = [mpirun, "-n", str(n), "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+        # the options echorun itself would add: --oversubscribe only beyond one process per core (mpirun binds
+        # processes to cores otherwise, which changes the numbers by itself)
+        argv = [mpirun, "-n", str(n)] + (["--oversubscribe"] if n > (os.cpu_count() or 1) else []) \
+            + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
     else:
         copies = {"echo-1": "1", "echo-2": "2"}[mode]
         argv = [str(BIN / "echorun"), "--run-dir", str(work / f"run-{time.monotonic_ns()}"), "-n", str(n),
@@ -96,8 +99,9 @@ def write_table(rows: list[tuple[str, dict[str, float]]], repeat: int) -> None:
         "",
         measured_by("bench/run_replication.py") + f", best of {repeat}.",
         "`echo-1`: echorun with 1 copy per rank (interception only); `echo-2`: 2 copies per rank.",
+        "Native runs get the mpirun options echorun would add (so the same binding of processes to cores).",
         "Ping-pong and collectives run 2 ranks, so `echo-2` has 4 processes on this machine's 2 cores",
-        "(oversubscribed: every copy polls for its representative's messages on a shared core).",
+        "(oversubscribed, so unbound: every copy polls for its representative's messages on a shared core).",
         "",
         "| benchmark | unit | native | echo-1 | echo-2 | echo-1 / native | echo-2 / native |",
         "|---|---|---|---|---|---|---|",
