@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +19,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from echo.store.db import default_url, open_store
 from server import crud, pages, schemas
@@ -54,11 +56,18 @@ def create_app(db_url: str | None = None, storage: str | None = None, read_token
             raise HTTPException(404, f"no run {run_id!r}")
         return run
 
+    ingest_lock = threading.Lock()  # one ingest at a time: the store has one writer (SQLite) or gains nothing
+
+    def store_upload(path: Path, run_id: str) -> str:
+        with ingest_lock:
+            return receive(path, run_id, store_dir, engine)
+
     @app.put("/api/runs/{run_id}", response_model=schemas.Stored, status_code=201)
-    async def upload(run_id: str, request: Request, s: Session = Depends(session),
-                     authorization: str | None = Header(None)) -> schemas.Stored:
+    async def upload(run_id: str, request: Request, authorization: str | None = Header(None)) -> schemas.Stored:
         """Store a run: the body is its run directory as a gzip'd tar. Idempotent by run id; all or nothing."""
-        if not is_valid(s, token=token_of(authorization)):
+        with Session(engine) as s:  # closed before the body streams in: no transaction stays open across awaits
+            valid = is_valid(s, token=token_of(authorization))
+        if not valid:
             raise HTTPException(401, "uploads need a valid token: create one with `mpiecho token create` and send "
                                      "Authorization: Bearer <token>")
         declared = int(request.headers.get("content-length") or 0)
@@ -73,8 +82,8 @@ def create_app(db_url: str | None = None, storage: str | None = None, read_token
                     raise HTTPException(413, f"the upload is over {limit} bytes, this server's limit")
                 tmp.write(chunk)
             tmp.flush()
-            try:
-                stored = receive(Path(tmp.name), run_id, store_dir, engine)
+            try:  # in a worker thread: the server keeps answering while a large run is ingested
+                stored = await run_in_threadpool(store_upload, Path(tmp.name), run_id)
             except UploadError as e:
                 raise HTTPException(e.status, str(e)) from None
         return schemas.Stored(run_id=stored)
