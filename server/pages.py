@@ -8,13 +8,11 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlalchemy.orm import Session
 
-from echo.report import copies_text
+from echo.report import EVENT_ORDER, copies_text
 from server import charts, crud
 
 WEB = Path(__file__).resolve().parent.parent / "web"
 ENV = Environment(loader=FileSystemLoader(WEB / "templates"), autoescape=select_autoescape(["html"]))
-EVENT_ORDER = ["divergence", "corrected", "memcheck", "process-ended-abnormally", "records-damaged",
-               "papi-unavailable", "sensitivity", "injection"]
 
 
 def _render(template: str, standalone: bool = False, root: str = "/", **context: object) -> str:
@@ -34,8 +32,7 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False) -> str 
     if run is None:
         return None
     procs = crud.procs(session, run_id=run_id)
-    events = sorted(crud.events(session, run_id=run_id),
-                    key=lambda e: EVENT_ORDER.index(e.kind) if e.kind in EVENT_ORDER else len(EVENT_ORDER))
+    events = sorted(crud.events(session, run_id=run_id), key=lambda e: EVENT_ORDER.get(e.kind, len(EVENT_ORDER)))
     div = crud.divergences(session, run_id=run_id)
     bad = {(d["app_rank"], d["copy"]): d for d in div["copies"]}
     maxcopies = max(run.copies)
