@@ -96,7 +96,9 @@ def collector_sources(mpicc: str) -> tuple[list[Path], list[str]]:
 
 def built_in_collectors(mpi: MPI) -> str:
     """Which collectors this machine's library has ("papi+valgrind", or "plain"), probed once per MPI."""
-    probe = cache_root() / f"collectors-{mpi.identity}"
+    # probed again when PAPI or Valgrind appear or go (their tools stand for their headers here)
+    present = "".join("1" if shutil.which(t) else "0" for t in ("papi_avail", "valgrind"))
+    probe = cache_root() / f"collectors-{mpi.identity}-{present}"
     if not probe.is_file():
         flags = collector_sources(mpi.mpicc)[1]
         names = [f.split("_WITH_")[1].lower() for f in flags if "_WITH_" in f]
