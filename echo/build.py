@@ -64,21 +64,23 @@ def detect_mpi(mpicc: str | None = None) -> MPI:
     return MPI(mpicc, mpirun, flavor, ident)
 
 
+def _builds(mpicc: str, source: str, *flags: str) -> bool:
+    """Whether `source` compiles (and links, with -l flags) with this mpicc: a probe for optional tools."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "probe.c"
+        src.write_text(source)
+        return subprocess.run([mpicc, "-o", str(Path(tmp) / "probe"), str(src), *flags],
+                              capture_output=True).returncode == 0
+
+
 def has_papi(mpicc: str) -> bool:
     """Whether the system PAPI (headers and library) can be built against."""
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "p.c"
-        src.write_text("#include <papi.h>\nint main(void) { return PAPI_is_initialized(); }\n")
-        r = subprocess.run([mpicc, "-o", str(Path(tmp) / "p"), str(src), "-lpapi"], capture_output=True)
-    return r.returncode == 0
+    return _builds(mpicc, "#include <papi.h>\nint main(void) { return PAPI_is_initialized(); }\n", "-lpapi")
 
 
 def has_valgrind_headers(mpicc: str) -> bool:
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "v.c"
-        src.write_text("#include <valgrind/callgrind.h>\nint main(void) { return RUNNING_ON_VALGRIND; }\n")
-        r = subprocess.run([mpicc, "-c", "-o", str(Path(tmp) / "v.o"), str(src)], capture_output=True)
-    return r.returncode == 0
+    """Whether Valgrind's client-request headers are there (they need no library)."""
+    return _builds(mpicc, "#include <valgrind/callgrind.h>\nint main(void) { return RUNNING_ON_VALGRIND; }\n")
 
 
 def collector_sources(mpicc: str) -> tuple[list[Path], list[str]]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from echo.build import detect_mpi, ensure_library
 from echo.plan import Machine, Options, Plan, make_plan
+from echo.procstatus import read_status
 from echo.sdc import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
 
 TAGGED_LINE = re.compile(rb"^\[\d+,(\d+)\]<(?:stdout|stderr)>: ?")
@@ -202,33 +203,21 @@ def _run_relabelled(plan: Plan, env: dict[str, str], save: Path | None = None, l
     return rc
 
 
-def read_statuses(run_dir: Path, nprocs: int) -> dict[int, list[str]]:
-    """Per real rank, the words of its status line ("started"/"finalized"/"signal N", time, pid)."""
-    out = {}
-    for real in range(nprocs):
-        path = run_dir / "procs" / f"{real}.status"
-        if path.is_file():
-            out[real] = path.read_text().split()
-    return out
-
-
 def describe_failures(plan: Plan, run_dir: Path) -> list[str]:
     """Which processes caused a failed job, by application rank and copy.
 
     Processes the MPI runtime killed to end the job (SIGTERM) are named only when
     nothing else explains the failure."""
-    statuses = read_statuses(run_dir, plan.nprocs)
+    statuses = {real: end for real in range(plan.nprocs) if (end := read_status(run_dir, real))}
     signalled, unfinished, terminated = [], [], []
-    for real, words in sorted(statuses.items()):
+    for real, end in sorted(statuses.items()):
         p = plan.proc(real)
         who = f"application rank {p.app} copy {p.copy} (process {real}"
-        who += f", pid {words[3]})" if len(words) > 3 else ")"
-        if words[:1] == ["signal"]:
-            sig = int(words[1])
-            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
-            line = f"{who} was killed by {name} ({signal.strsignal(sig)})"
-            (terminated if sig == signal.SIGTERM else signalled).append(line)
-        elif words[:1] == ["started"]:
+        who += f", pid {end.pid})" if end.pid else ")"
+        if end.state == "signal":
+            line = f"{who} was killed by {end.signal_name} ({signal.strsignal(end.signal)})"
+            (terminated if end.signal == signal.SIGTERM else signalled).append(line)
+        elif end.state == "started":
             unfinished.append(f"{who} ended without MPI_Finalize (it exited early or was killed)")
     never = [r for r in range(plan.nprocs) if r not in statuses]
     lines = signalled or unfinished or terminated

@@ -6,7 +6,6 @@ Re-ingesting a run replaces it, in one transaction."""
 from __future__ import annotations
 
 import json
-import signal
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,7 @@ from sqlalchemy import Engine, delete, insert
 from sqlalchemy.orm import Session
 
 from collectors import perturb, valgrind
+from echo.procstatus import read_status
 from echo.records import FLAG_ERROR, RecordFile, RecordsError, read
 from echo.sdc import outcome, read_events
 from echo.store.models import CallSummary, Event, Metric, Proc, Run
@@ -30,16 +30,8 @@ def plan_procs(run_dir: Path) -> list[tuple[int, int, int, str]]:
 
 
 def process_state(run_dir: Path, real: int) -> str:
-    path = run_dir / "procs" / f"{real}.status"
-    if not path.is_file():
-        return "never started"
-    words = path.read_text().split()
-    if words[:1] == ["finalized"]:
-        return "finalized"
-    if words[:1] == ["signal"]:
-        sig = int(words[1])
-        return f"killed by {signal.Signals(sig).name}" if sig in signal.Signals._value2member_map_ else f"signal {sig}"
-    return "no MPI_Finalize"
+    end = read_status(run_dir, real)
+    return end.text() if end else "never started"
 
 
 def summarize(f: RecordFile) -> dict[str, np.ndarray]:
