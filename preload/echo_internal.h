@@ -94,6 +94,21 @@ int echo_forward_bytes(void *data, size_t len, int rc);
 int echo_forward_blocks(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt, int rc);
 int echo_forward_wblocks(void *buf, int n, const int *counts, const int *bdispls, const MPI_Datatype *types, int rc);
 
+/* ---- echo requests (echo_requests.c) ----
+ * With clones, a request on a replicated object is an echo request: on a
+ * representative it wraps `real`; on a copy `real` is MPI_REQUEST_NULL.  When a
+ * Wait/Test retires it, the representative forwards what it delivered and copies
+ * receive it: with_status, like a receive (status, then `count` elements of
+ * `dt` at `buf`, or fewer as the status says; buf may be NULL); otherwise like a
+ * collective's output (`count` elements at `buf`, none if buf is NULL).
+ * Persistent requests start inactive (MPI_Start activates them). */
+MPI_Request echo_request_new(MPI_Request real, int persistent, int with_status, void *buf, int count,
+                             MPI_Datatype dt);
+/* output in blocks (v/w collectives): counts/displs (and types, or dt) must
+ * stay valid until completion, as MPI requires of the call's arguments */
+MPI_Request echo_request_new_blocks(MPI_Request real, int persistent, void *buf, int n, const int *counts,
+                                    const int *displs, MPI_Datatype dt, const MPI_Datatype *types);
+
 /* ---- events and metrics of this process (echo_events.c) ---- */
 void echo_event(const char *kind, const char *fn, uint64_t seq, int32_t comm, int32_t peer, uint64_t bytes, int copy,
                 long first_byte, const char *detail);

@@ -360,19 +360,29 @@ int echo_MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcoun
 
 /* ---- nonblocking collectives: the output is forwarded at completion ---- */
 
-static MPI_Request coll_req(MPI_Request real, void *buf, int count, MPI_Datatype dt) {
-    return new_req(REQ_COLL, 0, real, buf, count, dt);
+MPI_Request echo_request_new(MPI_Request real, int persistent, int with_status, void *buf, int count,
+                             MPI_Datatype dt) {
+    return new_req(with_status ? REQ_RECV : REQ_COLL, persistent, real, buf, count, dt);
 }
 
-static MPI_Request coll_blocks(MPI_Request real, void *buf, int n, const int *counts, const int *displs,
-                               MPI_Datatype dt, const MPI_Datatype *types) {
-    MPI_Request h = new_req(REQ_COLL, 0, real, buf, 0, dt);
+MPI_Request echo_request_new_blocks(MPI_Request real, int persistent, void *buf, int n, const int *counts,
+                                    const int *displs, MPI_Datatype dt, const MPI_Datatype *types) {
+    MPI_Request h = new_req(REQ_COLL, persistent, real, buf, 0, dt);
     echo_req_t *r = req_of(h);
     r->nblocks = n;
     r->counts = counts;
     r->displs = displs;
     r->types = types;
     return h;
+}
+
+static MPI_Request coll_req(MPI_Request real, void *buf, int count, MPI_Datatype dt) {
+    return echo_request_new(real, 0, 0, buf, count, dt);
+}
+
+static MPI_Request coll_blocks(MPI_Request real, void *buf, int n, const int *counts, const int *displs,
+                               MPI_Datatype dt, const MPI_Datatype *types) {
+    return echo_request_new_blocks(real, 0, buf, n, counts, displs, dt, types);
 }
 
 #define ICOMM(fn) echo_comm_t *c = echo_comm_get(comm, #fn); MPI_Request real = MPI_REQUEST_NULL; int rc = MPI_SUCCESS
