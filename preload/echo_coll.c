@@ -2,7 +2,9 @@
  * on the representatives' communicator; then every copy receives what its
  * representative's output buffers hold (and its return code).  A copy of a rank
  * that gets no output still waits for the return code, so copies stay in
- * lock-step with their representative at every collective. */
+ * lock-step with their representative at every collective.  On an
+ * intercommunicator, outputs come from the remote group (echo_comm_peers) and
+ * roots follow MPI_ROOT / MPI_PROC_NULL (echo_is_root and friends). */
 #include "echo_internal.h"
 #include "echo_records.h"
 
@@ -12,7 +14,8 @@
 #define COMM(fn) echo_comm_t *c = echo_comm_get(comm, #fn)
 /* the data this copy contributes, checked for corruption before the real call */
 #define SDC(fn, buf, count, dt) echo_outgoing(#fn, 1, buf, count, dt, echo_comm_id(comm), -1)
-#define SDC_BLOCKS(fn, buf, counts, displs, dt) echo_outgoing_blocks(#fn, buf, c->size, counts, displs, dt, echo_comm_id(comm))
+#define SDC_BLOCKS(fn, buf, counts, displs, dt) \
+    echo_outgoing_blocks(#fn, buf, echo_comm_peers(c), counts, displs, dt, echo_comm_id(comm))
 #define CONTRIBUTION(sendbuf, recvbuf) ((sendbuf) == MPI_IN_PLACE ? (const void *)(recvbuf) : (sendbuf))
 
 int echo_MPI_Barrier(MPI_Comm comm) {
@@ -22,17 +25,17 @@ int echo_MPI_Barrier(MPI_Comm comm) {
 
 int echo_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
     COMM(MPI_Bcast);
-    if (c->rank == root) SDC(MPI_Bcast, buffer, count, datatype);
+    if (echo_is_root(c, root)) SDC(MPI_Bcast, buffer, count, datatype);
     int rc = REAL(MPI_Bcast, buffer, count, datatype, root, c->real);
-    return c->rank == root ? echo_forward(NULL, 0, MPI_BYTE, rc) : echo_forward(buffer, count, datatype, rc);
+    return echo_gets_from_root(c, root) ? echo_forward(buffer, count, datatype, rc) : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
 
 int echo_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                     MPI_Comm comm) {
     COMM(MPI_Reduce);
-    SDC(MPI_Reduce, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
+    if (echo_contributes(c, root)) SDC(MPI_Reduce, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
     int rc = REAL(MPI_Reduce, sendbuf, recvbuf, count, datatype, op, root, c->real);
-    return c->rank == root ? echo_forward(recvbuf, count, datatype, rc) : echo_forward(NULL, 0, MPI_BYTE, rc);
+    return echo_is_root(c, root) ? echo_forward(recvbuf, count, datatype, rc) : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
 
 int echo_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -70,7 +73,7 @@ int echo_MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvco
 int echo_MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
                                   MPI_Op op, MPI_Comm comm) {
     COMM(MPI_Reduce_scatter_block);
-    SDC(MPI_Reduce_scatter_block, CONTRIBUTION(sendbuf, recvbuf), recvcount * c->size, datatype);
+    SDC(MPI_Reduce_scatter_block, CONTRIBUTION(sendbuf, recvbuf), recvcount * echo_comm_peers(c), datatype);
     int rc = REAL(MPI_Reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, c->real);
     return echo_forward(recvbuf, recvcount, datatype, rc);
 }
@@ -78,35 +81,35 @@ int echo_MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvco
 int echo_MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                     MPI_Datatype recvtype, int root, MPI_Comm comm) {
     COMM(MPI_Gather);
-    SDC(MPI_Gather, sendbuf, sendcount, sendtype);
+    if (echo_contributes(c, root)) SDC(MPI_Gather, sendbuf, sendcount, sendtype);
     int rc = REAL(MPI_Gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
-    return c->rank == root ? echo_forward(recvbuf, recvcount * c->size, recvtype, rc)
+    return echo_is_root(c, root) ? echo_forward(recvbuf, recvcount * echo_comm_peers(c), recvtype, rc)
                            : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
 
 int echo_MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
     COMM(MPI_Gatherv);
-    SDC(MPI_Gatherv, sendbuf, sendcount, sendtype);
+    if (echo_contributes(c, root)) SDC(MPI_Gatherv, sendbuf, sendcount, sendtype);
     int rc = REAL(MPI_Gatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, c->real);
-    return c->rank == root ? echo_forward_blocks(recvbuf, c->size, recvcounts, displs, recvtype, rc)
+    return echo_is_root(c, root) ? echo_forward_blocks(recvbuf, echo_comm_peers(c), recvcounts, displs, recvtype, rc)
                            : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
 
 int echo_MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                      MPI_Datatype recvtype, int root, MPI_Comm comm) {
     COMM(MPI_Scatter);
-    if (c->rank == root) SDC(MPI_Scatter, sendbuf, sendcount * c->size, sendtype);
+    if (echo_is_root(c, root)) SDC(MPI_Scatter, sendbuf, sendcount * echo_comm_peers(c), sendtype);
     int rc = REAL(MPI_Scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
-    return echo_forward(recvbuf, recvcount, recvtype, rc);
+    return echo_forward(echo_contributes(c, root) ? recvbuf : NULL, recvcount, recvtype, rc);
 }
 
 int echo_MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                       void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
     COMM(MPI_Scatterv);
-    if (c->rank == root) SDC_BLOCKS(MPI_Scatterv, sendbuf, sendcounts, displs, sendtype);
+    if (echo_is_root(c, root)) SDC_BLOCKS(MPI_Scatterv, sendbuf, sendcounts, displs, sendtype);
     int rc = REAL(MPI_Scatterv, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, c->real);
-    return echo_forward(recvbuf, recvcount, recvtype, rc);
+    return echo_forward(echo_contributes(c, root) ? recvbuf : NULL, recvcount, recvtype, rc);
 }
 
 int echo_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -114,7 +117,7 @@ int echo_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     COMM(MPI_Allgather);
     SDC(MPI_Allgather, sendbuf, sendcount, sendtype);
     int rc = REAL(MPI_Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real);
-    return echo_forward(recvbuf, recvcount * c->size, recvtype, rc);
+    return echo_forward(recvbuf, recvcount * echo_comm_peers(c), recvtype, rc);
 }
 
 int echo_MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -122,15 +125,15 @@ int echo_MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     COMM(MPI_Allgatherv);
     SDC(MPI_Allgatherv, sendbuf, sendcount, sendtype);
     int rc = REAL(MPI_Allgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, c->real);
-    return echo_forward_blocks(recvbuf, c->size, recvcounts, displs, recvtype, rc);
+    return echo_forward_blocks(recvbuf, echo_comm_peers(c), recvcounts, displs, recvtype, rc);
 }
 
 int echo_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                       MPI_Datatype recvtype, MPI_Comm comm) {
     COMM(MPI_Alltoall);
-    SDC(MPI_Alltoall, sendbuf, sendcount * c->size, sendtype);
+    SDC(MPI_Alltoall, sendbuf, sendcount * echo_comm_peers(c), sendtype);
     int rc = REAL(MPI_Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real);
-    return echo_forward(recvbuf, recvcount * c->size, recvtype, rc);
+    return echo_forward(recvbuf, recvcount * echo_comm_peers(c), recvtype, rc);
 }
 
 int echo_MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -140,15 +143,15 @@ int echo_MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     SDC_BLOCKS(MPI_Alltoallv, sendbuf, sendcounts, sdispls, sendtype);
     int rc = REAL(MPI_Alltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                   c->real);
-    return echo_forward_blocks(recvbuf, c->size, recvcounts, rdispls, recvtype, rc);
+    return echo_forward_blocks(recvbuf, echo_comm_peers(c), recvcounts, rdispls, recvtype, rc);
 }
 
 int echo_MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
                        const MPI_Datatype recvtypes[], MPI_Comm comm) {
     COMM(MPI_Alltoallw);
-    echo_outgoing_wblocks("MPI_Alltoallw", sendbuf, c->size, sendcounts, sdispls, sendtypes, echo_comm_id(comm));
+    echo_outgoing_wblocks("MPI_Alltoallw", sendbuf, echo_comm_peers(c), sendcounts, sdispls, sendtypes, echo_comm_id(comm));
     int rc = REAL(MPI_Alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
                   c->real);
-    return echo_forward_wblocks(recvbuf, c->size, recvcounts, rdispls, recvtypes, rc);
+    return echo_forward_wblocks(recvbuf, echo_comm_peers(c), recvcounts, rdispls, recvtypes, rc);
 }

@@ -46,6 +46,7 @@ void echo_comm_remove(MPI_Comm app) {
     for (int i = 0; i < ntable; i++) {
         if (table[i]->app != app) continue;
         free(table[i]->members);
+        free(table[i]->remote_members);
         free(table[i]);
         memmove(table + i, table + i + 1, sizeof *table * (size_t)(ntable - i - 1));
         ntable--;
@@ -53,44 +54,149 @@ void echo_comm_remove(MPI_Comm app) {
     }
 }
 
-int echo_comm_register_new(MPI_Comm *newcomm, int rc) {
-    int hdr[3] = {0, 0, 0}; /* exists, rank, size */
-    int *members = NULL;
-    if (echo_is_rep()) {
-        if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
-            hdr[0] = 1;
-            PMPI_Comm_rank(*newcomm, &hdr[1]);
-            PMPI_Comm_size(*newcomm, &hdr[2]);
-            echo_comm_add(*newcomm, *newcomm, hdr[1], hdr[2], NULL);
+/* ---- attribute keyvals: MPI_Comm_dup copies attributes through their keyval's
+ * copy callback.  A representative's real dup of the representatives' world, or
+ * a copy's stand-in (a dup of MPI_COMM_SELF), is not a dup of the handle the
+ * application set its attributes on, so echo runs the callbacks itself. */
+typedef struct { int keyval; MPI_Comm_copy_attr_function *copy; void *extra; } keyval_t;
+static keyval_t *keyvals;
+static int nkeyvals, keyvals_cap;
+
+static void remember_keyval(int keyval, MPI_Comm_copy_attr_function *copy, void *extra) {
+    for (int i = 0; i < nkeyvals; i++)
+        if (keyvals[i].keyval == keyval) { /* a number MPI reused */
+            keyvals[i] = (keyval_t){keyval, copy, extra};
+            return;
+        }
+    if (nkeyvals == keyvals_cap) {
+        keyvals_cap = keyvals_cap ? 2 * keyvals_cap : 16;
+        keyvals = realloc(keyvals, sizeof *keyvals * (size_t)keyvals_cap);
+    }
+    keyvals[nkeyvals++] = (keyval_t){keyval, copy, extra};
+}
+
+int echo_always_MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                                       MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                                       void *extra_state) {
+    int rc = PMPI_Comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state);
+    if (rc == MPI_SUCCESS) remember_keyval(*comm_keyval, comm_copy_attr_fn, extra_state);
+    return rc;
+}
+
+int echo_always_MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
+                                  void *extra_state) {
+    int rc = PMPI_Comm_create_keyval(copy_fn, delete_fn, keyval, extra_state); /* the same thing, MPI-1 names */
+    if (rc == MPI_SUCCESS) remember_keyval(*keyval, copy_fn, extra_state);
+    return rc;
+}
+
+static int copy_attributes(MPI_Comm from, MPI_Comm to) {
+    for (int i = 0; i < nkeyvals; i++) {
+        void *in, *out = NULL;
+        int has = 0, keep = 0;
+        if (PMPI_Comm_get_attr(from, keyvals[i].keyval, &in, &has) != MPI_SUCCESS || !has) continue;
+        int rc = keyvals[i].copy(from, keyvals[i].keyval, keyvals[i].extra, in, &out, &keep);
+        if (rc != MPI_SUCCESS) return rc;
+        if (keep) PMPI_Comm_set_attr(to, keyvals[i].keyval, out);
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- new communicators ---- */
+
+static int *real_ranks(MPI_Group g, int n) {
+    MPI_Group wg;
+    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    int *idx = malloc(sizeof(int) * (size_t)n), *out = malloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++) idx[i] = i;
+    PMPI_Group_translate_ranks(g, n, idx, wg, out);
+    free(idx);
+    PMPI_Group_free(&wg);
+    return out;
+}
+
+int echo_comm_register_new(MPI_Comm parent, MPI_Comm *newcomm, int rc, int dup) {
+    struct { int exists, rank, size, inter, remote_size; } hdr = {0, 0, 0, 0, 0};
+    if (echo_is_rep() && rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
+        if (dup && parent == MPI_COMM_WORLD) rc = copy_attributes(MPI_COMM_WORLD, *newcomm);
+        if (rc != MPI_SUCCESS) {
+            PMPI_Comm_free(newcomm);
+        } else {
+            hdr.exists = 1;
+            PMPI_Comm_rank(*newcomm, &hdr.rank);
+            PMPI_Comm_size(*newcomm, &hdr.size);
+            PMPI_Comm_test_inter(*newcomm, &hdr.inter);
+            if (hdr.inter) PMPI_Comm_remote_size(*newcomm, &hdr.remote_size);
+            echo_comm_t *c = echo_comm_add(*newcomm, *newcomm, hdr.rank, hdr.size, NULL);
+            c->inter = hdr.inter;
+            c->remote_size = hdr.remote_size;
         }
     }
-    rc = echo_forward_bytes(hdr, sizeof hdr, rc);
-    if (!hdr[0]) {
+    rc = echo_forward_bytes(&hdr, sizeof hdr, rc);
+    if (!hdr.exists) {
         if (!echo_is_rep()) *newcomm = MPI_COMM_NULL;
         return rc;
     }
     if (!echo_has_copies()) return rc;
-    members = malloc(sizeof(int) * (size_t)hdr[2]);
+    /* the real world ranks of the members, so copies can build the same groups */
+    int *members = NULL, *remote = NULL;
     if (echo_is_rep()) {
-        /* real world ranks of the members, so copies can build the same groups */
-        MPI_Group g, wg;
+        MPI_Group g;
         PMPI_Comm_group(*newcomm, &g);
-        PMPI_Comm_group(MPI_COMM_WORLD, &wg);
-        int *idx = malloc(sizeof(int) * (size_t)hdr[2]);
-        for (int i = 0; i < hdr[2]; i++) idx[i] = i;
-        PMPI_Group_translate_ranks(g, hdr[2], idx, wg, members);
-        free(idx);
+        members = real_ranks(g, hdr.size);
         PMPI_Group_free(&g);
-        PMPI_Group_free(&wg);
+        if (hdr.inter) {
+            PMPI_Comm_remote_group(*newcomm, &g);
+            remote = real_ranks(g, hdr.remote_size);
+            PMPI_Group_free(&g);
+        }
+    } else {
+        members = malloc(sizeof(int) * (size_t)hdr.size);
+        remote = hdr.inter ? malloc(sizeof(int) * (size_t)hdr.remote_size) : NULL;
     }
-    echo_forward_bytes(members, sizeof(int) * (size_t)hdr[2], rc);
+    echo_forward_bytes(members, sizeof(int) * (size_t)hdr.size, rc);
+    if (hdr.inter) echo_forward_bytes(remote, sizeof(int) * (size_t)hdr.remote_size, rc);
     if (echo_is_rep()) {
         free(members);
+        free(remote);
         return rc;
     }
     /* a private stand-in handle: a real communicator, so local calls on it work */
     PMPI_Comm_dup(MPI_COMM_SELF, newcomm);
-    echo_comm_add(*newcomm, MPI_COMM_NULL, hdr[1], hdr[2], members);
+    if (parent != MPI_COMM_NULL) { /* a new communicator inherits its parent's error handler */
+        MPI_Errhandler eh;
+        PMPI_Comm_get_errhandler(parent, &eh);
+        PMPI_Comm_set_errhandler(*newcomm, eh);
+        PMPI_Errhandler_free(&eh);
+    }
+    echo_comm_t *c = echo_comm_add(*newcomm, MPI_COMM_NULL, hdr.rank, hdr.size, members);
+    c->inter = hdr.inter;
+    c->remote_size = hdr.remote_size;
+    c->remote_members = remote;
+    if (dup) {
+        int copied = copy_attributes(parent, *newcomm);
+        if (copied != MPI_SUCCESS) { /* the representative failed the same way and freed its communicator */
+            echo_comm_remove(*newcomm);
+            PMPI_Comm_free(newcomm);
+        }
+    }
+    return rc;
+}
+
+static int group_of(const int *real, int n, int me, MPI_Group *group) {
+    for (int i = 0; i < n; i++)
+        if (real[i] == MPI_UNDEFINED && i != me)
+            echo_fatal("a copy cannot build the group of a communicator with processes outside the job (spawned "
+                       "or connected): its representative alone knows them; ask the group on the representative "
+                       "only, or run without clones");
+    MPI_Group wg;
+    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    int *ranks = malloc(sizeof(int) * (size_t)n);
+    memcpy(ranks, real, sizeof(int) * (size_t)n);
+    if (me >= 0) ranks[me] = echo.real_rank;
+    int rc = PMPI_Group_incl(wg, n, ranks, group);
+    free(ranks);
+    PMPI_Group_free(&wg);
     return rc;
 }
 
@@ -98,13 +204,10 @@ int echo_comm_group(echo_comm_t *c, MPI_Group *group) {
     if (echo_is_rep()) return PMPI_Comm_group(c->real, group);
     /* the representative's group with this copy in its representative's place:
      * rank, size and translations then answer as for the representative */
-    MPI_Group wg;
-    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
-    int *ranks = malloc(sizeof(int) * (size_t)c->size);
-    memcpy(ranks, c->members, sizeof(int) * (size_t)c->size);
-    ranks[c->rank] = echo.real_rank;
-    int rc = PMPI_Group_incl(wg, c->size, ranks, group);
-    free(ranks);
-    PMPI_Group_free(&wg);
-    return rc;
+    return group_of(c->members, c->size, c->rank, group);
+}
+
+int echo_comm_remote_group(echo_comm_t *c, MPI_Group *group) {
+    if (echo_is_rep()) return PMPI_Comm_remote_group(c->real, group);
+    return group_of(c->remote_members, c->remote_size, -1, group);
 }

@@ -1,6 +1,8 @@
 /* Hand-written special cases: MPI_Init/Finalize/Abort and the calls that
  * replace communicators, so the application sees its N ranks.
  *
+ * (Creating communicators: echo_comm_new.c.)
+ *
  * Naming (read by gen_wrappers.py): echo_always_MPI_X runs in every mode;
  * echo_MPI_X runs only when the job is cloned, else the wrapper passes through. */
 #include "echo_internal.h"
@@ -8,12 +10,14 @@
 #include <stdio.h>
 
 int echo_always_MPI_Init(int *argc, char ***argv) {
+    if (echo_world_owned_by_echo()) return MPI_SUCCESS; /* a session initialized it (echo_session.c) */
     int rc = PMPI_Init(argc, argv);
     echo_setup_after_init();
     return rc;
 }
 
 int echo_always_MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+    if (echo_world_owned_by_echo()) return PMPI_Query_thread(provided);
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     echo_setup_after_init();
     /* copies follow their representative call by call, so calls from several
@@ -57,30 +61,25 @@ int echo_MPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
     return echo_comm_group(c, group);
 }
 
-int echo_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
-    echo_comm_t *c = echo_comm_get(comm, "MPI_Comm_dup");
-    int rc = echo_is_rep() ? PMPI_Comm_dup(c->real, newcomm) : MPI_SUCCESS;
-    return echo_comm_register_new(newcomm, rc);
+/* intercommunicator answers: a copy's stand-in is an intracommunicator */
+int echo_MPI_Comm_test_inter(MPI_Comm comm, int *flag) {
+    echo_comm_t *c = echo_comm_find(comm);
+    if (!c) return PMPI_Comm_test_inter(comm, flag);
+    *flag = c->inter;
+    return MPI_SUCCESS;
 }
 
-int echo_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
-    echo_comm_t *c = echo_comm_get(comm, "MPI_Comm_split");
-    int rc = echo_is_rep() ? PMPI_Comm_split(c->real, color, key, newcomm) : MPI_SUCCESS;
-    return echo_comm_register_new(newcomm, rc);
+int echo_MPI_Comm_remote_size(MPI_Comm comm, int *size) {
+    echo_comm_t *c = echo_comm_find(comm);
+    if (!c || !c->inter) return PMPI_Comm_remote_size(comm, size); /* MPI reports the misuse */
+    *size = c->remote_size;
+    return MPI_SUCCESS;
 }
 
-int echo_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
-    echo_comm_t *c = echo_comm_get(comm, "MPI_Comm_split_type");
-    int rc = echo_is_rep() ? PMPI_Comm_split_type(c->real, split_type, key, info, newcomm) : MPI_SUCCESS;
-    return echo_comm_register_new(newcomm, rc);
-}
-
-int echo_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
-    echo_comm_t *c = echo_comm_get(comm, "MPI_Comm_create");
-    /* a copy's group names the copy where its representative stands; the
-     * representative's own group of the same ranks is what MPI must see */
-    int rc = echo_is_rep() ? PMPI_Comm_create(c->real, group, newcomm) : MPI_SUCCESS;
-    return echo_comm_register_new(newcomm, rc);
+int echo_MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
+    echo_comm_t *c = echo_comm_find(comm);
+    if (!c || !c->inter) return PMPI_Comm_remote_group(comm, group);
+    return echo_comm_remote_group(c, group);
 }
 
 int echo_MPI_Comm_free(MPI_Comm *comm) {

@@ -49,6 +49,8 @@ void echo_mark_finalized(void);
 void echo_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void echo_unsupported(const char *fn) __attribute__((noreturn));
 const char *echo_plan_value(const char *key);  /* from the plan header, or NULL */
+/* 1 once if a session made echo initialize the world model (echo_session.c): MPI_Init then takes it over */
+int echo_world_owned_by_echo(void);
 
 /* ---- communicator table (echo_comm.c) ----
  * Every communicator the application can name maps to an entry.  On a
@@ -56,12 +58,16 @@ const char *echo_plan_value(const char *key);  /* from the plan header, or NULL 
  * MPI_COMM_NULL and the application holds a private stand-in handle (a dup of
  * MPI_COMM_SELF) so that purely local calls (names, attributes, Pack) still work.
  * `members` lists the real world ranks of the representatives in the
- * communicator, in communicator order: copies build their groups from it. */
+ * communicator, in communicator order: copies build their groups from it; for
+ * an intercommunicator `remote_members` does the same for the remote group. */
 typedef struct echo_comm {
     MPI_Comm app;
     MPI_Comm real;
     int rank, size;
     int *members;
+    int inter;       /* an intercommunicator */
+    int remote_size;
+    int *remote_members;
 } echo_comm_t;
 
 echo_comm_t *echo_comm_find(MPI_Comm app);          /* NULL if unknown */
@@ -73,11 +79,24 @@ echo_comm_t *echo_comm_get(MPI_Comm app, const char *fn); /* aborts if unknown *
 echo_comm_t *echo_comm_add(MPI_Comm app, MPI_Comm real, int rank, int size, int *members);
 void echo_comm_remove(MPI_Comm app);
 /* After the representative created `*newcomm` (or got MPI_COMM_NULL), register
- * it on every copy of the rank; copies get their stand-in handle. */
-int echo_comm_register_new(MPI_Comm *newcomm, int rc);
+ * it on every copy of the rank; copies get their stand-in handle, with the
+ * error handler of `parent` (MPI_COMM_NULL: none to inherit).  `dup`: the new
+ * communicator is a duplicate of `parent`, so attributes are copied by their
+ * keyvals' copy callbacks as MPI_Comm_dup does. */
+int echo_comm_register_new(MPI_Comm parent, MPI_Comm *newcomm, int rc, int dup);
 /* Group of the communicator as the application sees it (copies substitute
- * themselves for their representative). */
+ * themselves for their representative); the remote group of an intercommunicator. */
 int echo_comm_group(echo_comm_t *c, MPI_Group *group);
+int echo_comm_remote_group(echo_comm_t *c, MPI_Group *group);
+/* the number of processes a collective's output comes from: the remote group's for an intercommunicator */
+static inline int echo_comm_peers(const echo_comm_t *c) { return c->inter ? c->remote_size : c->size; }
+/* rooted collectives: whether this process is the root that gets the result
+ * (intra: its rank is root; inter: it passed MPI_ROOT), whether it contributes
+ * data (inter: only the group opposite the root), and whether it receives the
+ * root's data (intra: every non-root; inter: the group opposite the root) */
+static inline int echo_is_root(const echo_comm_t *c, int root) { return c->inter ? root == MPI_ROOT : c->rank == root; }
+static inline int echo_contributes(const echo_comm_t *c, int root) { return !c->inter || root >= 0; }
+static inline int echo_gets_from_root(const echo_comm_t *c, int root) { return c->inter ? root >= 0 : c->rank != root; }
 
 /* ---- forwarding from the representative to its copies (echo_forward.c) ----
  * The representative calls these after the real MPI call; copies call the same
@@ -108,6 +127,8 @@ MPI_Request echo_request_new(MPI_Request real, int persistent, int with_status, 
  * stay valid until completion, as MPI requires of the call's arguments */
 MPI_Request echo_request_new_blocks(MPI_Request real, int persistent, void *buf, int n, const int *counts,
                                     const int *displs, MPI_Datatype dt, const MPI_Datatype *types);
+/* a request whose completion runs `done(arg, rc)` on every side (its result is the call's) */
+MPI_Request echo_request_then(MPI_Request real, int (*done)(void *arg, int rc), void *arg);
 
 /* ---- events and metrics of this process (echo_events.c) ---- */
 void echo_event(const char *kind, const char *fn, uint64_t seq, int32_t comm, int32_t peer, uint64_t bytes, int copy,

@@ -33,6 +33,8 @@ typedef struct echo_req {
     int32_t comm_id, peer; /* a persistent send's, for the SDC check at each start */
     const int *counts, *displs;
     const MPI_Datatype *types;
+    int (*done)(void *arg, int rc); /* run on every side when a Wait/Test retires the request */
+    void *arg;
 } echo_req_t;
 
 /* Requests on process-local communicators (MPI_COMM_SELF) are real MPI
@@ -113,6 +115,7 @@ static int finish(MPI_Request *h, MPI_Status *status, int rc) {
         memset(status, 0, sizeof *status); /* a send's status carries nothing copies could differ on */
     }
     r->cancelled = 0;
+    if (r->done) rc = r->done(r->arg, rc);
     if (r->persistent) {
         r->active = 0;
     } else {
@@ -358,7 +361,7 @@ int echo_MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcoun
     return some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 0);
 }
 
-/* ---- nonblocking collectives: the output is forwarded at completion ---- */
+/* ---- requests of other calls (nonblocking collectives, MPI-IO, one-sided...) ---- */
 
 MPI_Request echo_request_new(MPI_Request real, int persistent, int with_status, void *buf, int count,
                              MPI_Datatype dt) {
@@ -376,175 +379,9 @@ MPI_Request echo_request_new_blocks(MPI_Request real, int persistent, void *buf,
     return h;
 }
 
-static MPI_Request coll_req(MPI_Request real, void *buf, int count, MPI_Datatype dt) {
-    return echo_request_new(real, 0, 0, buf, count, dt);
-}
-
-static MPI_Request coll_blocks(MPI_Request real, void *buf, int n, const int *counts, const int *displs,
-                               MPI_Datatype dt, const MPI_Datatype *types) {
-    return echo_request_new_blocks(real, 0, buf, n, counts, displs, dt, types);
-}
-
-#define ICOMM(fn) echo_comm_t *c = echo_comm_get(comm, #fn); MPI_Request real = MPI_REQUEST_NULL; int rc = MPI_SUCCESS
-#define SDC(fn, buf, count, dt) echo_outgoing(#fn, 1, buf, count, dt, echo_comm_id(comm), -1)
-#define CONTRIBUTION(sendbuf, recvbuf) ((sendbuf) == MPI_IN_PLACE ? (const void *)(recvbuf) : (sendbuf))
-#define IREAL(fn, ...) if (echo_is_rep()) rc = P##fn(__VA_ARGS__, &real)
-
-int echo_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
-    ICOMM(MPI_Ibarrier);
-    IREAL(MPI_Ibarrier, c->real);
-    *request = coll_req(real, NULL, 0, MPI_BYTE);
-    return rc;
-}
-
-int echo_MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) {
-    ICOMM(MPI_Ibcast);
-    if (c->rank == root) SDC(MPI_Ibcast, buffer, count, datatype);
-    IREAL(MPI_Ibcast, buffer, count, datatype, root, c->real);
-    *request = c->rank == root ? coll_req(real, NULL, 0, MPI_BYTE) : coll_req(real, buffer, count, datatype);
-    return rc;
-}
-
-int echo_MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-                     MPI_Comm comm, MPI_Request *request) {
-    ICOMM(MPI_Ireduce);
-    SDC(MPI_Ireduce, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
-    IREAL(MPI_Ireduce, sendbuf, recvbuf, count, datatype, op, root, c->real);
-    *request = c->rank == root ? coll_req(real, recvbuf, count, datatype) : coll_req(real, NULL, 0, MPI_BYTE);
-    return rc;
-}
-
-int echo_MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                        MPI_Comm comm, MPI_Request *request) {
-    ICOMM(MPI_Iallreduce);
-    SDC(MPI_Iallreduce, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
-    IREAL(MPI_Iallreduce, sendbuf, recvbuf, count, datatype, op, c->real);
-    *request = coll_req(real, recvbuf, count, datatype);
-    return rc;
-}
-
-int echo_MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                   MPI_Request *request) {
-    ICOMM(MPI_Iscan);
-    SDC(MPI_Iscan, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
-    IREAL(MPI_Iscan, sendbuf, recvbuf, count, datatype, op, c->real);
-    *request = coll_req(real, recvbuf, count, datatype);
-    return rc;
-}
-
-int echo_MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                     MPI_Comm comm, MPI_Request *request) {
-    ICOMM(MPI_Iexscan);
-    SDC(MPI_Iexscan, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
-    IREAL(MPI_Iexscan, sendbuf, recvbuf, count, datatype, op, c->real);
-    *request = c->rank == 0 ? coll_req(real, NULL, 0, MPI_BYTE) : coll_req(real, recvbuf, count, datatype);
-    return rc;
-}
-
-int echo_MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
-    ICOMM(MPI_Igather);
-    SDC(MPI_Igather, sendbuf, sendcount, sendtype);
-    IREAL(MPI_Igather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
-    *request = c->rank == root ? coll_req(real, recvbuf, recvcount * c->size, recvtype)
-                               : coll_req(real, NULL, 0, MPI_BYTE);
-    return rc;
-}
-
-int echo_MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
-                      MPI_Request *request) {
-    ICOMM(MPI_Igatherv);
-    SDC(MPI_Igatherv, sendbuf, sendcount, sendtype);
-    IREAL(MPI_Igatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, c->real);
-    *request = c->rank == root ? coll_blocks(real, recvbuf, c->size, recvcounts, displs, recvtype, NULL)
-                               : coll_req(real, NULL, 0, MPI_BYTE);
-    return rc;
-}
-
-int echo_MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
-    ICOMM(MPI_Iscatter);
-    if (c->rank == root) SDC(MPI_Iscatter, sendbuf, sendcount * c->size, sendtype);
-    IREAL(MPI_Iscatter, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
-    *request = coll_req(real, recvbuf == MPI_IN_PLACE ? NULL : recvbuf, recvbuf == MPI_IN_PLACE ? 0 : recvcount, recvtype);
-    return rc;
-}
-
-int echo_MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                       void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                       MPI_Request *request) {
-    ICOMM(MPI_Iscatterv);
-    if (c->rank == root) echo_outgoing_blocks("MPI_Iscatterv", sendbuf, c->size, sendcounts, displs, sendtype, echo_comm_id(comm));
-    IREAL(MPI_Iscatterv, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, c->real);
-    *request = coll_req(real, recvbuf == MPI_IN_PLACE ? NULL : recvbuf, recvbuf == MPI_IN_PLACE ? 0 : recvcount, recvtype);
-    return rc;
-}
-
-int echo_MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    ICOMM(MPI_Iallgather);
-    SDC(MPI_Iallgather, sendbuf, sendcount, sendtype);
-    IREAL(MPI_Iallgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real);
-    *request = coll_req(real, recvbuf, recvcount * c->size, recvtype);
-    return rc;
-}
-
-int echo_MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                         MPI_Request *request) {
-    ICOMM(MPI_Iallgatherv);
-    SDC(MPI_Iallgatherv, sendbuf, sendcount, sendtype);
-    IREAL(MPI_Iallgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, c->real);
-    *request = coll_blocks(real, recvbuf, c->size, recvcounts, displs, recvtype, NULL);
-    return rc;
-}
-
-int echo_MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    ICOMM(MPI_Ialltoall);
-    SDC(MPI_Ialltoall, sendbuf, sendcount * c->size, sendtype);
-    IREAL(MPI_Ialltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real);
-    *request = coll_req(real, recvbuf, recvcount * c->size, recvtype);
-    return rc;
-}
-
-int echo_MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                        void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                        MPI_Comm comm, MPI_Request *request) {
-    ICOMM(MPI_Ialltoallv);
-    echo_outgoing_blocks("MPI_Ialltoallv", sendbuf, c->size, sendcounts, sdispls, sendtype, echo_comm_id(comm));
-    IREAL(MPI_Ialltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, c->real);
-    *request = coll_blocks(real, recvbuf, c->size, recvcounts, rdispls, recvtype, NULL);
-    return rc;
-}
-
-int echo_MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
-                        const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
-    ICOMM(MPI_Ialltoallw);
-    echo_outgoing_wblocks("MPI_Ialltoallw", sendbuf, c->size, sendcounts, sdispls, sendtypes, echo_comm_id(comm));
-    IREAL(MPI_Ialltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, c->real);
-    *request = coll_blocks(real, recvbuf, c->size, recvcounts, rdispls, MPI_BYTE, recvtypes);
-    return rc;
-}
-
-int echo_MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
-                             MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-    ICOMM(MPI_Ireduce_scatter);
-    int total = 0;
-    for (int i = 0; i < c->size; i++) total += recvcounts[i];
-    SDC(MPI_Ireduce_scatter, CONTRIBUTION(sendbuf, recvbuf), total, datatype);
-    IREAL(MPI_Ireduce_scatter, sendbuf, recvbuf, recvcounts, datatype, op, c->real);
-    *request = coll_req(real, recvbuf, recvcounts[c->rank], datatype);
-    return rc;
-}
-
-int echo_MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
-                                   MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-    ICOMM(MPI_Ireduce_scatter_block);
-    SDC(MPI_Ireduce_scatter_block, CONTRIBUTION(sendbuf, recvbuf), recvcount * c->size, datatype);
-    IREAL(MPI_Ireduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, c->real);
-    *request = coll_req(real, recvbuf, recvcount, datatype);
-    return rc;
+MPI_Request echo_request_then(MPI_Request real, int (*done)(void *arg, int rc), void *arg) {
+    MPI_Request h = new_req(REQ_COLL, 0, real, NULL, 0, MPI_BYTE);
+    req_of(h)->done = done;
+    req_of(h)->arg = arg;
+    return h;
 }

@@ -40,8 +40,9 @@ LOCAL_WITH_HANDLES = {
     "MPI_Pack", "MPI_Unpack", "MPI_Pack_size", "MPI_Comm_c2f", "MPI_Comm_f2c",
     "MPI_Request_c2f", "MPI_Request_f2c", "MPI_Win_c2f", "MPI_Win_f2c", "MPI_File_c2f", "MPI_File_f2c",
     "MPI_Message_c2f", "MPI_Message_f2c", "MPI_Session_c2f", "MPI_Session_f2c",
-    # intracommunicator-only answers, true of a copy's stand-in (a dup of MPI_COMM_SELF) as well
-    "MPI_Comm_test_inter", "MPI_Comm_remote_size", "MPI_Comm_remote_group",
+    # each process's session is its own (echo_session.c gives mpi://WORLD its meaning)
+    "MPI_Session_get_num_psets", "MPI_Session_get_nth_pset", "MPI_Session_get_info", "MPI_Session_set_info",
+    "MPI_Session_get_errhandler", "MPI_Session_set_errhandler", "MPI_Session_call_errhandler",
 }
 
 # `int echo_MPI_X(` or `int echo_always_MPI_X(` defines semantics; so does a
@@ -149,6 +150,23 @@ def communicator_arg(proto: Prototype, kinds: list[str] | None) -> str | None:
     return None
 
 
+# Where MPI raises the error of a call: the error handler of its file, window or
+# communicator (in that order); MPI_File_open/delete use MPI_FILE_NULL's.
+ERROR_HANDLE_CALLS = {"MPI_File": "PMPI_File_call_errhandler", "MPI_Win": "PMPI_Win_call_errhandler",
+                      "MPI_Comm": "PMPI_Comm_call_errhandler"}
+
+
+def error_handler_call(proto: Prototype) -> str | None:
+    """C call that raises an error on the handle the call reports errors on, with `rc`."""
+    if proto.name in ("MPI_File_open", "MPI_File_delete"):
+        return "PMPI_File_call_errhandler(MPI_FILE_NULL, rc)"
+    for ctype, call in ERROR_HANDLE_CALLS.items():
+        for name, t in zip(proto.names, proto.types, strict=True):
+            if t == ctype:
+                return f"{call}({name}, rc)"
+    return None
+
+
 def record_fields(proto: Prototype, kinds: list[str] | None) -> tuple[str, str, str, str]:
     """C expressions for a call's record: communicator id, peer, tag, bytes."""
     comm = communicator_arg(proto, kinds)
@@ -183,6 +201,7 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
     ]
     for fn_id, name in enumerate(names):
         p = protos[name]
+        raise_error = None
         args = ", ".join(p.names)
         params = p.params or "void"
         real = f"P{name}({args})"
@@ -199,10 +218,17 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
         elif name in written:
             out.append(f"int echo_{name}({params});")
             body = f"{cloned} ? echo_{name}({args}) : {real}"
+            raise_error = error_handler_call(p)
         elif is_local(p, kinds.get(name)):
             body = real
         else:
             body = f"{cloned} ? (echo_unsupported(\"{name}\"), MPI_ERR_OTHER) : {real}"
+        # a copy's call returns what its representative's returned: an error
+        # must reach the copy's own error handler too (it may be the user's)
+        copy_error = (
+            [f"    if (rc != MPI_SUCCESS && {cloned} && !echo_is_rep()) {{ echo_depth = 0; {raise_error}; }}"]
+            if name in written and not written[name] and raise_error else []
+        )
         rec_comm, peer, tag, nbytes = record_fields(p, kinds.get(name))
         if name in ("MPI_Comm_free", "MPI_Finalize"):
             rec_comm = "-1"  # the handle is gone after the call
@@ -214,6 +240,7 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
             f"    int32_t rec_comm = {rec_comm};",
             "    if (echo_hooks.enter) echo_hooks.enter();",
             f"    int rc = {body};",
+            *copy_error,
             "    if (echo_hooks.leave) echo_hooks.leave();",
             f"    if (echo.active) echo_record({fn_id}, t0, rec_comm, {peer}, {tag}, {nbytes}, rc);",
             "    echo_depth = 0;",

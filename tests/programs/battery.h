@@ -8,7 +8,7 @@
 static int rank, size;
 #define SAY(...) do { printf("r%d: ", rank); printf(__VA_ARGS__); printf("\n"); } while (0)
 
-static void battery_init(int *argc, char ***argv) {
+__attribute__((unused)) static void battery_init(int *argc, char ***argv) {
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -1,0 +1,79 @@
+/* The sessions model (MPI-4) under cloning.
+ *
+ * Each process's session is its own (init, finalize, info, errhandlers and the
+ * list of process sets pass through), but the process set "mpi://WORLD" means
+ * the application's N ranks, not the job's P processes: its group is the
+ * application's world group (a copy stands in its representative's place) and
+ * its "mpi_size" is N.  Communicators made from such groups are created by the
+ * representatives (MPI_Comm_create_from_group, echo_comm_new.c).
+ *
+ * A program that never calls MPI_Init still needs echo's worlds: the first
+ * MPI_Session_init initializes the world model underneath (invisible to the
+ * program: MPI_Initialized answers as before) and the last
+ * MPI_Session_finalize finalizes it. */
+#include "echo_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int echo_owns_world; /* echo called MPI_Init itself, for a sessions-only program */
+static int open_sessions;
+
+int echo_always_MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) {
+    int initialized = 0;
+    PMPI_Initialized(&initialized);
+    if (!initialized && echo.app_rank >= 0 && echo.cloned) {
+        int provided;
+        PMPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+        echo_setup_after_init();
+        echo_owns_world = 1;
+    }
+    int rc = PMPI_Session_init(info, errhandler, session);
+    if (rc == MPI_SUCCESS) open_sessions++;
+    return rc;
+}
+
+int echo_always_MPI_Session_finalize(MPI_Session *session) {
+    int rc = PMPI_Session_finalize(session);
+    if (rc == MPI_SUCCESS && --open_sessions == 0 && echo_owns_world) {
+        echo_owns_world = 0;
+        echo_teardown_before_finalize();
+        PMPI_Finalize();
+        echo_mark_finalized();
+    }
+    return rc;
+}
+
+/* MPI_Init after a session made echo initialize the world model: the program
+ * takes it over */
+int echo_world_owned_by_echo(void) {
+    if (!echo_owns_world) return 0;
+    echo_owns_world = 0;
+    return 1;
+}
+
+int echo_always_MPI_Initialized(int *flag) {
+    int rc = PMPI_Initialized(flag);
+    if (echo_owns_world) *flag = 0;
+    return rc;
+}
+
+static int is_world(const char *pset_name) { return strcmp(pset_name, "mpi://WORLD") == 0; }
+
+int echo_MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) {
+    if (is_world(pset_name)) return echo_comm_group(echo_comm_get(MPI_COMM_WORLD, "MPI_Group_from_session_pset"),
+                                                    newgroup);
+    if (strcmp(pset_name, "mpi://SELF") == 0) return PMPI_Group_from_session_pset(session, pset_name, newgroup);
+    echo_fatal("MPI_Group_from_session_pset(\"%s\") is not supported with clones: only mpi://WORLD and "
+               "mpi://SELF have a meaning for the application's ranks", pset_name);
+}
+
+int echo_MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) {
+    int rc = PMPI_Session_get_pset_info(session, pset_name, info);
+    if (rc == MPI_SUCCESS && is_world(pset_name)) {
+        char n[16];
+        snprintf(n, sizeof n, "%d", echo.app_size);
+        PMPI_Info_set(*info, "mpi_size", n);
+    }
+    return rc;
+}
