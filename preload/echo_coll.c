@@ -101,7 +101,8 @@ int echo_MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     COMM(MPI_Scatter);
     if (echo_is_root(c, root)) SDC(MPI_Scatter, sendbuf, sendcount * echo_comm_peers(c), sendtype);
     int rc = REAL(MPI_Scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
-    return echo_forward(echo_contributes(c, root) ? recvbuf : NULL, recvcount, recvtype, rc);
+    /* (MPI_BOTTOM is NULL in Open MPI: "nothing" must be said with a count of 0) */
+    return echo_contributes(c, root) ? echo_forward(recvbuf, recvcount, recvtype, rc) : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
 
 int echo_MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
@@ -109,7 +110,8 @@ int echo_MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int dis
     COMM(MPI_Scatterv);
     if (echo_is_root(c, root)) SDC_BLOCKS(MPI_Scatterv, sendbuf, sendcounts, displs, sendtype);
     int rc = REAL(MPI_Scatterv, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, c->real);
-    return echo_forward(echo_contributes(c, root) ? recvbuf : NULL, recvcount, recvtype, rc);
+    /* (MPI_BOTTOM is NULL in Open MPI: "nothing" must be said with a count of 0) */
+    return echo_contributes(c, root) ? echo_forward(recvbuf, recvcount, recvtype, rc) : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
 
 int echo_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,

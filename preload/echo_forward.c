@@ -35,7 +35,7 @@ static void delivered(void *buf, int count, MPI_Datatype dt) {
 }
 
 int echo_forward(void *buf, int count, MPI_Datatype dt, int rc) {
-    if (buf == MPI_IN_PLACE || buf == NULL) { buf = NULL; count = 0; dt = MPI_BYTE; } /* nothing delivered */
+    if (buf == MPI_IN_PLACE) { buf = NULL; count = 0; dt = MPI_BYTE; }
     if (echo_has_copies()) {
         if (echo_is_rep()) send_to_copies(buf, count, dt, rc << 1);
         else rc = recv_from_rep(buf, count, dt) >> 1;
