@@ -101,24 +101,21 @@ static void coords_of(const struct echo_topo *t, int rank, int *coords) {
     }
 }
 
+/* a coordinate of a periodic dimension wraps into range (others are in range already) */
+static long wrapped(long x, long dim) { return ((x % dim) + dim) % dim; }
+
 static int rank_of(const struct echo_topo *t, const int *coords) {
     int rank = 0;
-    for (int i = 0; i < t->ndims; i++) rank = rank * t->dims[i] + coords[i];
+    for (int i = 0; i < t->ndims; i++) rank = rank * t->dims[i] + (int)wrapped(coords[i], t->dims[i]);
     return rank;
 }
 
 /* the rank `disp` steps from this process along `dir`, MPI_PROC_NULL off a non-periodic edge */
 static int shifted(const struct echo_topo *t, int dir, long disp) {
-    int *c = malloc(sizeof(int) * (size_t)t->ndims);
-    memcpy(c, t->coords, sizeof(int) * (size_t)t->ndims);
-    long x = c[dir] + disp, dim = t->dims[dir];
-    int rank = MPI_PROC_NULL;
-    if (t->periods[dir] || (x >= 0 && x < dim)) {
-        c[dir] = (int)(((x % dim) + dim) % dim);
-        rank = rank_of(t, c);
-    }
-    free(c);
-    return rank;
+    long x = t->coords[dir] + disp, dim = t->dims[dir], stride = 1;
+    if (!t->periods[dir] && (x < 0 || x >= dim)) return MPI_PROC_NULL;
+    for (int i = dir + 1; i < t->ndims; i++) stride *= t->dims[i];
+    return t->rank + (int)((wrapped(x, dim) - t->coords[dir]) * stride);
 }
 
 struct echo_topo *echo_topo_new(const int *desc, int n, int rank, int size) {
@@ -280,11 +277,7 @@ int echo_MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) {
     for (int i = 0; valid && i < t->ndims; i++) valid = t->periods[i] || (coords[i] >= 0 && coords[i] < t->dims[i]);
     if (!valid) return REP_ANSWER(REAL(MPI_Cart_rank, c->real, coords, rank), {rank, 1});
     if (echo_is_rep()) return PMPI_Cart_rank(c->real, coords, rank);
-    /* a periodic dimension wraps any coordinate into range */
-    int *w = malloc(sizeof(int) * (size_t)t->ndims);
-    for (int i = 0; i < t->ndims; i++) w[i] = ((coords[i] % t->dims[i]) + t->dims[i]) % t->dims[i];
-    *rank = rank_of(t, w);
-    free(w);
+    *rank = rank_of(t, coords);
     return MPI_SUCCESS;
 }
 
@@ -498,7 +491,7 @@ static MPI_Request wrap(MPI_Request real, int persistent, void *recvbuf, blocks_
     int indeg = t ? t->indegree : 0, outdeg = t ? t->outdegree : 0; \
     const int *in = t ? t->in : NULL, *out = t ? t->out : NULL;   \
     int rc = MPI_SUCCESS;                                         \
-    (void)indeg; (void)outdeg; (void)in; (void)out
+    (void)indeg; (void)outdeg; (void)in; (void)out /* persistent forms use only the receive side */
 
 /* allgather(v) sends one block to every neighbour: checked once if any is a process */
 static blocks_t one_block(int outdeg, const int *out, int count, MPI_Datatype dt) {
