@@ -507,8 +507,10 @@ static blocks_t one_block(int outdeg, const int *out, int count, MPI_Datatype dt
 #define ALLTOALL_RECV (blocks_t){.n = indeg, .peers = in, .count = recvcount, .dt = recvtype}
 #define ALLTOALLV_SEND (blocks_t){.n = outdeg, .peers = out, .counts = sendcounts, .displs = sdispls, .dt = sendtype}
 #define ALLTOALLV_RECV (blocks_t){.n = indeg, .peers = in, .counts = recvcounts, .displs = rdispls, .dt = recvtype}
-#define ALLTOALLW_SEND (blocks_t){.n = outdeg, .peers = out, .counts = sendcounts, .bdispls = sdispls, .types = sendtypes}
-#define ALLTOALLW_RECV (blocks_t){.n = indeg, .peers = in, .counts = recvcounts, .bdispls = rdispls, .types = recvtypes}
+#define ALLTOALLW_SEND \
+    (blocks_t){.n = outdeg, .peers = out, .counts = sendcounts, .bdispls = sdispls, .types = sendtypes}
+#define ALLTOALLW_RECV \
+    (blocks_t){.n = indeg, .peers = in, .counts = recvcounts, .bdispls = rdispls, .types = recvtypes}
 
 /* Each collective in its three forms: blocking, nonblocking (the output is
  * forwarded when the request is retired) and persistent (the same at every
@@ -561,21 +563,31 @@ static blocks_t one_block(int outdeg, const int *out, int count, MPI_Datatype dt
 #define INIT_ARGS , info, &real
 
 ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_allgather, ALLGATHER_SEND, ALLGATHER_RECV, (P_ALLGATHER), (A_ALLGATHER))
-ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_allgather, ALLGATHER_SEND, ALLGATHER_RECV, (P_ALLGATHER I_PARAMS), (A_ALLGATHER I_ARGS))
-ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_allgather_init, ALLGATHER_RECV, (P_ALLGATHER INIT_PARAMS), (A_ALLGATHER INIT_ARGS))
+ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_allgather, ALLGATHER_SEND, ALLGATHER_RECV,
+                      (P_ALLGATHER I_PARAMS), (A_ALLGATHER I_ARGS))
+ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_allgather_init, ALLGATHER_RECV,
+                          (P_ALLGATHER INIT_PARAMS), (A_ALLGATHER INIT_ARGS))
 
 ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_allgatherv, ALLGATHER_SEND, ALLGATHERV_RECV, (P_ALLGATHERV), (A_ALLGATHERV))
-ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_allgatherv, ALLGATHER_SEND, ALLGATHERV_RECV, (P_ALLGATHERV I_PARAMS), (A_ALLGATHERV I_ARGS))
-ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_allgatherv_init, ALLGATHERV_RECV, (P_ALLGATHERV INIT_PARAMS), (A_ALLGATHERV INIT_ARGS))
+ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_allgatherv, ALLGATHER_SEND, ALLGATHERV_RECV,
+                      (P_ALLGATHERV I_PARAMS), (A_ALLGATHERV I_ARGS))
+ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_allgatherv_init, ALLGATHERV_RECV,
+                          (P_ALLGATHERV INIT_PARAMS), (A_ALLGATHERV INIT_ARGS))
 
 ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_alltoall, ALLTOALL_SEND, ALLTOALL_RECV, (P_ALLGATHER), (A_ALLGATHER))
-ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_alltoall, ALLTOALL_SEND, ALLTOALL_RECV, (P_ALLGATHER I_PARAMS), (A_ALLGATHER I_ARGS))
-ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_alltoall_init, ALLTOALL_RECV, (P_ALLGATHER INIT_PARAMS), (A_ALLGATHER INIT_ARGS))
+ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_alltoall, ALLTOALL_SEND, ALLTOALL_RECV,
+                      (P_ALLGATHER I_PARAMS), (A_ALLGATHER I_ARGS))
+ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_alltoall_init, ALLTOALL_RECV,
+                          (P_ALLGATHER INIT_PARAMS), (A_ALLGATHER INIT_ARGS))
 
 ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_alltoallv, ALLTOALLV_SEND, ALLTOALLV_RECV, (P_ALLTOALLV), (A_ALLTOALLV))
-ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_alltoallv, ALLTOALLV_SEND, ALLTOALLV_RECV, (P_ALLTOALLV I_PARAMS), (A_ALLTOALLV I_ARGS))
-ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_alltoallv_init, ALLTOALLV_RECV, (P_ALLTOALLV INIT_PARAMS), (A_ALLTOALLV INIT_ARGS))
+ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_alltoallv, ALLTOALLV_SEND, ALLTOALLV_RECV,
+                      (P_ALLTOALLV I_PARAMS), (A_ALLTOALLV I_ARGS))
+ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_alltoallv_init, ALLTOALLV_RECV,
+                          (P_ALLTOALLV INIT_PARAMS), (A_ALLTOALLV INIT_ARGS))
 
 ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_alltoallw, ALLTOALLW_SEND, ALLTOALLW_RECV, (P_ALLTOALLW), (A_ALLTOALLW))
-ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_alltoallw, ALLTOALLW_SEND, ALLTOALLW_RECV, (P_ALLTOALLW I_PARAMS), (A_ALLTOALLW I_ARGS))
-ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_alltoallw_init, ALLTOALLW_RECV, (P_ALLTOALLW INIT_PARAMS), (A_ALLTOALLW INIT_ARGS))
+ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_alltoallw, ALLTOALLW_SEND, ALLTOALLW_RECV,
+                      (P_ALLTOALLW I_PARAMS), (A_ALLTOALLW I_ARGS))
+ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_alltoallw_init, ALLTOALLW_RECV,
+                          (P_ALLTOALLW INIT_PARAMS), (A_ALLTOALLW INIT_ARGS))

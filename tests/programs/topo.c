@@ -243,7 +243,8 @@ static void neighbor_collectives(MPI_Comm comm, const char *name, int arrival) {
                     break;
                 case 1:
                     if (b) MPI_Neighbor_allgatherv(send, CNT, MPI_INT, recv, rcounts, rdispls, MPI_INT, comm);
-                    else if (nb) MPI_Ineighbor_allgatherv(send, CNT, MPI_INT, recv, rcounts, rdispls, MPI_INT, comm, &req);
+                    else if (nb)
+                        MPI_Ineighbor_allgatherv(send, CNT, MPI_INT, recv, rcounts, rdispls, MPI_INT, comm, &req);
                     else MPI_Neighbor_allgatherv_init(send, CNT, MPI_INT, recv, rcounts, rdispls, MPI_INT, comm,
                                                       MPI_INFO_NULL, &req);
                     break;
@@ -253,15 +254,18 @@ static void neighbor_collectives(MPI_Comm comm, const char *name, int arrival) {
                     else MPI_Neighbor_alltoall_init(send, CNT, MPI_INT, recv, CNT, MPI_INT, comm, MPI_INFO_NULL, &req);
                     break;
                 case 3:
-                    if (b) MPI_Neighbor_alltoallv(send, scounts, sdispls, MPI_INT, recv, rcounts, rdispls, MPI_INT, comm);
-                    else if (nb) MPI_Ineighbor_alltoallv(send, scounts, sdispls, MPI_INT, recv, rcounts, rdispls, MPI_INT,
-                                                         comm, &req);
+                    if (b)
+                        MPI_Neighbor_alltoallv(send, scounts, sdispls, MPI_INT, recv, rcounts, rdispls, MPI_INT, comm);
+                    else if (nb)
+                        MPI_Ineighbor_alltoallv(send, scounts, sdispls, MPI_INT, recv, rcounts, rdispls, MPI_INT, comm,
+                                                &req);
                     else MPI_Neighbor_alltoallv_init(send, scounts, sdispls, MPI_INT, recv, rcounts, rdispls, MPI_INT,
                                                      comm, MPI_INFO_NULL, &req);
                     break;
                 default:
                     if (b) MPI_Neighbor_alltoallw(send, scounts, sb, stypes, recv, wcounts, rb, rtypes, comm);
-                    else if (nb) MPI_Ineighbor_alltoallw(send, scounts, sb, stypes, recv, wcounts, rb, rtypes, comm, &req);
+                    else if (nb)
+                        MPI_Ineighbor_alltoallw(send, scounts, sb, stypes, recv, wcounts, rb, rtypes, comm, &req);
                     else MPI_Neighbor_alltoallw_init(send, scounts, sb, stypes, recv, wcounts, rb, rtypes, comm,
                                                      MPI_INFO_NULL, &req);
                     break;
