@@ -4,8 +4,8 @@
  * Creation: the representative creates the real communicator from its parent's
  * real one; echo_comm_register_new gives copies their stand-in and carries the
  * topology the representative's communicator really has (echo_topo_describe:
- * what MPI's own queries answer on it) after the members, so
- * a dup of a topology communicator, a Cart_sub and reorder=1 all follow the
+ * what MPI's own queries answer on it) after the members, so a dup of a
+ * topology communicator, a Cart_sub and reorder=1 all follow the
  * representative.  Both sides keep the description parsed (struct echo_topo).
  *
  * Queries: a representative always asks MPI.  A copy answers from the
