@@ -47,6 +47,7 @@ void echo_comm_remove(MPI_Comm app) {
         if (table[i]->app != app) continue;
         free(table[i]->members);
         free(table[i]->remote_members);
+        echo_topo_free(table[i]->topo);
         free(table[i]);
         memmove(table + i, table + i + 1, sizeof *table * (size_t)(ntable - i - 1));
         ntable--;
@@ -116,7 +117,9 @@ static int *real_ranks(MPI_Group g, int n) {
 }
 
 int echo_comm_register_new(MPI_Comm parent, MPI_Comm *newcomm, int rc, int dup) {
-    struct { int exists, rank, size, inter, remote_size; } hdr = {0, 0, 0, 0, 0};
+    /* topo: ints of the description of its topology (echo_topo.c), 0 if it has none */
+    struct { int exists, rank, size, inter, remote_size, topo; } hdr = {0, 0, 0, 0, 0, 0};
+    int *topo = NULL;
     if (echo_is_rep() && rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
         if (dup && parent == MPI_COMM_WORLD) rc = copy_attributes(MPI_COMM_WORLD, *newcomm);
         if (rc != MPI_SUCCESS) {
@@ -127,9 +130,11 @@ int echo_comm_register_new(MPI_Comm parent, MPI_Comm *newcomm, int rc, int dup) 
             PMPI_Comm_size(*newcomm, &hdr.size);
             PMPI_Comm_test_inter(*newcomm, &hdr.inter);
             if (hdr.inter) PMPI_Comm_remote_size(*newcomm, &hdr.remote_size);
+            hdr.topo = echo_topo_describe(*newcomm, &topo);
             echo_comm_t *c = echo_comm_add(*newcomm, *newcomm, hdr.rank, hdr.size, NULL);
             c->inter = hdr.inter;
             c->remote_size = hdr.remote_size;
+            c->topo = echo_topo_new(topo, hdr.topo, hdr.rank, hdr.size);
         }
     }
     rc = echo_forward_bytes(&hdr, sizeof hdr, rc);
@@ -137,7 +142,10 @@ int echo_comm_register_new(MPI_Comm parent, MPI_Comm *newcomm, int rc, int dup) 
         if (!echo_is_rep()) *newcomm = MPI_COMM_NULL;
         return rc;
     }
-    if (!echo_has_copies()) return rc;
+    if (!echo_has_copies()) {
+        free(topo);
+        return rc;
+    }
     /* the real world ranks of the members, so copies can build the same groups */
     int *members = NULL, *remote = NULL;
     if (echo_is_rep()) {
@@ -153,12 +161,15 @@ int echo_comm_register_new(MPI_Comm parent, MPI_Comm *newcomm, int rc, int dup) 
     } else {
         members = malloc(sizeof(int) * (size_t)hdr.size);
         remote = hdr.inter ? malloc(sizeof(int) * (size_t)hdr.remote_size) : NULL;
+        topo = hdr.topo ? malloc(sizeof(int) * (size_t)hdr.topo) : NULL;
     }
     echo_forward_bytes(members, sizeof(int) * (size_t)hdr.size, rc);
     if (hdr.inter) echo_forward_bytes(remote, sizeof(int) * (size_t)hdr.remote_size, rc);
+    if (hdr.topo) echo_forward_bytes(topo, sizeof(int) * (size_t)hdr.topo, rc);
     if (echo_is_rep()) {
         free(members);
         free(remote);
+        free(topo);
         return rc;
     }
     /* a private stand-in handle: a real communicator, so local calls on it work */
@@ -173,6 +184,8 @@ int echo_comm_register_new(MPI_Comm parent, MPI_Comm *newcomm, int rc, int dup) 
     c->inter = hdr.inter;
     c->remote_size = hdr.remote_size;
     c->remote_members = remote;
+    c->topo = echo_topo_new(topo, hdr.topo, hdr.rank, hdr.size);
+    free(topo);
     if (dup) {
         int copied = copy_attributes(parent, *newcomm);
         if (copied != MPI_SUCCESS) { /* the representative failed the same way and freed its communicator */

@@ -68,6 +68,7 @@ typedef struct echo_comm {
     int inter;       /* an intercommunicator */
     int remote_size;
     int *remote_members;
+    struct echo_topo *topo; /* its process topology, NULL if none (echo_topo.c) */
 } echo_comm_t;
 
 echo_comm_t *echo_comm_find(MPI_Comm app);          /* NULL if unknown */
@@ -88,6 +89,14 @@ int echo_comm_register_new(MPI_Comm parent, MPI_Comm *newcomm, int rc, int dup);
  * themselves for their representative); the remote group of an intercommunicator. */
 int echo_comm_group(echo_comm_t *c, MPI_Group *group);
 int echo_comm_remote_group(echo_comm_t *c, MPI_Group *group);
+
+/* ---- process topologies (echo_topo.c) ----
+ * A representative describes the topology of a communicator it created (a
+ * flat int array; 0 ints if it has none); the description travels to copies
+ * after the communicator's members, and both sides keep it parsed in `topo`. */
+int echo_topo_describe(MPI_Comm real, int **desc);
+struct echo_topo *echo_topo_new(const int *desc, int n, int rank, int size); /* NULL if n == 0 */
+void echo_topo_free(struct echo_topo *t);
 /* the number of processes a collective's output comes from: the remote group's for an intercommunicator */
 static inline int echo_comm_peers(const echo_comm_t *c) { return c->inter ? c->remote_size : c->size; }
 /* rooted collectives: whether this process is the root that gets the result
@@ -127,6 +136,9 @@ MPI_Request echo_request_new(MPI_Request real, int persistent, int with_status, 
  * stay valid until completion, as MPI requires of the call's arguments */
 MPI_Request echo_request_new_blocks(MPI_Request real, int persistent, void *buf, int n, const int *counts,
                                     const int *displs, MPI_Datatype dt, const MPI_Datatype *types);
+/* output described by one committed datatype built for this request (one
+ * element of it at buf), which the request takes over and frees */
+MPI_Request echo_request_new_typed(MPI_Request real, int persistent, void *buf, MPI_Datatype owned);
 /* a request whose completion runs `done(arg, rc)` on every side (its result is the call's) */
 MPI_Request echo_request_then(MPI_Request real, int (*done)(void *arg, int rc), void *arg);
 

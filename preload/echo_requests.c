@@ -30,6 +30,7 @@ typedef struct echo_req {
     int count;
     MPI_Datatype dt;
     int nblocks;       /* > 0: output in blocks (v- and w-collectives) */
+    int owns_dt;       /* dt was built for this request: freed with it */
     int32_t comm_id, peer; /* a persistent send's, for the SDC check at each start */
     const int *counts, *displs;
     const MPI_Datatype *types;
@@ -119,6 +120,7 @@ static int finish(MPI_Request *h, MPI_Status *status, int rc) {
     if (r->persistent) {
         r->active = 0;
     } else {
+        if (r->owns_dt) PMPI_Type_free(&r->dt);
         r->magic = 0;
         free(r);
         *h = MPI_REQUEST_NULL;
@@ -196,6 +198,7 @@ int echo_MPI_Request_free(MPI_Request *request) {
     if (!is_echo(*request)) return PMPI_Request_free(request);
     echo_req_t *r = req_of(*request);
     int rc = echo_is_rep() && r->real != MPI_REQUEST_NULL ? PMPI_Request_free(&r->real) : MPI_SUCCESS;
+    if (r->owns_dt) PMPI_Type_free(&r->dt);
     r->magic = 0;
     free(r);
     *request = MPI_REQUEST_NULL;
@@ -376,6 +379,12 @@ MPI_Request echo_request_new_blocks(MPI_Request real, int persistent, void *buf,
     r->counts = counts;
     r->displs = displs;
     r->types = types;
+    return h;
+}
+
+MPI_Request echo_request_new_typed(MPI_Request real, int persistent, void *buf, MPI_Datatype owned) {
+    MPI_Request h = new_req(REQ_COLL, persistent, real, buf, 1, owned);
+    req_of(h)->owns_dt = 1;
     return h;
 }
 

@@ -1,0 +1,593 @@
+/* Process topologies and neighbourhood collectives under cloning (see
+ * docs/topologies.md).
+ *
+ * Creation: the representative creates the real communicator from its parent's
+ * real one; echo_comm_register_new gives copies their stand-in and carries the
+ * topology the representative's communicator really has (echo_topo_describe:
+ * what MPI's own queries answer on it) after the members, so a dup of a
+ * topology communicator, a Cart_sub and reorder=1 all follow the
+ * representative.  Both sides keep the description parsed (struct echo_topo).
+ *
+ * Queries: a representative always asks MPI.  A copy answers from the
+ * description whenever the standard defines the answer from the topology alone
+ * (that is every correct call); a call the standard calls erroneous (wrong
+ * topology, a rank or coordinate out of range, arrays too short) is answered by
+ * the representative instead: its return code and output arrays are forwarded,
+ * so a copy fails exactly as it does.  Both sides take the same branch: they
+ * hold the same description and the same arguments.
+ *
+ * Neighbourhood collectives: the representative runs the real one; copies
+ * receive the blocks of their receive buffer that MPI writes (those of
+ * MPI_PROC_NULL neighbours are left alone, as MPI leaves them), in one message,
+ * at the call (blocking) or when Wait/Test retires the request. */
+#include "echo_internal.h"
+#include "echo_records.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct echo_topo {
+    int kind;       /* MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH */
+    int rank, size; /* of this process in the communicator */
+    int *desc;      /* the description; the arrays below point into it */
+    /* MPI_CART: desc = kind, ndims, dims[ndims], periods[ndims] */
+    int ndims;
+    const int *dims, *periods;
+    int *coords;    /* this process's, row-major from its rank (as the standard numbers them) */
+    /* MPI_GRAPH: desc = kind, nnodes, nedges, index[nnodes], edges[nedges] */
+    int nnodes, nedges;
+    const int *index, *edges;
+    /* MPI_DIST_GRAPH: desc = kind, indegree, outdegree, weighted, has_inw, has_outw,
+     * sources[in], sourceweights[in], destinations[out], destweights[out];
+     * has_*w: whether MPI's query writes those weights (else it leaves them alone) */
+    int weighted;
+    const int *inw, *outw; /* NULL when MPI leaves them alone */
+    /* every kind: the neighbours in the order of the collectives' buffer blocks
+     * (MPI_PROC_NULL keeps its block) */
+    int indegree, outdegree;
+    const int *in, *out;
+    int *cart_neighbors; /* MPI_CART: in == out == this */
+};
+
+/* ---- the description ---- */
+
+int echo_topo_describe(MPI_Comm real, int **desc) {
+    int kind, n = 0, *d = NULL;
+    *desc = NULL;
+    if (PMPI_Topo_test(real, &kind) != MPI_SUCCESS) return 0;
+    if (kind == MPI_CART) {
+        int ndims;
+        PMPI_Cartdim_get(real, &ndims);
+        n = 2 + 2 * ndims;
+        d = malloc(sizeof(int) * (size_t)(n + ndims));
+        d[1] = ndims;
+        PMPI_Cart_get(real, ndims, d + 2, d + 2 + ndims, d + n); /* own coordinates: scratch */
+    } else if (kind == MPI_GRAPH) {
+        int nnodes, nedges;
+        PMPI_Graphdims_get(real, &nnodes, &nedges);
+        n = 3 + nnodes + nedges;
+        d = malloc(sizeof(int) * (size_t)n);
+        d[1] = nnodes;
+        d[2] = nedges;
+        PMPI_Graph_get(real, nnodes, nedges, d + 3, d + 3 + nnodes);
+    } else if (kind == MPI_DIST_GRAPH) {
+        int in, out, weighted;
+        PMPI_Dist_graph_neighbors_count(real, &in, &out, &weighted);
+        n = 6 + 2 * in + 2 * out;
+        d = malloc(sizeof(int) * (size_t)n);
+        d[1] = in;
+        d[2] = out;
+        d[3] = weighted;
+        int *src = d + 6, *srcw = src + in, *dst = srcw + in, *dstw = dst + out;
+        /* weights are non-negative: a -1 left in place means MPI does not write them */
+        for (int i = 0; i < in; i++) srcw[i] = -1;
+        for (int i = 0; i < out; i++) dstw[i] = -1;
+        PMPI_Dist_graph_neighbors(real, in, src, srcw, out, dst, dstw);
+        d[4] = in > 0 && srcw[0] != -1;
+        d[5] = out > 0 && dstw[0] != -1;
+    } else {
+        return 0;
+    }
+    d[0] = kind;
+    *desc = d;
+    return n;
+}
+
+/* row-major coordinates of `rank` (MPI numbers a Cartesian grid that way) */
+static void coords_of(const struct echo_topo *t, int rank, int *coords) {
+    for (int i = t->ndims - 1; i >= 0; i--) {
+        coords[i] = rank % t->dims[i];
+        rank /= t->dims[i];
+    }
+}
+
+/* a coordinate of a periodic dimension wraps into range (others are in range already) */
+static long wrapped(long x, long dim) { return ((x % dim) + dim) % dim; }
+
+static int rank_of(const struct echo_topo *t, const int *coords) {
+    int rank = 0;
+    for (int i = 0; i < t->ndims; i++) rank = rank * t->dims[i] + (int)wrapped(coords[i], t->dims[i]);
+    return rank;
+}
+
+/* the rank `disp` steps from this process along `dir`, MPI_PROC_NULL off a non-periodic edge */
+static int shifted(const struct echo_topo *t, int dir, long disp) {
+    long x = t->coords[dir] + disp, dim = t->dims[dir], stride = 1;
+    if (!t->periods[dir] && (x < 0 || x >= dim)) return MPI_PROC_NULL;
+    for (int i = dir + 1; i < t->ndims; i++) stride *= t->dims[i];
+    return t->rank + (int)((wrapped(x, dim) - t->coords[dir]) * stride);
+}
+
+struct echo_topo *echo_topo_new(const int *desc, int n, int rank, int size) {
+    if (n == 0) return NULL;
+    struct echo_topo *t = calloc(1, sizeof *t);
+    t->desc = malloc(sizeof(int) * (size_t)n);
+    memcpy(t->desc, desc, sizeof(int) * (size_t)n);
+    const int *d = t->desc;
+    t->kind = d[0];
+    t->rank = rank;
+    t->size = size;
+    if (t->kind == MPI_CART) {
+        t->ndims = d[1];
+        t->dims = d + 2;
+        t->periods = d + 2 + t->ndims;
+        t->coords = malloc(sizeof(int) * (size_t)(t->ndims + 1));
+        coords_of(t, rank, t->coords);
+        /* per dimension, the source then the destination of a shift by +1 */
+        t->cart_neighbors = malloc(sizeof(int) * (size_t)(2 * t->ndims + 1));
+        for (int i = 0; i < t->ndims; i++) {
+            t->cart_neighbors[2 * i] = shifted(t, i, -1);
+            t->cart_neighbors[2 * i + 1] = shifted(t, i, 1);
+        }
+        t->indegree = t->outdegree = 2 * t->ndims;
+        t->in = t->out = t->cart_neighbors;
+    } else if (t->kind == MPI_GRAPH) {
+        t->nnodes = d[1];
+        t->nedges = d[2];
+        t->index = d + 3;
+        t->edges = d + 3 + t->nnodes;
+        int first = rank == 0 ? 0 : t->index[rank - 1];
+        t->indegree = t->outdegree = t->index[rank] - first;
+        t->in = t->out = t->edges + first;
+    } else {
+        t->indegree = d[1];
+        t->outdegree = d[2];
+        t->weighted = d[3];
+        t->in = d + 6;
+        t->inw = d[4] ? t->in + t->indegree : NULL;
+        t->out = d + 6 + 2 * t->indegree;
+        t->outw = d[5] ? t->out + t->outdegree : NULL;
+    }
+    return t;
+}
+
+void echo_topo_free(struct echo_topo *t) {
+    if (!t) return;
+    free(t->coords);
+    free(t->cart_neighbors);
+    free(t->desc);
+    free(t);
+}
+
+/* ---- creation: the representative's real communicator, the copies' stand-in ---- */
+
+#define REAL(fn, ...) (echo_is_rep() ? P##fn(__VA_ARGS__) : MPI_SUCCESS)
+
+int echo_MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                         MPI_Comm *comm_cart) {
+    echo_comm_t *c = echo_comm_get(comm_old, "MPI_Cart_create");
+    return echo_comm_register_new(comm_old, comm_cart,
+                                  REAL(MPI_Cart_create, c->real, ndims, dims, periods, reorder, comm_cart), 0);
+}
+
+int echo_MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *new_comm) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Cart_sub");
+    return echo_comm_register_new(comm, new_comm, REAL(MPI_Cart_sub, c->real, remain_dims, new_comm), 0);
+}
+
+int echo_MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+                          MPI_Comm *comm_graph) {
+    echo_comm_t *c = echo_comm_get(comm_old, "MPI_Graph_create");
+    return echo_comm_register_new(comm_old, comm_graph,
+                                  REAL(MPI_Graph_create, c->real, nnodes, index, edges, reorder, comm_graph), 0);
+}
+
+int echo_MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int nodes[], const int degrees[],
+                               const int targets[], const int weights[], MPI_Info info, int reorder,
+                               MPI_Comm *newcomm) {
+    echo_comm_t *c = echo_comm_get(comm_old, "MPI_Dist_graph_create");
+    return echo_comm_register_new(
+        comm_old, newcomm,
+        REAL(MPI_Dist_graph_create, c->real, n, nodes, degrees, targets, weights, info, reorder, newcomm), 0);
+}
+
+int echo_MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                        const int sourceweights[], int outdegree, const int destinations[],
+                                        const int destweights[], MPI_Info info, int reorder,
+                                        MPI_Comm *comm_dist_graph) {
+    echo_comm_t *c = echo_comm_get(comm_old, "MPI_Dist_graph_create_adjacent");
+    return echo_comm_register_new(comm_old, comm_dist_graph,
+                                  REAL(MPI_Dist_graph_create_adjacent, c->real, indegree, sources, sourceweights,
+                                       outdegree, destinations, destweights, info, reorder, comm_dist_graph),
+                                  0);
+}
+
+/* ---- queries ---- */
+
+/* the communicator's topology if it is of this kind */
+static const struct echo_topo *topo_of(echo_comm_t *c, int kind) {
+    return c->topo && c->topo->kind == kind ? c->topo : NULL;
+}
+
+/* An output array of a query: `n` ints at `p` (an array the caller passed; MPI_UNWEIGHTED and the like are none). */
+typedef struct { int *p; int n; } out_t;
+
+static int is_array(const int *p) { return p && p != MPI_UNWEIGHTED && p != MPI_WEIGHTS_EMPTY; }
+
+/* The representative's answer to a query a copy cannot answer itself (the
+ * standard calls it erroneous): its return code and the contents of the output
+ * arrays after its call, in one message. */
+static int rep_answer(int rc, int nout, const out_t *out) {
+    int total = 0;
+    for (int i = 0; i < nout; i++) total += is_array(out[i].p) && out[i].n > 0 ? out[i].n : 0;
+    int *buf = malloc(sizeof(int) * (size_t)(total + 1)), k = 0;
+    for (int i = 0; echo_is_rep() && i < nout; i++)
+        for (int j = 0; is_array(out[i].p) && j < out[i].n; j++) buf[k++] = out[i].p[j];
+    rc = echo_forward(buf, total, MPI_INT, rc);
+    for (int i = 0; !echo_is_rep() && i < nout; i++)
+        for (int j = 0; is_array(out[i].p) && j < out[i].n; j++) out[i].p[j] = buf[k++];
+    free(buf);
+    return rc;
+}
+#define REP_ANSWER(rc, ...) rep_answer(rc, sizeof((out_t[]){__VA_ARGS__}) / sizeof(out_t), (out_t[]){__VA_ARGS__})
+
+int echo_MPI_Topo_test(MPI_Comm comm, int *status) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Topo_test");
+    if (echo_is_rep()) return PMPI_Topo_test(c->real, status);
+    *status = c->topo ? c->topo->kind : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+int echo_MPI_Cartdim_get(MPI_Comm comm, int *ndims) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Cartdim_get");
+    const struct echo_topo *t = topo_of(c, MPI_CART);
+    if (!t) return REP_ANSWER(REAL(MPI_Cartdim_get, c->real, ndims), {ndims, 1});
+    if (echo_is_rep()) return PMPI_Cartdim_get(c->real, ndims);
+    *ndims = t->ndims;
+    return MPI_SUCCESS;
+}
+
+int echo_MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Cart_get");
+    const struct echo_topo *t = topo_of(c, MPI_CART);
+    if (!t || t->ndims == 0 || maxdims < t->ndims)
+        return REP_ANSWER(REAL(MPI_Cart_get, c->real, maxdims, dims, periods, coords), {dims, maxdims},
+                          {periods, maxdims}, {coords, maxdims});
+    if (echo_is_rep()) return PMPI_Cart_get(c->real, maxdims, dims, periods, coords);
+    memcpy(dims, t->dims, sizeof(int) * (size_t)t->ndims);
+    memcpy(periods, t->periods, sizeof(int) * (size_t)t->ndims);
+    memcpy(coords, t->coords, sizeof(int) * (size_t)t->ndims);
+    return MPI_SUCCESS;
+}
+
+int echo_MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Cart_rank");
+    const struct echo_topo *t = topo_of(c, MPI_CART);
+    int valid = t && t->ndims > 0;
+    for (int i = 0; valid && i < t->ndims; i++) valid = t->periods[i] || (coords[i] >= 0 && coords[i] < t->dims[i]);
+    if (!valid) return REP_ANSWER(REAL(MPI_Cart_rank, c->real, coords, rank), {rank, 1});
+    if (echo_is_rep()) return PMPI_Cart_rank(c->real, coords, rank);
+    *rank = rank_of(t, coords);
+    return MPI_SUCCESS;
+}
+
+int echo_MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Cart_coords");
+    const struct echo_topo *t = topo_of(c, MPI_CART);
+    if (!t || t->ndims == 0 || rank < 0 || rank >= t->size || maxdims < t->ndims)
+        return REP_ANSWER(REAL(MPI_Cart_coords, c->real, rank, maxdims, coords), {coords, maxdims});
+    if (echo_is_rep()) return PMPI_Cart_coords(c->real, rank, maxdims, coords);
+    coords_of(t, rank, coords);
+    return MPI_SUCCESS;
+}
+
+int echo_MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Cart_shift");
+    const struct echo_topo *t = topo_of(c, MPI_CART);
+    if (!t || direction < 0 || direction >= t->ndims)
+        return REP_ANSWER(REAL(MPI_Cart_shift, c->real, direction, disp, rank_source, rank_dest), {rank_source, 1},
+                          {rank_dest, 1});
+    if (echo_is_rep()) return PMPI_Cart_shift(c->real, direction, disp, rank_source, rank_dest);
+    *rank_source = shifted(t, direction, -(long)disp);
+    *rank_dest = shifted(t, direction, disp);
+    return MPI_SUCCESS;
+}
+
+/* Cart_map and Graph_map leave the choice to the implementation: always the representative's */
+int echo_MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Cart_map");
+    return REP_ANSWER(REAL(MPI_Cart_map, c->real, ndims, dims, periods, newrank), {newrank, 1});
+}
+
+int echo_MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Graph_map");
+    return REP_ANSWER(REAL(MPI_Graph_map, c->real, nnodes, index, edges, newrank), {newrank, 1});
+}
+
+int echo_MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Graphdims_get");
+    const struct echo_topo *t = topo_of(c, MPI_GRAPH);
+    if (!t) return REP_ANSWER(REAL(MPI_Graphdims_get, c->real, nnodes, nedges), {nnodes, 1}, {nedges, 1});
+    if (echo_is_rep()) return PMPI_Graphdims_get(c->real, nnodes, nedges);
+    *nnodes = t->nnodes;
+    *nedges = t->nedges;
+    return MPI_SUCCESS;
+}
+
+int echo_MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Graph_get");
+    const struct echo_topo *t = topo_of(c, MPI_GRAPH);
+    if (!t || maxindex < t->nnodes || maxedges < t->nedges)
+        return REP_ANSWER(REAL(MPI_Graph_get, c->real, maxindex, maxedges, index, edges), {index, maxindex},
+                          {edges, maxedges});
+    if (echo_is_rep()) return PMPI_Graph_get(c->real, maxindex, maxedges, index, edges);
+    memcpy(index, t->index, sizeof(int) * (size_t)t->nnodes);
+    if (t->nedges) memcpy(edges, t->edges, sizeof(int) * (size_t)t->nedges);
+    return MPI_SUCCESS;
+}
+
+static int graph_degree(const struct echo_topo *t, int rank) {
+    return t->index[rank] - (rank == 0 ? 0 : t->index[rank - 1]);
+}
+
+int echo_MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Graph_neighbors_count");
+    const struct echo_topo *t = topo_of(c, MPI_GRAPH);
+    if (!t || rank < 0 || rank >= t->nnodes)
+        return REP_ANSWER(REAL(MPI_Graph_neighbors_count, c->real, rank, nneighbors), {nneighbors, 1});
+    if (echo_is_rep()) return PMPI_Graph_neighbors_count(c->real, rank, nneighbors);
+    *nneighbors = graph_degree(t, rank);
+    return MPI_SUCCESS;
+}
+
+int echo_MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Graph_neighbors");
+    const struct echo_topo *t = topo_of(c, MPI_GRAPH);
+    if (!t || rank < 0 || rank >= t->nnodes || maxneighbors < graph_degree(t, rank))
+        return REP_ANSWER(REAL(MPI_Graph_neighbors, c->real, rank, maxneighbors, neighbors),
+                          {neighbors, maxneighbors});
+    if (echo_is_rep()) return PMPI_Graph_neighbors(c->real, rank, maxneighbors, neighbors);
+    int first = rank == 0 ? 0 : t->index[rank - 1];
+    for (int i = 0; i < graph_degree(t, rank); i++) neighbors[i] = t->edges[first + i];
+    return MPI_SUCCESS;
+}
+
+int echo_MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Dist_graph_neighbors_count");
+    const struct echo_topo *t = topo_of(c, MPI_DIST_GRAPH);
+    if (!t)
+        return REP_ANSWER(REAL(MPI_Dist_graph_neighbors_count, c->real, indegree, outdegree, weighted),
+                          {indegree, 1}, {outdegree, 1}, {weighted, 1});
+    if (echo_is_rep()) return PMPI_Dist_graph_neighbors_count(c->real, indegree, outdegree, weighted);
+    *indegree = t->indegree;
+    *outdegree = t->outdegree;
+    *weighted = t->weighted;
+    return MPI_SUCCESS;
+}
+
+int echo_MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                                  int maxoutdegree, int destinations[], int destweights[]) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Dist_graph_neighbors");
+    const struct echo_topo *t = topo_of(c, MPI_DIST_GRAPH);
+    /* every array MPI would write must be one */
+    int valid = t && maxindegree >= t->indegree && maxoutdegree >= t->outdegree &&
+                (t->indegree == 0 || (is_array(sources) && (!t->inw || is_array(sourceweights)))) &&
+                (t->outdegree == 0 || (is_array(destinations) && (!t->outw || is_array(destweights))));
+    if (!valid)
+        return REP_ANSWER(REAL(MPI_Dist_graph_neighbors, c->real, maxindegree, sources, sourceweights, maxoutdegree,
+                               destinations, destweights),
+                          {sources, maxindegree}, {sourceweights, maxindegree}, {destinations, maxoutdegree},
+                          {destweights, maxoutdegree});
+    if (echo_is_rep())
+        return PMPI_Dist_graph_neighbors(c->real, maxindegree, sources, sourceweights, maxoutdegree, destinations,
+                                         destweights);
+    for (int i = 0; i < t->indegree; i++) {
+        sources[i] = t->in[i];
+        if (t->inw) sourceweights[i] = t->inw[i];
+    }
+    for (int i = 0; i < t->outdegree; i++) {
+        destinations[i] = t->out[i];
+        if (t->outw) destweights[i] = t->outw[i];
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- neighbourhood collectives ---- */
+
+/* One side of a neighbourhood collective's buffer: n blocks, one per neighbour
+ * (peers[i], or none named), block i holding counts[i] (else `count`) elements
+ * of types[i] (else dt) at bdispls[i] bytes (else displs[i] elements of dt,
+ * else i * count elements). */
+typedef struct {
+    int n;
+    const int *peers;
+    int count;
+    const int *counts, *displs;
+    const MPI_Aint *bdispls;
+    MPI_Datatype dt;
+    const MPI_Datatype *types;
+} blocks_t;
+
+/* What MPI reads from or writes to such a buffer, as (count, dt): the blocks of
+ * MPI_PROC_NULL neighbours left out, as MPI leaves them; `owned`: dt was built
+ * here and must be freed. */
+typedef struct { int count; MPI_Datatype dt; int owned; } layout_t;
+
+static layout_t layout(blocks_t b) {
+    int skipped = 0;
+    for (int i = 0; b.peers && i < b.n; i++) skipped += b.peers[i] == MPI_PROC_NULL;
+    if (!b.counts && !b.displs && !b.bdispls && !b.types && !skipped) return (layout_t){b.count * b.n, b.dt, 0};
+    MPI_Aint lb, extent = 0;
+    if (!b.types) PMPI_Type_get_extent(b.dt, &lb, &extent);
+    int *len = malloc(sizeof(int) * (size_t)(b.n + 1)), k = 0;
+    MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)(b.n + 1));
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)(b.n + 1));
+    for (int i = 0; i < b.n; i++) {
+        if (b.peers && b.peers[i] == MPI_PROC_NULL) continue;
+        len[k] = b.counts ? b.counts[i] : b.count;
+        disp[k] = b.bdispls ? b.bdispls[i] : (MPI_Aint)(b.displs ? b.displs[i] : i * b.count) * extent;
+        types[k] = b.types ? b.types[i] : b.dt;
+        k++;
+    }
+    layout_t l = {0, MPI_BYTE, 0};
+    if (k > 0) {
+        PMPI_Type_create_struct(k, len, disp, types, &l.dt);
+        PMPI_Type_commit(&l.dt);
+        l.count = 1;
+        l.owned = 1;
+    }
+    free(len);
+    free(disp);
+    free(types);
+    return l;
+}
+
+static void drop(layout_t *l) {
+    if (l->owned) PMPI_Type_free(&l->dt);
+}
+
+/* The data this copy sends, checked for corruption before the real call (only
+ * built when a collector or the copies look at it). */
+static void contribute(const char *fn, MPI_Comm comm, const void *sendbuf, blocks_t b) {
+    if (!echo_hooks.outgoing && echo.ncopies < 2) return;
+    layout_t l = layout(b);
+    echo_outgoing(fn, 1, sendbuf, l.count, l.dt, echo_comm_id(comm), -1);
+    drop(&l);
+}
+
+/* what a copy receives of the output (nothing is built if nobody receives or looks) */
+static layout_t output(blocks_t b) {
+    return echo_has_copies() || echo_hooks.delivered ? layout(b) : (layout_t){0, MPI_BYTE, 0};
+}
+
+static int deliver(void *recvbuf, blocks_t b, int rc) {
+    layout_t l = output(b);
+    rc = echo_forward(recvbuf, l.count, l.dt, rc);
+    drop(&l);
+    return rc;
+}
+
+static MPI_Request wrap(MPI_Request real, int persistent, void *recvbuf, blocks_t b) {
+    layout_t l = output(b);
+    return l.owned ? echo_request_new_typed(real, persistent, recvbuf, l.dt)
+                   : echo_request_new(real, persistent, 0, recvbuf, l.count, l.dt);
+}
+
+/* The neighbours of a call's communicator (none if it has no topology: the call
+ * is erroneous and the representative's error is what copies return). */
+#define NEIGHBORS(fn)                                             \
+    echo_comm_t *c = echo_comm_get(comm, #fn);                    \
+    const struct echo_topo *t = c->topo;                          \
+    int indeg = t ? t->indegree : 0, outdeg = t ? t->outdegree : 0; \
+    const int *in = t ? t->in : NULL, *out = t ? t->out : NULL;   \
+    int rc = MPI_SUCCESS;                                         \
+    (void)indeg; (void)outdeg; (void)in; (void)out /* persistent forms use only the receive side */
+
+/* allgather(v) sends one block to every neighbour: checked once if any is a process */
+static blocks_t one_block(int outdeg, const int *out, int count, MPI_Datatype dt) {
+    int real = 0;
+    for (int i = 0; i < outdeg; i++) real |= out[i] != MPI_PROC_NULL;
+    return (blocks_t){.n = real, .count = count, .dt = dt};
+}
+
+#define ALLGATHER_SEND one_block(outdeg, out, sendcount, sendtype) /* allgatherv's too */
+#define ALLGATHER_RECV (blocks_t){.n = indeg, .peers = in, .count = recvcount, .dt = recvtype}
+#define ALLGATHERV_RECV (blocks_t){.n = indeg, .peers = in, .counts = recvcounts, .displs = displs, .dt = recvtype}
+#define ALLTOALL_SEND (blocks_t){.n = outdeg, .peers = out, .count = sendcount, .dt = sendtype}
+#define ALLTOALL_RECV (blocks_t){.n = indeg, .peers = in, .count = recvcount, .dt = recvtype}
+#define ALLTOALLV_SEND (blocks_t){.n = outdeg, .peers = out, .counts = sendcounts, .displs = sdispls, .dt = sendtype}
+#define ALLTOALLV_RECV (blocks_t){.n = indeg, .peers = in, .counts = recvcounts, .displs = rdispls, .dt = recvtype}
+#define ALLTOALLW_SEND \
+    (blocks_t){.n = outdeg, .peers = out, .counts = sendcounts, .bdispls = sdispls, .types = sendtypes}
+#define ALLTOALLW_RECV \
+    (blocks_t){.n = indeg, .peers = in, .counts = recvcounts, .bdispls = rdispls, .types = recvtypes}
+
+/* Each collective in its three forms: blocking, nonblocking (the output is
+ * forwarded when the request is retired) and persistent (the same at every
+ * completion; the contribution is not checked at MPI_Start, which knows only
+ * point-to-point sends).  One line per function names it for gen_wrappers.py. */
+#define ECHO_DEFINE_NEIGHBOR(fn, SEND, RECV, params, args)                                    \
+    int echo_##fn params {                                                                    \
+        NEIGHBORS(fn);                                                                        \
+        contribute(#fn, comm, sendbuf, SEND);                                                 \
+        if (echo_is_rep()) rc = P##fn args;                                                   \
+        return deliver(recvbuf, RECV, rc);                                                    \
+    }
+
+#define ECHO_DEFINE_INEIGHBOR(fn, SEND, RECV, params, args)                                   \
+    int echo_##fn params {                                                                    \
+        NEIGHBORS(fn);                                                                        \
+        MPI_Request real = MPI_REQUEST_NULL;                                                  \
+        contribute(#fn, comm, sendbuf, SEND);                                                 \
+        if (echo_is_rep()) rc = P##fn args;                                                   \
+        *request = wrap(real, 0, recvbuf, RECV);                                              \
+        return rc;                                                                            \
+    }
+
+#define ECHO_DEFINE_NEIGHBOR_INIT(fn, RECV, params, args)                                     \
+    int echo_##fn params {                                                                    \
+        NEIGHBORS(fn);                                                                        \
+        MPI_Request real = MPI_REQUEST_NULL;                                                  \
+        if (echo_is_rep()) rc = P##fn args;                                                   \
+        *request = wrap(real, 1, recvbuf, RECV);                                              \
+        return rc;                                                                            \
+    }
+
+/* parameters and real-call arguments of each collective */
+#define P_ALLGATHER const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, \
+                    MPI_Datatype recvtype, MPI_Comm comm
+#define A_ALLGATHER sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real
+#define P_ALLGATHERV const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, \
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm
+#define A_ALLGATHERV sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, c->real
+#define P_ALLTOALLV const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, \
+                    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm
+#define A_ALLTOALLV sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, c->real
+#define P_ALLTOALLW const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], \
+                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], \
+                    const MPI_Datatype recvtypes[], MPI_Comm comm
+#define A_ALLTOALLW sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, c->real
+#define I_PARAMS , MPI_Request *request
+#define I_ARGS , &real
+#define INIT_PARAMS , MPI_Info info, MPI_Request *request
+#define INIT_ARGS , info, &real
+
+ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_allgather, ALLGATHER_SEND, ALLGATHER_RECV, (P_ALLGATHER), (A_ALLGATHER))
+ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_allgather, ALLGATHER_SEND, ALLGATHER_RECV,
+                      (P_ALLGATHER I_PARAMS), (A_ALLGATHER I_ARGS))
+ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_allgather_init, ALLGATHER_RECV,
+                          (P_ALLGATHER INIT_PARAMS), (A_ALLGATHER INIT_ARGS))
+
+ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_allgatherv, ALLGATHER_SEND, ALLGATHERV_RECV, (P_ALLGATHERV), (A_ALLGATHERV))
+ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_allgatherv, ALLGATHER_SEND, ALLGATHERV_RECV,
+                      (P_ALLGATHERV I_PARAMS), (A_ALLGATHERV I_ARGS))
+ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_allgatherv_init, ALLGATHERV_RECV,
+                          (P_ALLGATHERV INIT_PARAMS), (A_ALLGATHERV INIT_ARGS))
+
+ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_alltoall, ALLTOALL_SEND, ALLTOALL_RECV, (P_ALLGATHER), (A_ALLGATHER))
+ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_alltoall, ALLTOALL_SEND, ALLTOALL_RECV,
+                      (P_ALLGATHER I_PARAMS), (A_ALLGATHER I_ARGS))
+ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_alltoall_init, ALLTOALL_RECV,
+                          (P_ALLGATHER INIT_PARAMS), (A_ALLGATHER INIT_ARGS))
+
+ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_alltoallv, ALLTOALLV_SEND, ALLTOALLV_RECV, (P_ALLTOALLV), (A_ALLTOALLV))
+ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_alltoallv, ALLTOALLV_SEND, ALLTOALLV_RECV,
+                      (P_ALLTOALLV I_PARAMS), (A_ALLTOALLV I_ARGS))
+ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_alltoallv_init, ALLTOALLV_RECV,
+                          (P_ALLTOALLV INIT_PARAMS), (A_ALLTOALLV INIT_ARGS))
+
+ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_alltoallw, ALLTOALLW_SEND, ALLTOALLW_RECV, (P_ALLTOALLW), (A_ALLTOALLW))
+ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_alltoallw, ALLTOALLW_SEND, ALLTOALLW_RECV,
+                      (P_ALLTOALLW I_PARAMS), (A_ALLTOALLW I_ARGS))
+ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_alltoallw_init, ALLTOALLW_RECV,
+                          (P_ALLTOALLW INIT_PARAMS), (A_ALLTOALLW INIT_ARGS))
