@@ -20,7 +20,8 @@
 
 int echo_MPI_Barrier(MPI_Comm comm) {
     COMM(MPI_Barrier);
-    return echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Barrier, c->real));
+    /* a target may read its window after a barrier that follows other ranks' unlocks */
+    return echo_win_after_barrier(echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Barrier, c->real)));
 }
 
 int echo_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {

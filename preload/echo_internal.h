@@ -142,6 +142,11 @@ MPI_Request echo_request_new_typed(MPI_Request real, int persistent, void *buf, 
 /* a request whose completion runs `done(arg, rc)` on every side (its result is the call's) */
 MPI_Request echo_request_then(MPI_Request real, int (*done)(void *arg, int rc), void *arg);
 
+/* ---- one-sided communication (echo_win.c) ----
+ * After MPI_Barrier: every window's memory, as its representative holds it,
+ * reaches the copies (updates completed before the barrier become visible). */
+int echo_win_after_barrier(int rc);
+
 /* ---- events and metrics of this process (echo_events.c) ---- */
 void echo_event(const char *kind, const char *fn, uint64_t seq, int32_t comm, int32_t peer, uint64_t bytes, int copy,
                 long first_byte, const char *detail);

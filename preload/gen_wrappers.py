@@ -43,6 +43,9 @@ LOCAL_WITH_HANDLES = {
     # each process's session is its own (echo_session.c gives mpi://WORLD its meaning)
     "MPI_Session_get_num_psets", "MPI_Session_get_nth_pset", "MPI_Session_get_info", "MPI_Session_set_info",
     "MPI_Session_get_errhandler", "MPI_Session_set_errhandler", "MPI_Session_call_errhandler",
+    # a copy's stand-in window (echo_win.c) holds its own names, attributes and errhandlers
+    "MPI_Win_get_name", "MPI_Win_set_name", "MPI_Win_get_attr", "MPI_Win_set_attr", "MPI_Win_delete_attr",
+    "MPI_Win_get_errhandler", "MPI_Win_set_errhandler", "MPI_Win_call_errhandler",
 }
 
 # `int echo_MPI_X(` or `int echo_always_MPI_X(` defines semantics; so does a

@@ -1,0 +1,634 @@
+/* One-sided communication (RMA) under cloning; the design is in docs/rma.md.
+ *
+ * Representatives create the real window over the real communicator and make
+ * every RMA call for real.  A copy creates a stand-in window of the same flavor
+ * over MPI_COMM_SELF on its own memory, so purely local calls (attributes such
+ * as WIN_BASE/SIZE/DISP_UNIT/CREATE_FLAVOR, names, errhandlers, c2f) answer
+ * natively, and it never puts, gets or accumulates.
+ *
+ * What copies need from their representative comes at synchronization calls,
+ * in program order:
+ *   origin side   the buffers that Get, Get_accumulate, Fetch_and_op and
+ *                 Compare_and_swap filled are pending on the window until the
+ *                 call that completes them (fence, complete, unlock, flush...);
+ *                 that call forwards them, in one message.  Request-based gets
+ *                 deliver when their request completes (echo requests).
+ *   target side   after every call that can complete updates to this process's
+ *                 window (and after MPI_Barrier), the representative forwards
+ *                 its window memory and copies overwrite theirs, so they hold
+ *                 exactly what it holds, whatever order updates arrived in.
+ *
+ * Only changed pages travel.  Every process of the rank keeps a snapshot of
+ * the window as of the last forward (identical on all of them: the first
+ * forward, at creation or attach, sends everything).  The representative sends
+ * the pages where its memory differs from the snapshot; a copy receives those
+ * and sets every other page back to the snapshot, since the representative's
+ * page still equals it (a local store on the copy may have changed such a
+ * page, and a remote update on the representative may have restored it).
+ * Pages are sent from the representative's snapshot, not from the live memory
+ * other processes may be writing, so copies get exactly what it kept. */
+#include "echo_internal.h"
+#include "echo_records.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PAGE 4096
+#define ALL_TARGETS (-1)
+
+typedef struct region {
+    char *base;
+    MPI_Aint size;
+    char *snap; /* the memory as of the last forward (only where the rank has copies) */
+} region_t;
+
+typedef struct pending {
+    void *buf; /* an origin-side result buffer, filled when the operation completes */
+    int count;
+    MPI_Datatype dt; /* a duplicate when derived: the application may free its type first */
+    int target;
+} pending_t;
+
+typedef struct echo_win {
+    MPI_Win app;  /* the real window (representative) or the stand-in (copy) */
+    int flavor;
+    int32_t comm_id;
+    echo_comm_t group; /* rank, size and (copies) members of the window's communicator */
+    region_t *regions;
+    int nregions;
+    pending_t *pending;
+    int npending;
+    /* costs, written as metrics when the window is freed */
+    double ops, syncs, sent, exposed;
+} echo_win_t;
+
+static echo_win_t **wins;
+static int nwins;
+
+/* NULL: a window over MPI_COMM_SELF (or one derived from it), each process's own */
+static echo_win_t *find(MPI_Win win) {
+    for (int i = nwins - 1; i >= 0; i--)
+        if (wins[i]->app == win) return wins[i];
+    return NULL;
+}
+
+/* The result a copy takes from its representative: an error also reaches the
+ * copy's error handler, as MPI called the representative's. */
+static int copy_rc(echo_win_t *w, int rc) {
+    if (!echo_is_rep() && rc != MPI_SUCCESS) PMPI_Win_call_errhandler(w->app, rc);
+    return rc;
+}
+
+/* ---- target side: window memory ---- */
+
+static size_t npages(MPI_Aint size) { return ((size_t)size + PAGE - 1) / PAGE; }
+
+static size_t page_len(const region_t *r, size_t p) {
+    size_t off = p * PAGE;
+    return (size_t)r->size - off < PAGE ? (size_t)r->size - off : PAGE;
+}
+
+/* Bring copies' memory of regions first.. to the representative's.  `all`:
+ * send every page (the snapshots are not shared yet). */
+static int forward_memory(echo_win_t *w, int first, int all, int rc) {
+    if (!echo_has_copies()) return rc;
+    size_t total = 0;
+    for (int i = first; i < w->nregions; i++) total += npages(w->regions[i].size);
+    unsigned char *changed = calloc(total ? total : 1, 1);
+    if (echo_is_rep()) {
+        size_t k = 0;
+        for (int i = first; i < w->nregions; i++) {
+            region_t *r = &w->regions[i];
+            for (size_t p = 0; p < npages(r->size); p++, k++) {
+                size_t off = p * PAGE, len = page_len(r, p);
+                if (all || memcmp(r->base + off, r->snap + off, len)) {
+                    memcpy(r->snap + off, r->base + off, len);
+                    changed[k] = 1;
+                }
+            }
+        }
+    }
+    rc = echo_forward_bytes(changed, total, rc);
+    /* the changed pages in runs: from the snapshot (representative), into the memory (copy) */
+    int nruns = 0, cap = 16;
+    int *lens = malloc(sizeof(int) * (size_t)cap);
+    MPI_Aint *addrs = malloc(sizeof(MPI_Aint) * (size_t)cap);
+    size_t k = 0, bytes = 0;
+    for (int i = first; i < w->nregions; i++) {
+        region_t *r = &w->regions[i];
+        char *src = echo_is_rep() ? r->snap : r->base;
+        for (size_t p = 0; p < npages(r->size); p++, k++) {
+            if (!changed[k]) continue;
+            size_t len = page_len(r, p);
+            bytes += len;
+            if (p > 0 && changed[k - 1] && nruns > 0) {
+                lens[nruns - 1] += (int)len;
+                continue;
+            }
+            if (nruns == cap) {
+                cap *= 2;
+                lens = realloc(lens, sizeof(int) * (size_t)cap);
+                addrs = realloc(addrs, sizeof(MPI_Aint) * (size_t)cap);
+            }
+            PMPI_Get_address(src + p * PAGE, &addrs[nruns]);
+            lens[nruns++] = (int)len;
+        }
+    }
+    if (nruns > 0) {
+        MPI_Datatype t;
+        PMPI_Type_create_hindexed(nruns, lens, addrs, MPI_BYTE, &t);
+        PMPI_Type_commit(&t);
+        rc = echo_forward(MPI_BOTTOM, 1, t, rc);
+        PMPI_Type_free(&t);
+    }
+    if (!echo_is_rep()) {
+        k = 0;
+        for (int i = first; i < w->nregions; i++) {
+            region_t *r = &w->regions[i];
+            for (size_t p = 0; p < npages(r->size); p++, k++) {
+                size_t off = p * PAGE, len = page_len(r, p);
+                if (changed[k]) memcpy(r->snap + off, r->base + off, len);
+                else if (memcmp(r->base + off, r->snap + off, len)) memcpy(r->base + off, r->snap + off, len);
+            }
+        }
+    }
+    for (int i = first; i < w->nregions; i++) w->exposed += (double)w->regions[i].size;
+    w->sent += (double)bytes;
+    w->syncs++;
+    free(changed);
+    free(lens);
+    free(addrs);
+    return rc;
+}
+
+static void add_region(echo_win_t *w, void *base, MPI_Aint size) {
+    w->regions = realloc(w->regions, sizeof *w->regions * (size_t)(w->nregions + 1));
+    region_t *r = &w->regions[w->nregions++];
+    r->base = base;
+    r->size = size > 0 ? size : 0;
+    r->snap = echo_has_copies() && r->size ? malloc((size_t)r->size) : NULL;
+}
+
+/* after MPI_Barrier: updates other ranks completed before it are visible here */
+int echo_win_after_barrier(int rc) {
+    for (int i = 0; i < nwins; i++) rc = forward_memory(wins[i], 0, 0, rc);
+    return rc;
+}
+
+/* ---- origin side: results of gets ---- */
+
+static void add_pending(echo_win_t *w, void *buf, int count, MPI_Datatype dt, int target) {
+    if (!echo_has_copies() || count <= 0 || target == MPI_PROC_NULL) return;
+    int ni, na, nd, combiner;
+    PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner);
+    MPI_Datatype keep = dt;
+    if (combiner != MPI_COMBINER_NAMED) PMPI_Type_dup(dt, &keep);
+    w->pending = realloc(w->pending, sizeof *w->pending * (size_t)(w->npending + 1));
+    w->pending[w->npending++] = (pending_t){buf, count, keep, target};
+}
+
+static void drop_pending(pending_t *p) {
+    int ni, na, nd, combiner;
+    PMPI_Type_get_envelope(p->dt, &ni, &na, &nd, &combiner);
+    if (combiner != MPI_COMBINER_NAMED) PMPI_Type_free(&p->dt);
+}
+
+/* Forward, in one message, the result buffers that operations on `target`
+ * (or on every target) filled; the message carries rc even if there are none. */
+static int forward_results(echo_win_t *w, int target, int rc) {
+    int n = 0;
+    for (int i = 0; i < w->npending; i++) n += target == ALL_TARGETS || w->pending[i].target == target;
+    if (n == 0) return echo_forward(NULL, 0, MPI_BYTE, rc);
+    int *lens = malloc(sizeof(int) * (size_t)n);
+    MPI_Aint *addrs = malloc(sizeof(MPI_Aint) * (size_t)n);
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)n);
+    int j = 0, kept = 0;
+    for (int i = 0; i < w->npending; i++) {
+        pending_t *p = &w->pending[i];
+        if (target != ALL_TARGETS && p->target != target) {
+            w->pending[kept++] = *p;
+            continue;
+        }
+        lens[j] = p->count;
+        PMPI_Get_address(p->buf, &addrs[j]);
+        types[j++] = p->dt;
+    }
+    MPI_Datatype t;
+    PMPI_Type_create_struct(n, lens, addrs, types, &t);
+    PMPI_Type_commit(&t);
+    rc = echo_forward(MPI_BOTTOM, 1, t, rc);
+    PMPI_Type_free(&t);
+    for (int i = 0; i < w->npending; i++) { /* the forwarded ones: the others moved to the front */
+        pending_t *p = &w->pending[i];
+        if (i >= kept && (target == ALL_TARGETS || p->target == target)) drop_pending(p);
+    }
+    w->npending = kept;
+    free(lens);
+    free(addrs);
+    free(types);
+    return rc;
+}
+
+/* the end of a synchronization call: results completed for `target`, then
+ * this process's window memory if the call can complete updates to it */
+static int settle(echo_win_t *w, int target, int memory, int rc) {
+    rc = forward_results(w, target, rc);
+    if (memory) rc = forward_memory(w, 0, 0, rc);
+    return copy_rc(w, rc);
+}
+
+/* ---- creation and destruction ---- */
+
+/* Register a new window on both sides: the representative's result, then (if
+ * it succeeded) its memory, so copies start from exactly its contents. */
+static int register_win(MPI_Win *win, echo_comm_t *c, MPI_Comm comm, int flavor, void *base, MPI_Aint size,
+                        int rc) {
+    rc = echo_forward(NULL, 0, MPI_BYTE, rc);
+    if (rc != MPI_SUCCESS) {
+        if (!echo_is_rep() && *win != MPI_WIN_NULL) PMPI_Win_free(win);
+        *win = MPI_WIN_NULL;
+        return rc;
+    }
+    echo_win_t *w = calloc(1, sizeof *w);
+    w->app = *win;
+    w->flavor = flavor;
+    w->comm_id = echo_comm_id(comm);
+    w->group.rank = c->rank;
+    w->group.size = c->size;
+    if (c->members) {
+        w->group.members = malloc(sizeof(int) * (size_t)c->size);
+        memcpy(w->group.members, c->members, sizeof(int) * (size_t)c->size);
+    }
+    if (flavor != MPI_WIN_FLAVOR_DYNAMIC) add_region(w, base, size);
+    wins = realloc(wins, sizeof *wins * (size_t)(nwins + 1));
+    wins[nwins++] = w;
+    return forward_memory(w, 0, 1, rc);
+}
+
+int echo_MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Win_create");
+    int rc = echo_is_rep() ? PMPI_Win_create(base, size, disp_unit, info, c->real, win)
+                           : PMPI_Win_create(base, size, disp_unit, info, MPI_COMM_SELF, win);
+    return register_win(win, c, comm, MPI_WIN_FLAVOR_CREATE, base, size, rc);
+}
+
+int echo_MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Win_allocate");
+    int rc = echo_is_rep() ? PMPI_Win_allocate(size, disp_unit, info, c->real, baseptr, win)
+                           : PMPI_Win_allocate(size, disp_unit, info, MPI_COMM_SELF, baseptr, win);
+    return register_win(win, c, comm, MPI_WIN_FLAVOR_ALLOCATE, *(void **)baseptr, size, rc);
+}
+
+int echo_MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                 MPI_Win *win) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Win_allocate_shared");
+    /* a copy cannot load and store in other ranks' memory: only a window of one
+     * rank is the same thing on a copy's own memory */
+    if (c->size > 1)
+        echo_fatal("MPI_Win_allocate_shared over a communicator of %d ranks is not supported with clones: copies "
+                   "cannot share memory with other ranks' representatives (see docs/rma.md)", c->size);
+    int rc = echo_is_rep() ? PMPI_Win_allocate_shared(size, disp_unit, info, c->real, baseptr, win)
+                           : PMPI_Win_allocate_shared(size, disp_unit, info, MPI_COMM_SELF, baseptr, win);
+    return register_win(win, c, comm, MPI_WIN_FLAVOR_SHARED, *(void **)baseptr, size, rc);
+}
+
+int echo_MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Win_create_dynamic");
+    int rc = PMPI_Win_create_dynamic(info, echo_is_rep() ? c->real : MPI_COMM_SELF, win);
+    return register_win(win, c, comm, MPI_WIN_FLAVOR_DYNAMIC, NULL, 0, rc);
+}
+
+int echo_MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
+    echo_win_t *w = find(win);
+    if (!w) return PMPI_Win_attach(win, base, size);
+    /* the stand-in attaches too, so it describes the same memory */
+    int rc = echo_forward(NULL, 0, MPI_BYTE, PMPI_Win_attach(win, base, size));
+    if (rc != MPI_SUCCESS) return copy_rc(w, rc);
+    add_region(w, base, size);
+    return copy_rc(w, forward_memory(w, w->nregions - 1, 1, rc));
+}
+
+int echo_MPI_Win_detach(MPI_Win win, const void *base) {
+    echo_win_t *w = find(win);
+    if (!w) return PMPI_Win_detach(win, base);
+    int rc = echo_forward(NULL, 0, MPI_BYTE, PMPI_Win_detach(win, base));
+    for (int i = 0; i < w->nregions && rc == MPI_SUCCESS; i++) {
+        if (w->regions[i].base != base) continue;
+        free(w->regions[i].snap);
+        memmove(w->regions + i, w->regions + i + 1, sizeof *w->regions * (size_t)(w->nregions - i - 1));
+        w->nregions--;
+        break;
+    }
+    return copy_rc(w, rc);
+}
+
+int echo_MPI_Win_free(MPI_Win *win) {
+    echo_win_t *w = find(*win);
+    if (!w) return PMPI_Win_free(win);
+    int rc = PMPI_Win_free(win); /* the real window, or the stand-in */
+    /* memory the application owns outlives the window: updates the free
+     * completed must reach it; MPI's own memory is gone */
+    if (w->flavor == MPI_WIN_FLAVOR_CREATE || w->flavor == MPI_WIN_FLAVOR_DYNAMIC) rc = forward_memory(w, 0, 0, rc);
+    else rc = echo_forward(NULL, 0, MPI_BYTE, rc);
+    echo_metric("rma operations issued", w->ops, "count");
+    echo_metric("rma memory forwards", w->syncs, "count");
+    echo_metric("rma window bytes at forwards", w->exposed, "B");
+    echo_metric("rma window bytes sent", w->sent, "B");
+    for (int i = 0; i < w->npending; i++) drop_pending(&w->pending[i]);
+    for (int i = 0; i < w->nregions; i++) free(w->regions[i].snap);
+    free(w->regions);
+    free(w->pending);
+    free(w->group.members);
+    for (int i = 0; i < nwins; i++)
+        if (wins[i] == w) {
+            memmove(wins + i, wins + i + 1, sizeof *wins * (size_t)(nwins - i - 1));
+            nwins--;
+            break;
+        }
+    free(w);
+    return rc;
+}
+
+/* ---- communication: only representatives issue it ---- */
+
+#define WIN_OR_PASS(fn, ...)                    \
+    echo_win_t *w = find(win);                  \
+    if (!w) return P##fn(__VA_ARGS__)
+/* the data an operation carries out of this copy, checked for corruption first */
+#define OUTGOING(fn, buf, count, dt, target) echo_outgoing(#fn, 0, buf, count, dt, w->comm_id, echo_peer(target))
+#define ISSUE(fn, ...) (echo_is_rep() ? (w->ops++, P##fn(__VA_ARGS__)) : MPI_SUCCESS)
+
+int echo_MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+    WIN_OR_PASS(MPI_Put, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                target_datatype, win);
+    OUTGOING(MPI_Put, origin_addr, origin_count, origin_datatype, target_rank);
+    return ISSUE(MPI_Put, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                 target_datatype, win);
+}
+
+int echo_MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+    WIN_OR_PASS(MPI_Get, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                target_datatype, win);
+    add_pending(w, origin_addr, origin_count, origin_datatype, target_rank);
+    return ISSUE(MPI_Get, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                 target_datatype, win);
+}
+
+int echo_MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                        MPI_Win win) {
+    WIN_OR_PASS(MPI_Accumulate, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                target_datatype, op, win);
+    OUTGOING(MPI_Accumulate, origin_addr, origin_count, origin_datatype, target_rank);
+    return ISSUE(MPI_Accumulate, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                 target_datatype, op, win);
+}
+
+int echo_MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                            void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                            MPI_Win win) {
+    WIN_OR_PASS(MPI_Get_accumulate, origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+    OUTGOING(MPI_Get_accumulate, origin_addr, origin_count, origin_datatype, target_rank);
+    add_pending(w, result_addr, result_count, result_datatype, target_rank);
+    return ISSUE(MPI_Get_accumulate, origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                 result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+}
+
+int echo_MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+                          MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+    WIN_OR_PASS(MPI_Fetch_and_op, origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
+    OUTGOING(MPI_Fetch_and_op, origin_addr, 1, datatype, target_rank);
+    add_pending(w, result_addr, 1, datatype, target_rank);
+    return ISSUE(MPI_Fetch_and_op, origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
+}
+
+int echo_MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                              MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) {
+    WIN_OR_PASS(MPI_Compare_and_swap, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp,
+                win);
+    OUTGOING(MPI_Compare_and_swap, origin_addr, 1, datatype, target_rank);
+    add_pending(w, result_addr, 1, datatype, target_rank);
+    return ISSUE(MPI_Compare_and_swap, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp,
+                 win);
+}
+
+/* Request-based operations: echo requests; a get's data reaches copies when
+ * its request completes (Wait/Test), as for a receive. */
+int echo_MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                  MPI_Aint target_disp, int target_cout, MPI_Datatype target_datatype, MPI_Win win,
+                  MPI_Request *request) {
+    WIN_OR_PASS(MPI_Rput, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_cout,
+                target_datatype, win, request);
+    OUTGOING(MPI_Rput, origin_addr, origin_count, origin_datatype, target_rank);
+    MPI_Request real = MPI_REQUEST_NULL;
+    int rc = ISSUE(MPI_Rput, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_cout,
+                   target_datatype, win, &real);
+    *request = echo_request_new(real, 0, 0, NULL, 0, MPI_BYTE);
+    return rc;
+}
+
+int echo_MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                  MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                  MPI_Request *request) {
+    WIN_OR_PASS(MPI_Rget, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                target_datatype, win, request);
+    MPI_Request real = MPI_REQUEST_NULL;
+    int rc = ISSUE(MPI_Rget, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                   target_datatype, win, &real);
+    *request = echo_request_new(real, 0, 0, origin_addr, origin_count, origin_datatype);
+    return rc;
+}
+
+int echo_MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                         MPI_Win win, MPI_Request *request) {
+    WIN_OR_PASS(MPI_Raccumulate, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                target_count, target_datatype, op, win, request);
+    OUTGOING(MPI_Raccumulate, origin_addr, origin_count, origin_datatype, target_rank);
+    MPI_Request real = MPI_REQUEST_NULL;
+    int rc = ISSUE(MPI_Raccumulate, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                   target_count, target_datatype, op, win, &real);
+    *request = echo_request_new(real, 0, 0, NULL, 0, MPI_BYTE);
+    return rc;
+}
+
+int echo_MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                             void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                             MPI_Win win, MPI_Request *request) {
+    WIN_OR_PASS(MPI_Rget_accumulate, origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+    OUTGOING(MPI_Rget_accumulate, origin_addr, origin_count, origin_datatype, target_rank);
+    MPI_Request real = MPI_REQUEST_NULL;
+    int rc = ISSUE(MPI_Rget_accumulate, origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                   result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, &real);
+    *request = echo_request_new(real, 0, 0, result_addr, result_count, result_datatype);
+    return rc;
+}
+
+/* ---- synchronization ---- */
+
+#define REAL(fn, ...) (echo_is_rep() ? P##fn(__VA_ARGS__) : MPI_SUCCESS)
+
+int echo_MPI_Win_fence(int mpi_assert, MPI_Win win) {
+    WIN_OR_PASS(MPI_Win_fence, mpi_assert, win);
+    return settle(w, ALL_TARGETS, 1, REAL(MPI_Win_fence, mpi_assert, win));
+}
+
+/* PSCW: post and start complete nothing; complete ends the access epoch
+ * (results), wait and a successful test the exposure epoch (memory) */
+int echo_MPI_Win_post(MPI_Group group, int mpi_assert, MPI_Win win) {
+    WIN_OR_PASS(MPI_Win_post, group, mpi_assert, win);
+    return copy_rc(w, echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Win_post, group, mpi_assert, win)));
+}
+
+int echo_MPI_Win_start(MPI_Group group, int mpi_assert, MPI_Win win) {
+    WIN_OR_PASS(MPI_Win_start, group, mpi_assert, win);
+    return copy_rc(w, echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Win_start, group, mpi_assert, win)));
+}
+
+int echo_MPI_Win_complete(MPI_Win win) {
+    WIN_OR_PASS(MPI_Win_complete, win);
+    return settle(w, ALL_TARGETS, 0, REAL(MPI_Win_complete, win));
+}
+
+int echo_MPI_Win_wait(MPI_Win win) {
+    WIN_OR_PASS(MPI_Win_wait, win);
+    return settle(w, ALL_TARGETS, 1, REAL(MPI_Win_wait, win));
+}
+
+int echo_MPI_Win_test(MPI_Win win, int *flag) {
+    WIN_OR_PASS(MPI_Win_test, win, flag);
+    int rc = echo_forward(flag, 1, MPI_INT, REAL(MPI_Win_test, win, flag));
+    return *flag ? settle(w, ALL_TARGETS, 1, rc) : copy_rc(w, rc);
+}
+
+/* Passive target: a lock of this process's own window makes the updates of
+ * earlier epochs visible; unlock and flush complete results for their target,
+ * and updates to this process's window when it is that target. */
+int echo_MPI_Win_lock(int lock_type, int rank, int mpi_assert, MPI_Win win) {
+    WIN_OR_PASS(MPI_Win_lock, lock_type, rank, mpi_assert, win);
+    int rc = REAL(MPI_Win_lock, lock_type, rank, mpi_assert, win);
+    return copy_rc(w, rank == w->group.rank ? forward_memory(w, 0, 0, rc) : echo_forward(NULL, 0, MPI_BYTE, rc));
+}
+
+int echo_MPI_Win_unlock(int rank, MPI_Win win) {
+    WIN_OR_PASS(MPI_Win_unlock, rank, win);
+    return settle(w, rank, rank == w->group.rank, REAL(MPI_Win_unlock, rank, win));
+}
+
+int echo_MPI_Win_lock_all(int mpi_assert, MPI_Win win) {
+    WIN_OR_PASS(MPI_Win_lock_all, mpi_assert, win);
+    return copy_rc(w, forward_memory(w, 0, 0, REAL(MPI_Win_lock_all, mpi_assert, win)));
+}
+
+int echo_MPI_Win_unlock_all(MPI_Win win) {
+    WIN_OR_PASS(MPI_Win_unlock_all, win);
+    return settle(w, ALL_TARGETS, 1, REAL(MPI_Win_unlock_all, win));
+}
+
+int echo_MPI_Win_flush(int rank, MPI_Win win) {
+    WIN_OR_PASS(MPI_Win_flush, rank, win);
+    return settle(w, rank, rank == w->group.rank, REAL(MPI_Win_flush, rank, win));
+}
+
+int echo_MPI_Win_flush_all(MPI_Win win) {
+    WIN_OR_PASS(MPI_Win_flush_all, win);
+    return settle(w, ALL_TARGETS, 1, REAL(MPI_Win_flush_all, win));
+}
+
+/* local completion is enough for a get's buffer to hold its data */
+int echo_MPI_Win_flush_local(int rank, MPI_Win win) {
+    WIN_OR_PASS(MPI_Win_flush_local, rank, win);
+    return settle(w, rank, rank == w->group.rank, REAL(MPI_Win_flush_local, rank, win));
+}
+
+int echo_MPI_Win_flush_local_all(MPI_Win win) {
+    WIN_OR_PASS(MPI_Win_flush_local_all, win);
+    return settle(w, ALL_TARGETS, 1, REAL(MPI_Win_flush_local_all, win));
+}
+
+/* the unified model's way for a target to see updates: copies see them too */
+int echo_MPI_Win_sync(MPI_Win win) {
+    WIN_OR_PASS(MPI_Win_sync, win);
+    return copy_rc(w, forward_memory(w, 0, 0, REAL(MPI_Win_sync, win)));
+}
+
+/* ---- queries that must answer as on the representative ---- */
+
+int echo_MPI_Win_get_group(MPI_Win win, MPI_Group *group) {
+    WIN_OR_PASS(MPI_Win_get_group, win, group);
+    /* the representative's group with the copy in its place, as for communicators */
+    return echo_is_rep() ? PMPI_Win_get_group(win, group) : echo_comm_group(&w->group, group);
+}
+
+/* the representative's info, key by key (a copy's stand-in may answer otherwise) */
+int echo_MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
+    WIN_OR_PASS(MPI_Win_get_info, win, info_used);
+    char *text = NULL;
+    int len = 0, rc = MPI_SUCCESS;
+    if (echo_is_rep()) {
+        rc = PMPI_Win_get_info(win, info_used);
+        int nkeys = 0;
+        if (rc == MPI_SUCCESS) PMPI_Info_get_nkeys(*info_used, &nkeys);
+        for (int i = 0; i < nkeys; i++) { /* "key\0value\0" each */
+            char key[MPI_MAX_INFO_KEY + 1];
+            int vlen = 0, flag;
+            PMPI_Info_get_nthkey(*info_used, i, key);
+            PMPI_Info_get_string(*info_used, key, &vlen, NULL, &flag);
+            int klen = (int)strlen(key) + 1;
+            text = realloc(text, (size_t)(len + klen + vlen));
+            memcpy(text + len, key, (size_t)klen);
+            PMPI_Info_get_string(*info_used, key, &vlen, text + len + klen, &flag);
+            len += klen + vlen;
+        }
+    }
+    if (!echo_has_copies()) {
+        free(text);
+        return rc;
+    }
+    rc = echo_forward(&len, 1, MPI_INT, rc);
+    if (!echo_is_rep()) text = malloc((size_t)len + 1);
+    rc = echo_forward_bytes(text, (size_t)len, rc);
+    if (!echo_is_rep()) {
+        PMPI_Info_create(info_used);
+        for (int pos = 0; pos < len;) {
+            const char *key = text + pos, *value = key + strlen(key) + 1;
+            PMPI_Info_set(*info_used, key, value);
+            pos = (int)(value - text) + (int)strlen(value) + 1;
+        }
+    }
+    free(text);
+    return copy_rc(w, rc);
+}
+
+int echo_MPI_Win_set_info(MPI_Win win, MPI_Info info) {
+    WIN_OR_PASS(MPI_Win_set_info, win, info);
+    return copy_rc(w, echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Win_set_info, win, info)));
+}
+
+/* A copy holds only its own memory: it can answer for its own rank (or for a
+ * rank whose memory is not load/store accessible), never with another rank's. */
+int echo_MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) {
+    WIN_OR_PASS(MPI_Win_shared_query, win, rank, size, disp_unit, baseptr);
+    struct { MPI_Aint size; int disp_unit, kind; } a = {0, 0, 0}; /* kind: 0 NULL, 1 own memory, 2 another's */
+    int rc = MPI_SUCCESS;
+    if (echo_is_rep()) {
+        rc = PMPI_Win_shared_query(win, rank, &a.size, &a.disp_unit, baseptr);
+        void *p = *(void **)baseptr;
+        a.kind = !p ? 0 : w->nregions && p == (void *)w->regions[0].base ? 1 : 2;
+    }
+    rc = echo_forward_bytes(&a, sizeof a, rc);
+    if (echo_is_rep()) return rc;
+    if (a.kind == 2)
+        echo_fatal("MPI_Win_shared_query for rank %d: a copy cannot reach another rank's memory (see docs/rma.md)",
+                   rank);
+    *size = a.size;
+    *disp_unit = a.disp_unit;
+    *(void **)baseptr = a.kind ? w->regions[0].base : NULL;
+    return copy_rc(w, rc);
+}
