@@ -1,6 +1,7 @@
 /* One-sided communication: an epoch of each kind (fence, PSCW, exclusive and
  * shared locks, lock_all with flushes, request-based operations), atomic
- * counters, a dynamic window, accumulates from every rank into one target.
+ * counters, a dynamic window, accumulates from every rank into one target, and
+ * a window over MPI_COMM_SELF.
  * After each epoch every rank prints its window memory and what its gets
  * returned; lines whose values depend on the order in which origins reached a
  * target are marked "order:" (compared between copies only).
@@ -200,6 +201,16 @@ int main(int argc, char **argv) {
     for (int i = 0; i < A; i++) total += readback[i];
     SAY("read back total %.1f", total);
     MPI_Win_free(&aw);
+
+    /* a window over MPI_COMM_SELF: each process's own, copies included */
+    int own[2] = {rank, 0};
+    MPI_Win sw;
+    MPI_Win_create(own, sizeof own, sizeof(int), MPI_INFO_NULL, MPI_COMM_SELF, &sw);
+    MPI_Win_fence(0, sw);
+    MPI_Put(&own[0], 1, MPI_INT, 0, 1, 1, MPI_INT, sw);
+    MPI_Win_fence(0, sw);
+    MPI_Win_free(&sw);
+    SAY("self window %d %d", own[0], own[1]);
     SAY("done");
     MPI_Finalize();
     return 0;
