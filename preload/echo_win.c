@@ -58,6 +58,12 @@ typedef struct echo_win {
     int nregions;
     pending_t *pending;
     int npending;
+    /* a shared-memory window: every rank's segment (offset from the lowest,
+     * size, disp_unit), the same on every copy of the rank */
+    struct segment { MPI_Aint offset, size; int disp_unit; } *segments;
+    int nsegments;
+    char *lowest;     /* where the segment at offset 0 is, in this process */
+    MPI_Aint my_size; /* what MPI_WIN_SIZE answers (a copy's stand-in spans every segment) */
     /* costs, written as metrics when the window is freed */
     double ops, syncs, sent, exposed;
 } echo_win_t;
@@ -239,15 +245,14 @@ static int settle(echo_win_t *w, int target, int memory, int rc) {
 
 /* ---- creation and destruction ---- */
 
-/* Register a new window on both sides: the representative's result, then (if
- * it succeeded) its memory, so copies start from exactly its contents. */
-static int register_win(MPI_Win *win, echo_comm_t *c, MPI_Comm comm, int flavor, void *base, MPI_Aint size,
-                        int rc) {
-    rc = echo_forward(NULL, 0, MPI_BYTE, rc);
-    if (rc != MPI_SUCCESS) {
+/* A new window on both sides: the representative's result first; NULL (and
+ * MPI_WIN_NULL) if the creation failed. */
+static echo_win_t *new_win(MPI_Win *win, echo_comm_t *c, MPI_Comm comm, int flavor, int *rc) {
+    *rc = echo_forward(NULL, 0, MPI_BYTE, *rc);
+    if (*rc != MPI_SUCCESS) {
         if (!echo_is_rep() && *win != MPI_WIN_NULL) PMPI_Win_free(win);
         *win = MPI_WIN_NULL;
-        return rc;
+        return NULL;
     }
     echo_win_t *w = calloc(1, sizeof *w);
     w->app = *win;
@@ -259,9 +264,18 @@ static int register_win(MPI_Win *win, echo_comm_t *c, MPI_Comm comm, int flavor,
         w->group.members = malloc(sizeof(int) * (size_t)c->size);
         memcpy(w->group.members, c->members, sizeof(int) * (size_t)c->size);
     }
-    if (flavor != MPI_WIN_FLAVOR_DYNAMIC) add_region(w, base, size);
     wins = realloc(wins, sizeof *wins * (size_t)(nwins + 1));
     wins[nwins++] = w;
+    return w;
+}
+
+/* A window on one region of memory; copies start from exactly the
+ * representative's contents. */
+static int register_win(MPI_Win *win, echo_comm_t *c, MPI_Comm comm, int flavor, void *base, MPI_Aint size,
+                        int rc) {
+    echo_win_t *w = new_win(win, c, comm, flavor, &rc);
+    if (!w) return rc;
+    if (flavor != MPI_WIN_FLAVOR_DYNAMIC) add_region(w, base, size);
     return forward_memory(w, 0, 1, rc);
 }
 
@@ -279,17 +293,48 @@ int echo_MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm 
     return register_win(win, c, comm, MPI_WIN_FLAVOR_ALLOCATE, *(void **)baseptr, size, rc);
 }
 
+/* A copy cannot share memory with other ranks' representatives.  Its stand-in
+ * is a shared window over MPI_COMM_SELF that spans every rank's segment, laid
+ * out as the representative's: its own segment is where the copy stores, the
+ * others are where it loads what the representative's segments held at the
+ * last forward.  Every segment is window memory forwarded at synchronization. */
 int echo_MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                                  MPI_Win *win) {
     echo_comm_t *c = echo_comm_get(comm, "MPI_Win_allocate_shared");
-    /* a copy cannot load and store in other ranks' memory: only a window of one
-     * rank is the same thing on a copy's own memory */
-    if (c->size > 1)
-        echo_fatal("MPI_Win_allocate_shared over a communicator of %d ranks is not supported with clones: copies "
-                   "cannot share memory with other ranks' representatives (see docs/rma.md)", c->size);
-    int rc = echo_is_rep() ? PMPI_Win_allocate_shared(size, disp_unit, info, c->real, baseptr, win)
-                           : PMPI_Win_allocate_shared(size, disp_unit, info, MPI_COMM_SELF, baseptr, win);
-    return register_win(win, c, comm, MPI_WIN_FLAVOR_SHARED, *(void **)baseptr, size, rc);
+    int n = c->size, rc = MPI_SUCCESS;
+    struct segment *segs = calloc((size_t)n, sizeof *segs);
+    MPI_Aint span = 0;
+    char *lowest = NULL;
+    if (!echo_is_rep()) *win = MPI_WIN_NULL;
+    if (echo_is_rep()) {
+        rc = PMPI_Win_allocate_shared(size, disp_unit, info, c->real, baseptr, win);
+        char **bases = calloc((size_t)n, sizeof *bases);
+        for (int q = 0; q < n && rc == MPI_SUCCESS; q++) {
+            PMPI_Win_shared_query(*win, q, &segs[q].size, &segs[q].disp_unit, &bases[q]);
+            if (segs[q].size > 0 && (!lowest || bases[q] < lowest)) lowest = bases[q];
+        }
+        for (int q = 0; q < n; q++) segs[q].offset = segs[q].size > 0 ? bases[q] - lowest : 0;
+        free(bases);
+    }
+    rc = echo_forward_bytes(segs, sizeof *segs * (size_t)n, rc);
+    for (int q = 0; q < n; q++)
+        if (segs[q].offset + segs[q].size > span) span = segs[q].offset + segs[q].size;
+    if (!echo_is_rep() && rc == MPI_SUCCESS) {
+        PMPI_Win_allocate_shared(span, segs[c->rank].disp_unit, info, MPI_COMM_SELF, &lowest, win);
+        *(void **)baseptr = lowest + segs[c->rank].offset;
+    }
+    echo_win_t *w = new_win(win, c, comm, MPI_WIN_FLAVOR_SHARED, &rc);
+    if (!w) {
+        free(segs);
+        return rc;
+    }
+    w->segments = segs;
+    w->nsegments = n;
+    w->lowest = lowest;
+    w->my_size = size;
+    for (int q = 0; q < n; q++)
+        if (segs[q].size > 0) add_region(w, lowest + segs[q].offset, segs[q].size);
+    return forward_memory(w, 0, 1, rc);
 }
 
 int echo_MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
@@ -339,6 +384,7 @@ int echo_MPI_Win_free(MPI_Win *win) {
     free(w->regions);
     free(w->pending);
     free(w->group.members);
+    free(w->segments);
     for (int i = 0; i < nwins; i++)
         if (wins[i] == w) {
             memmove(wins + i, wins + i + 1, sizeof *wins * (size_t)(nwins - i - 1));
@@ -611,24 +657,32 @@ int echo_MPI_Win_set_info(MPI_Win win, MPI_Info info) {
     return copy_rc(w, echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Win_set_info, win, info)));
 }
 
-/* A copy holds only its own memory: it can answer for its own rank (or for a
- * rank whose memory is not load/store accessible), never with another rank's. */
+/* A copy answers from the representative's layout, in its own memory */
 int echo_MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) {
     WIN_OR_PASS(MPI_Win_shared_query, win, rank, size, disp_unit, baseptr);
-    struct { MPI_Aint size; int disp_unit, kind; } a = {0, 0, 0}; /* kind: 0 NULL, 1 own memory, 2 another's */
-    int rc = MPI_SUCCESS;
-    if (echo_is_rep()) {
-        rc = PMPI_Win_shared_query(win, rank, &a.size, &a.disp_unit, baseptr);
-        void *p = *(void **)baseptr;
-        a.kind = !p ? 0 : w->nregions && p == (void *)w->regions[0].base ? 1 : 2;
+    if (!w->segments) { /* not a shared window: MPI answers with this process's own memory or none */
+        int own = echo_is_rep() || rank != w->group.rank ? rank : 0; /* a copy is rank 0 of its stand-in */
+        return copy_rc(w, echo_forward(NULL, 0, MPI_BYTE, PMPI_Win_shared_query(win, own, size, disp_unit, baseptr)));
     }
-    rc = echo_forward_bytes(&a, sizeof a, rc);
-    if (echo_is_rep()) return rc;
-    if (a.kind == 2)
-        echo_fatal("MPI_Win_shared_query for rank %d: a copy cannot reach another rank's memory (see docs/rma.md)",
-                   rank);
-    *size = a.size;
-    *disp_unit = a.disp_unit;
-    *(void **)baseptr = a.kind ? w->regions[0].base : NULL;
-    return copy_rc(w, rc);
+    if (echo_is_rep()) return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
+    int q = rank;
+    if (rank == MPI_PROC_NULL) /* the lowest rank with memory */
+        for (q = 0; q < w->nsegments - 1 && w->segments[q].size == 0; q++) continue;
+    if (q < 0 || q >= w->nsegments) return copy_rc(w, MPI_ERR_RANK);
+    *size = w->segments[q].size;
+    *disp_unit = w->segments[q].disp_unit;
+    *(void **)baseptr = w->lowest + w->segments[q].offset;
+    return MPI_SUCCESS;
+}
+
+/* A copy's stand-in of a shared window spans every segment: its base and size
+ * are those of the copy's own segment, as on the representative. */
+int echo_MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag) {
+    echo_win_t *w = find(win);
+    if (!w || !w->segments || echo_is_rep() || (win_keyval != MPI_WIN_BASE && win_keyval != MPI_WIN_SIZE))
+        return PMPI_Win_get_attr(win, win_keyval, attribute_val, flag);
+    *flag = 1;
+    if (win_keyval == MPI_WIN_BASE) *(void **)attribute_val = w->lowest + w->segments[w->group.rank].offset;
+    else *(MPI_Aint **)attribute_val = &w->my_size;
+    return MPI_SUCCESS;
 }

@@ -44,7 +44,7 @@ LOCAL_WITH_HANDLES = {
     "MPI_Session_get_num_psets", "MPI_Session_get_nth_pset", "MPI_Session_get_info", "MPI_Session_set_info",
     "MPI_Session_get_errhandler", "MPI_Session_set_errhandler", "MPI_Session_call_errhandler",
     # a copy's stand-in window (echo_win.c) holds its own names, attributes and errhandlers
-    "MPI_Win_get_name", "MPI_Win_set_name", "MPI_Win_get_attr", "MPI_Win_set_attr", "MPI_Win_delete_attr",
+    "MPI_Win_get_name", "MPI_Win_set_name", "MPI_Win_set_attr", "MPI_Win_delete_attr",
     "MPI_Win_get_errhandler", "MPI_Win_set_errhandler", "MPI_Win_call_errhandler",
 }
 

@@ -1,7 +1,6 @@
 """One-sided communication under copies (preload/echo_win.c, docs/rma.md), end to end with the battery's
 rma program: a Put to a rank reaches every copy of it while copies issue no RMA operation themselves; only
-changed pages of window memory travel; shared-memory windows that copies cannot reproduce stop the job; the
-SDC check covers data that puts carry."""
+changed pages of window memory travel; the SDC check covers data that puts carry."""
 
 from __future__ import annotations
 
@@ -64,20 +63,6 @@ def test_only_changed_pages_travel(run):
     for key in exposed:
         assert 0 < sent[key] < exposed[key]
         assert sent[key] == sent[key[0], 0], "a copy receives what its representative sends"
-
-
-def test_shared_window_of_several_ranks_stops_naming_the_call(programs, tmp_path):
-    r = echorun(["--no-store", "-n", "2", "--clones", "2", *programs["rma"], "shared"], tmp_path / "run")
-    assert r.returncode != 0
-    assert "MPI_Win_allocate_shared over a communicator of 2 ranks is not supported with clones" in r.stderr
-    assert "shared window ok" not in r.stdout
-
-
-def test_shared_window_of_one_rank_works(programs, tmp_path):
-    r = echorun(["--no-store", "-n", "1", "--clones", "2", *programs["rma"], "shared"], tmp_path / "run")
-    assert r.returncode == 0, r.stderr
-    assert lines_by_rank(copy_output(r.run_dir, 0, 1)) == lines_by_rank(r.stdout) == {
-        0: ["r0: shared window ok", "r0: done"]}
 
 
 def test_sdc_checks_the_data_of_puts(programs, tmp_path):

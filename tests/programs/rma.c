@@ -1,14 +1,13 @@
 /* One-sided communication: an epoch of each kind (fence, PSCW, exclusive and
  * shared locks, lock_all with flushes, request-based operations), atomic
- * counters, a dynamic window, accumulates from every rank into one target, and
- * a window over MPI_COMM_SELF.
+ * counters, a dynamic window, accumulates from every rank into one target, a
+ * shared-memory window (loads and stores in other ranks' segments) and a
+ * window over MPI_COMM_SELF.
  * After each epoch every rank prints its window memory and what its gets
  * returned; lines whose values depend on the order in which origins reached a
- * target are marked "order:" (compared between copies only).
- * `rma shared`: a shared-memory window over MPI_COMM_WORLD instead. */
+ * target are marked "order:" (compared between copies only). */
 #include "battery.h"
 #include <stdlib.h>
-#include <string.h>
 
 enum { K = 12 };
 static int mem[K];
@@ -21,21 +20,8 @@ static void show(const char *what) {
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-static int shared_window(void) {
-    int *base;
-    MPI_Win win;
-    MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
-    *base = rank;
-    MPI_Win_free(&win);
-    SAY("shared window ok");
-    SAY("done");
-    MPI_Finalize();
-    return 0;
-}
-
 int main(int argc, char **argv) {
     battery_init(&argc, &argv);
-    if (argc > 1 && !strcmp(argv[1], "shared")) return shared_window();
     int right = (rank + 1) % size, left = (rank + size - 1) % size, last = size - 1;
     for (int i = 0; i < K; i++) mem[i] = rank * 100 + i;
     MPI_Win win;
@@ -201,6 +187,31 @@ int main(int argc, char **argv) {
     for (int i = 0; i < A; i++) total += readback[i];
     SAY("read back total %.1f", total);
     MPI_Win_free(&aw);
+
+    /* a shared-memory window: stores into this rank's and the right neighbour's
+     * segments, loads from the neighbour's, each after Win_sync and a barrier */
+    int *seg, *rseg, sdu, *sbase;
+    MPI_Aint ssz, *sattr;
+    MPI_Win shw;
+    MPI_Win_allocate_shared(sizeof(int) * 4, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &seg, &shw);
+    MPI_Win_get_attr(shw, MPI_WIN_BASE, &sbase, &flag);
+    MPI_Win_get_attr(shw, MPI_WIN_SIZE, &sattr, &flag);
+    MPI_Win_shared_query(shw, right, &ssz, &sdu, &rseg);
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, shw);
+    for (int i = 0; i < 4; i++) seg[i] = rank * 10 + i;
+    MPI_Win_sync(shw);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_sync(shw);
+    int seen = rseg[1];
+    MPI_Barrier(MPI_COMM_WORLD);
+    rseg[3] = rank + 70;
+    MPI_Win_sync(shw);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_sync(shw);
+    SAY("shared base ok %d size %ld right's size %ld unit %d saw %d segment %d %d %d %d", sbase == seg, (long)*sattr,
+        (long)ssz, sdu, seen, seg[0], seg[1], seg[2], seg[3]);
+    MPI_Win_unlock_all(shw);
+    MPI_Win_free(&shw);
 
     /* a window over MPI_COMM_SELF: each process's own, copies included */
     int own[2] = {rank, 0};
