@@ -41,6 +41,8 @@ def test_a_put_reaches_every_copy_of_its_target(mpi, programs, run):
         # rank 0 put its rank (0) into slot 0 of rank 1 in a fence epoch, 1000 into slot 6 under an exclusive lock
         assert line(out, "r1: fence mem ")[0] == "0"
         assert line(out, "r1: exclusive mem ")[6] == "1000"
+        # rank 1 stored 0 into its slot 12, rank 0 put the old value back before the next forward
+        assert line(out, "r1: restored mem ")[12] == "112"
         # the memory printed after each epoch is the native run's, on every copy
         assert [x for x in out if " mem " in x] == [x for x in native[1] if " mem " in x]
         # both ranks accumulated into rank 1 once each: copies added nothing

@@ -9,7 +9,7 @@
 #include "battery.h"
 #include <stdlib.h>
 
-enum { K = 12 };
+enum { K = 13 };
 static int mem[K];
 
 /* print the window memory; nobody writes to it again before everyone printed */
@@ -98,6 +98,17 @@ int main(int argc, char **argv) {
     MPI_Win_sync(win);
     MPI_Win_unlock(rank, win);
     show("lock_all");
+
+    /* a local store undone by a remote put before the next forward: the
+     * representative's page equals what copies last received, a copy's does not */
+    int restore = right * 100 + 12, token = 0;
+    mem[12] = 0;
+    MPI_Sendrecv_replace(&token, 1, MPI_INT, left, 5, right, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win);
+    MPI_Put(&restore, 1, MPI_INT, right, 12, 1, MPI_INT, win);
+    MPI_Win_unlock(right, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    show("restored");
 
     /* counters on rank 0: fetch-and-add (each rank gets a distinct ticket), and
      * compare-and-swap (one rank wins) */
