@@ -94,6 +94,8 @@ def main() -> None:
         "|---|---|---|---|---|---|",
         *rows,
         "",
+        f"Load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
+        "",
     ])
 
 

@@ -30,6 +30,7 @@
 #include "echo_internal.h"
 #include "echo_records.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,7 +128,7 @@ static int forward_memory(echo_win_t *w, int first, int all, int rc) {
             if (!changed[k]) continue;
             size_t len = page_len(r, p);
             bytes += len;
-            if (p > 0 && changed[k - 1] && nruns > 0) {
+            if (p > 0 && changed[k - 1] && nruns > 0 && lens[nruns - 1] <= INT_MAX - PAGE) { /* extend the run */
                 lens[nruns - 1] += (int)len;
                 continue;
             }

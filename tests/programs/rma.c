@@ -42,6 +42,25 @@ int main(int argc, char **argv) {
     MPI_Group_rank(wg, &grank);
     SAY("window '%s' base ok %d size %ld unit %d flavor create %d group %d/%d", name, base == mem, (long)*wsize,
         *unit, *flavor == MPI_WIN_FLAVOR_CREATE, grank, gsize);
+    /* the info of the window, as the representative's MPI answers */
+    MPI_Info used, hint;
+    int nkeys;
+    MPI_Info_create(&hint);
+    MPI_Info_set(hint, "accumulate_ordering", "rar,raw,war,waw");
+    MPI_Win_set_info(win, hint);
+    MPI_Info_free(&hint);
+    MPI_Win_get_info(win, &used);
+    MPI_Info_get_nkeys(used, &nkeys);
+    printf("r%d: info", rank);
+    for (int i = 0; i < nkeys; i++) {
+        char key[MPI_MAX_INFO_KEY + 1], value[256];
+        int vlen = sizeof value;
+        MPI_Info_get_nthkey(used, i, key);
+        MPI_Info_get_string(used, key, &vlen, value, &flag);
+        printf(" %s=%s", key, value);
+    }
+    printf("\n");
+    MPI_Info_free(&used);
 
     /* fence: put to the right, get from the left, accumulate into rank 0 */
     int got = -1, one = rank + 1, mine = rank;
