@@ -79,13 +79,6 @@ static echo_win_t *find(MPI_Win win) {
     return NULL;
 }
 
-/* The result a copy takes from its representative: an error also reaches the
- * copy's error handler, as MPI called the representative's. */
-static int copy_rc(echo_win_t *w, int rc) {
-    if (!echo_is_rep() && rc != MPI_SUCCESS) PMPI_Win_call_errhandler(w->app, rc);
-    return rc;
-}
-
 /* ---- target side: window memory ---- */
 
 static size_t npages(MPI_Aint size) { return ((size_t)size + PAGE - 1) / PAGE; }
@@ -240,8 +233,7 @@ static int forward_results(echo_win_t *w, int target, int rc) {
  * this process's window memory if the call can complete updates to it */
 static int settle(echo_win_t *w, int target, int memory, int rc) {
     rc = forward_results(w, target, rc);
-    if (memory) rc = forward_memory(w, 0, 0, rc);
-    return copy_rc(w, rc);
+    return memory ? forward_memory(w, 0, 0, rc) : rc;
 }
 
 /* ---- creation and destruction ---- */
@@ -349,9 +341,9 @@ int echo_MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
     if (!w) return PMPI_Win_attach(win, base, size);
     /* the stand-in attaches too, so it describes the same memory */
     int rc = echo_forward(NULL, 0, MPI_BYTE, PMPI_Win_attach(win, base, size));
-    if (rc != MPI_SUCCESS) return copy_rc(w, rc);
+    if (rc != MPI_SUCCESS) return rc;
     add_region(w, base, size);
-    return copy_rc(w, forward_memory(w, w->nregions - 1, 1, rc));
+    return forward_memory(w, w->nregions - 1, 1, rc);
 }
 
 int echo_MPI_Win_detach(MPI_Win win, const void *base) {
@@ -365,7 +357,7 @@ int echo_MPI_Win_detach(MPI_Win win, const void *base) {
         w->nregions--;
         break;
     }
-    return copy_rc(w, rc);
+    return rc;
 }
 
 int echo_MPI_Win_free(MPI_Win *win) {
@@ -530,12 +522,12 @@ int echo_MPI_Win_fence(int mpi_assert, MPI_Win win) {
  * (results), wait and a successful test the exposure epoch (memory) */
 int echo_MPI_Win_post(MPI_Group group, int mpi_assert, MPI_Win win) {
     WIN_OR_PASS(MPI_Win_post, group, mpi_assert, win);
-    return copy_rc(w, echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Win_post, group, mpi_assert, win)));
+    return echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Win_post, group, mpi_assert, win));
 }
 
 int echo_MPI_Win_start(MPI_Group group, int mpi_assert, MPI_Win win) {
     WIN_OR_PASS(MPI_Win_start, group, mpi_assert, win);
-    return copy_rc(w, echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Win_start, group, mpi_assert, win)));
+    return echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Win_start, group, mpi_assert, win));
 }
 
 int echo_MPI_Win_complete(MPI_Win win) {
@@ -551,7 +543,7 @@ int echo_MPI_Win_wait(MPI_Win win) {
 int echo_MPI_Win_test(MPI_Win win, int *flag) {
     WIN_OR_PASS(MPI_Win_test, win, flag);
     int rc = echo_forward(flag, 1, MPI_INT, REAL(MPI_Win_test, win, flag));
-    return *flag ? settle(w, ALL_TARGETS, 1, rc) : copy_rc(w, rc);
+    return *flag ? settle(w, ALL_TARGETS, 1, rc) : rc;
 }
 
 /* Passive target: a lock of this process's own window makes the updates of
@@ -560,7 +552,7 @@ int echo_MPI_Win_test(MPI_Win win, int *flag) {
 int echo_MPI_Win_lock(int lock_type, int rank, int mpi_assert, MPI_Win win) {
     WIN_OR_PASS(MPI_Win_lock, lock_type, rank, mpi_assert, win);
     int rc = REAL(MPI_Win_lock, lock_type, rank, mpi_assert, win);
-    return copy_rc(w, rank == w->group.rank ? forward_memory(w, 0, 0, rc) : echo_forward(NULL, 0, MPI_BYTE, rc));
+    return rank == w->group.rank ? forward_memory(w, 0, 0, rc) : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
 
 int echo_MPI_Win_unlock(int rank, MPI_Win win) {
@@ -570,7 +562,7 @@ int echo_MPI_Win_unlock(int rank, MPI_Win win) {
 
 int echo_MPI_Win_lock_all(int mpi_assert, MPI_Win win) {
     WIN_OR_PASS(MPI_Win_lock_all, mpi_assert, win);
-    return copy_rc(w, forward_memory(w, 0, 0, REAL(MPI_Win_lock_all, mpi_assert, win)));
+    return forward_memory(w, 0, 0, REAL(MPI_Win_lock_all, mpi_assert, win));
 }
 
 int echo_MPI_Win_unlock_all(MPI_Win win) {
@@ -602,7 +594,7 @@ int echo_MPI_Win_flush_local_all(MPI_Win win) {
 /* the unified model's way for a target to see updates: copies see them too */
 int echo_MPI_Win_sync(MPI_Win win) {
     WIN_OR_PASS(MPI_Win_sync, win);
-    return copy_rc(w, forward_memory(w, 0, 0, REAL(MPI_Win_sync, win)));
+    return forward_memory(w, 0, 0, REAL(MPI_Win_sync, win));
 }
 
 /* ---- queries that must answer as on the representative ---- */
@@ -650,12 +642,12 @@ int echo_MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
         }
     }
     free(text);
-    return copy_rc(w, rc);
+    return rc;
 }
 
 int echo_MPI_Win_set_info(MPI_Win win, MPI_Info info) {
     WIN_OR_PASS(MPI_Win_set_info, win, info);
-    return copy_rc(w, echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Win_set_info, win, info)));
+    return echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Win_set_info, win, info));
 }
 
 /* A copy answers from the representative's layout, in its own memory */
@@ -663,13 +655,13 @@ int echo_MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_u
     WIN_OR_PASS(MPI_Win_shared_query, win, rank, size, disp_unit, baseptr);
     if (!w->segments) { /* not a shared window: MPI answers with this process's own memory or none */
         int own = echo_is_rep() || rank != w->group.rank ? rank : 0; /* a copy is rank 0 of its stand-in */
-        return copy_rc(w, echo_forward(NULL, 0, MPI_BYTE, PMPI_Win_shared_query(win, own, size, disp_unit, baseptr)));
+        return echo_forward(NULL, 0, MPI_BYTE, PMPI_Win_shared_query(win, own, size, disp_unit, baseptr));
     }
     if (echo_is_rep()) return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
     int q = rank;
     if (rank == MPI_PROC_NULL) /* the lowest rank with memory */
         for (q = 0; q < w->nsegments - 1 && w->segments[q].size == 0; q++) continue;
-    if (q < 0 || q >= w->nsegments) return copy_rc(w, MPI_ERR_RANK);
+    if (q < 0 || q >= w->nsegments) return MPI_ERR_RANK;
     *size = w->segments[q].size;
     *disp_unit = w->segments[q].disp_unit;
     *(void **)baseptr = w->lowest + w->segments[q].offset;
