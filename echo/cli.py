@@ -27,6 +27,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", choices=("rep", "all"), default="rep",
                    help="rep: only copy 0 prints, copies' output goes to files in the run directory; "
                         "all: every copy prints, each line prefixed with its rank and copy")
+    p.add_argument("--records-max-mb", type=int, default=1024, metavar="MB",
+                   help="stop recording a process's calls when its record file reaches MB (default 1024; 0: no bound)")
     p.add_argument("--run-dir", help="directory of this run's files (default: $ECHO_RUNS_DIR or ./echo-runs/<run id>)")
     p.add_argument("--db", metavar="URL", help="store to ingest the run into (default: $ECHO_DB, else "
                    "sqlite:///<runs dir>/echo.db); any SQLAlchemy URL, e.g. postgresql+psycopg://...")
@@ -104,6 +106,7 @@ def run_command(args: argparse.Namespace) -> int:
         perturb=getattr(args, "perturb", None),
         worlds=getattr(args, "worlds", None),
         perturb_rep=getattr(args, "perturb_rep", False),
+        records_max_mb=getattr(args, "records_max_mb", 1024),
         server=getattr(args, "server", None),
         token=getattr(args, "token", None) or os.environ.get("ECHO_TOKEN"),
     )

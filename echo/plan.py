@@ -56,6 +56,7 @@ class Options:
     perturb: str | None = None  # rounding | noise:ulp=1,seed=7 | jitter:max=50us
     worlds: str | None = None  # lockstep (default) | independent
     perturb_rep: bool = False  # perturb copy 0 too
+    records_max_mb: int = 1024  # bound on each process's record file (0: none)
     server: str | None = None  # echo server to upload the run to
     token: str | None = None  # its upload token
 
@@ -208,6 +209,7 @@ def plan_text(opts: Options, procs: list[Proc], extra: list[str] = ()) -> str:
         f"app_size {opts.nranks}",
         f"real_size {len(procs)}",
         f"output {opts.output}",
+        f"records_max_mb {opts.records_max_mb}",
         *extra,
     ]
     lines += [f"proc {p.real} {p.app} {p.copy} {p.ncopies} {p.role}" for p in procs]

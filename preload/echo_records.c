@@ -84,9 +84,23 @@ static void write_all(const void *p, size_t n) {
 }
 
 /* async-signal-safe: write(), pwrite() and clock_gettime() only */
+/* A bound on each record file (plan key records_max_mb, default 1024 MiB): a
+ * program that makes calls without end must not fill the disk. */
+static uint64_t written, max_bytes;
+
 void echo_records_flush(void) {
     if (fd < 0 || used == 0) return;
+    if (max_bytes && written + used > max_bytes) {
+        char detail[160];
+        snprintf(detail, sizeof detail, "records stopped after %llu calls: the file reached its bound of %llu MiB "
+                 "(echorun --records-max-mb)", (unsigned long long)seq, (unsigned long long)(max_bytes >> 20));
+        echo_event("records", "capped", seq, -1, -1, written, echo.copy, -1, detail);
+        close(fd);
+        fd = -1;
+        return;
+    }
     write_all(buf, used);
+    written += used;
     used = 0;
     /* the tick rate over the whole run so far: ticks -> ns for the reader */
     uint64_t pair[2] = {mono_ns() - mono_origin_ns, echo_ticks() - tick_origin};
@@ -119,6 +133,8 @@ void echo_records_open(const char *const *functions, int nfunctions) {
     char path[1200];
     snprintf(path, sizeof path, "%s/records/%d.rec", echo.run_dir, echo.real_rank);
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const char *mb = echo_plan_value("records_max_mb");
+    max_bytes = (uint64_t)(mb ? atoll(mb) : 1024) << 20;
     if (fd < 0) {
         fprintf(stderr, "echo: cannot write records to %s; the run goes on without them\n", path);
         return;

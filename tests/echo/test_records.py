@@ -71,3 +71,17 @@ def test_garbage_is_rejected_clearly(tmp_path, content):
     path.write_bytes(content)
     with pytest.raises(RecordsError, match=r"x\.rec: (not an echo record file|record layout version)"):
         read(path)
+
+
+def test_record_files_stop_at_their_bound(programs, tmp_path):
+    """A program that makes calls without end must not fill the disk: recording stops at the bound, said in the
+    events, and the run goes on."""
+    r = echorun(["--no-store", "--records-max-mb", "1", "-n", "1", "--clones", "2", *programs["many_calls"],
+                 "200000"], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    for real in (0, 1):
+        f = read(tmp_path / "run" / "records" / f"{real}.rec")
+        assert f.damage is None
+        assert 15000 < len(f.records) <= (1 << 20) // RECORD.itemsize
+        events = (tmp_path / "run" / "events" / f"{real}.jsonl").read_text()
+        assert '"capped"' in events and "bound of 1 MiB" in events
