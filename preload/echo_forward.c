@@ -35,7 +35,17 @@ static void delivered(void *buf, int count, MPI_Datatype dt) {
 }
 
 int echo_forward(void *buf, int count, MPI_Datatype dt, int rc) {
-    if (buf == MPI_IN_PLACE) { buf = NULL; count = 0; dt = MPI_BYTE; }
+    if (!echo_has_copies() && !echo_hooks.delivered) return rc;
+    /* MPI_IN_PLACE: nothing delivered here.  A call MPI rejected for its buffer
+     * (a negative count, an invalid datatype) wrote nothing, and its
+     * description could not carry echo's message: only the return code goes.
+     * Both sides ask MPI about the same description (a NULL buffer is
+     * MPI_BOTTOM, valid with a datatype of absolute addresses). */
+    if (buf == MPI_IN_PLACE || echo_check_buffer(buf, count, dt) != MPI_SUCCESS) {
+        buf = NULL;
+        count = 0;
+        dt = MPI_BYTE;
+    }
     if (echo_has_copies()) {
         if (echo_is_rep()) send_to_copies(buf, count, dt, rc << 1);
         else rc = recv_from_rep(buf, count, dt) >> 1;
@@ -48,57 +58,69 @@ int echo_forward_bytes(void *data, size_t len, int rc) {
     return echo_forward(data, (int)len, MPI_BYTE, rc);
 }
 
-static int forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *status, int rc);
+/* Elements a receive wrote to its buffer, by the representative's status: none
+ * unless the call accepted its arguments and delivered (a truncated message
+ * fills the buffer), all `count` for a partial last element. */
+static int delivered_count(int count, MPI_Datatype dt, const MPI_Status *status, int rc) {
+    int cls = rc;
+    if (rc != MPI_SUCCESS) PMPI_Error_class(rc, &cls);
+    if (count <= 0 || (cls != MPI_SUCCESS && cls != MPI_ERR_TRUNCATE && cls != MPI_ERR_IN_STATUS)) return 0;
+    int k = count;
+    PMPI_Get_count(status, dt, &k);
+    return k == MPI_UNDEFINED || k > count ? count : k < 0 ? 0 : k;
+}
+
+static int forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *status, int *k, int rc);
 
 int echo_forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *status, int rc) {
-    if (echo_has_copies()) rc = forward_status(buf, count, dt, status, rc);
-    if (echo_hooks.delivered && count > 0) {
-        int k = count;
-        PMPI_Get_count(status, dt, &k);
-        delivered(buf, k == MPI_UNDEFINED || k > count ? count : k, dt);
-    }
+    int k = 0;
+    if (echo_has_copies()) rc = forward_status(buf, count, dt, status, &k, rc);
+    else if (echo_hooks.delivered) k = delivered_count(count, dt, status, rc);
+    if (k > 0) delivered(buf, k, dt);
     return rc;
 }
 
-static int forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *status, int rc) {
+/* One message: the status, how many elements follow (the representative's
+ * count, so a copy never interprets a status with a datatype MPI rejected), and
+ * the elements if they fit; else the elements follow in a second message. */
+static int forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *status, int *k, int rc) {
     char packed[SMALL_PACKED];
-    int pos = 0;
+    const int header = (int)(sizeof *status + sizeof *k);
+    int pos = header;
     if (echo_is_rep()) {
-        int k = 0, psize = 0;
-        if (count > 0) {
-            PMPI_Get_count(status, dt, &k);
-            if (k == MPI_UNDEFINED || k > count) k = count; /* a partial element: send it all */
-            PMPI_Pack_size(k, dt, echo.clone_comm, &psize);
-        }
+        int psize = 0;
+        *k = delivered_count(count, dt, status, rc);
+        if (*k > 0) PMPI_Pack_size(*k, dt, echo.clone_comm, &psize);
         memcpy(packed, status, sizeof *status);
-        pos = (int)sizeof *status;
+        memcpy(packed + sizeof *status, k, sizeof *k);
         if (psize <= SMALL_PACKED - pos) {
-            if (k > 0) PMPI_Pack(buf, k, dt, packed, SMALL_PACKED, &pos, echo.clone_comm);
+            if (*k > 0) PMPI_Pack(buf, *k, dt, packed, SMALL_PACKED, &pos, echo.clone_comm);
             send_to_copies(packed, pos, MPI_PACKED, rc << 1);
         } else {
             send_to_copies(packed, pos, MPI_PACKED, (rc << 1) | TAG_LARGE);
-            send_to_copies(buf, k, dt, rc << 1);
+            send_to_copies(buf, *k, dt, rc << 1);
         }
         return rc;
     }
     MPI_Status st;
     PMPI_Recv(packed, SMALL_PACKED, MPI_PACKED, 0, MPI_ANY_TAG, echo.clone_comm, &st);
     memcpy(status, packed, sizeof *status);
-    pos = (int)sizeof *status;
-    if (st.MPI_TAG & TAG_LARGE) {
-        recv_from_rep(buf, count, dt);
-    } else if (count > 0) {
-        int k;
-        PMPI_Get_count(status, dt, &k);
-        if (k == MPI_UNDEFINED || k > count) k = count;
-        if (k > 0) PMPI_Unpack(packed, SMALL_PACKED, &pos, buf, k, dt, echo.clone_comm);
-    }
+    memcpy(k, packed + sizeof *status, sizeof *k);
+    if (st.MPI_TAG & TAG_LARGE) recv_from_rep(buf, *k, dt);
+    else if (*k > 0) PMPI_Unpack(packed, SMALL_PACKED, &pos, buf, *k, dt, echo.clone_comm);
     return st.MPI_TAG >> 1;
+}
+
+/* A v/w-collective's output description MPI accepts (else the call failed and wrote nothing) */
+static int blocks_ok(int n, const int *counts, MPI_Datatype dt, const MPI_Datatype *types) {
+    for (int i = 0; i < n; i++)
+        if (counts[i] < 0 || (types && echo_check_buffer(NULL, 0, types[i]) != MPI_SUCCESS)) return 0;
+    return types || echo_check_buffer(NULL, 0, dt) == MPI_SUCCESS;
 }
 
 int echo_forward_blocks(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt, int rc) {
     if (!echo_has_copies() && !echo_hooks.delivered) return rc;
-    if (buf == MPI_IN_PLACE) return echo_forward(NULL, 0, MPI_BYTE, rc);
+    if (buf == MPI_IN_PLACE || !blocks_ok(n, counts, dt, NULL)) return echo_forward(NULL, 0, MPI_BYTE, rc);
     MPI_Datatype t;
     PMPI_Type_indexed(n, counts, displs, dt, &t);
     PMPI_Type_commit(&t);
@@ -109,7 +131,7 @@ int echo_forward_blocks(void *buf, int n, const int *counts, const int *displs, 
 
 int echo_forward_wblocks(void *buf, int n, const int *counts, const int *bdispls, const MPI_Datatype *types, int rc) {
     if (!echo_has_copies() && !echo_hooks.delivered) return rc;
-    if (buf == MPI_IN_PLACE) return echo_forward(NULL, 0, MPI_BYTE, rc);
+    if (buf == MPI_IN_PLACE || !blocks_ok(n, counts, MPI_BYTE, types)) return echo_forward(NULL, 0, MPI_BYTE, rc);
     MPI_Aint *d = malloc(sizeof *d * (size_t)n);
     for (int i = 0; i < n; i++) d[i] = bdispls[i];
     MPI_Datatype t;

@@ -147,6 +147,35 @@ MPI_Request echo_request_then(MPI_Request real, int (*done)(void *arg, int rc), 
  * reaches the copies (updates completed before the barrier become visible). */
 int echo_win_after_barrier(int rc);
 
+/* ---- arguments of calls a copy does not make (echo_check.c) ----
+ * The error code MPI gives the same call (MPI_SUCCESS if it accepts it), asked
+ * without communicating: copies return it where their representative made the
+ * real call, so a misused call fails alike on every copy. */
+int echo_check_buffer(void *buf, int count, MPI_Datatype dt); /* a receive buffer MPI accepts? */
+int echo_check_send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, const echo_comm_t *c);
+int echo_check_recv(void *buf, int count, MPI_Datatype dt, int source, int tag, const echo_comm_t *c);
+int echo_check_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                        const echo_comm_t *c);
+int echo_check_sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag, int source,
+                                int recvtag, const echo_comm_t *c);
+
+/* ---- partitioned communication (echo_partitioned.c) ----
+ * A partitioned request is a persistent echo request (a send, or a receive whose
+ * buffer and status completion delivers); these give echo_partitioned.c its parts. */
+typedef struct echo_request_view {
+    MPI_Request *real;    /* the representative's request; MPI_REQUEST_NULL on copies */
+    int active;           /* started and not yet completed */
+    int partitions;       /* 0: not a partitioned request */
+    void *buf;            /* partition p: part_count elements of dt from element p * part_count */
+    int part_count;
+    MPI_Datatype dt;
+    int32_t comm_id, peer; /* of the communicator and the peer, for the outgoing checks */
+} echo_request_view_t;
+MPI_Request echo_request_new_partitioned(MPI_Request real, int send, void *buf, int partitions, int count,
+                                         MPI_Datatype dt, int32_t comm_id, int32_t peer);
+int echo_request_view(MPI_Request h, echo_request_view_t *v); /* 0 if h is not an echo request */
+
 /* ---- events and metrics of this process (echo_events.c) ---- */
 void echo_event(const char *kind, const char *fn, uint64_t seq, int32_t comm, int32_t peer, uint64_t bytes, int copy,
                 long first_byte, const char *detail);

@@ -1,7 +1,8 @@
 /* Blocking point-to-point under cloning: representatives do the real call,
- * copies do not send, and every copy receives the representative's data and
- * status (the source is already an application rank: representatives' ranks in
- * their communicators are the application's ranks). */
+ * copies do not send (they return what MPI says of the call's arguments), and
+ * every copy receives the representative's data and status (the source is
+ * already an application rank: representatives' ranks in their communicators
+ * are the application's ranks). */
 #include "echo_internal.h"
 #include "echo_records.h"
 
@@ -9,7 +10,8 @@
     do {                                                                            \
         echo_comm_t *c = echo_comm_get(comm, #fn);                                  \
         echo_outgoing(#fn, 0, buf, count, datatype, echo_comm_id(comm), echo_peer(dest)); \
-        return echo_is_rep() ? P##fn(buf, count, datatype, dest, tag, c->real) : MPI_SUCCESS; \
+        return echo_is_rep() ? P##fn(buf, count, datatype, dest, tag, c->real)          \
+                             : echo_check_send(buf, count, datatype, dest, tag, c);      \
     } while (0)
 
 int echo_MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {

@@ -7,7 +7,14 @@
  * completed request in order, what the request delivered (data and status of a
  * receive, output buffers of a collective).  Copies make the same call at the
  * same point of the program and apply exactly that outcome, so they see the
- * same completion order, indices and statuses as their representative. */
+ * same completion order, indices and statuses as their representative.
+ *
+ * Local requests (on MPI_COMM_SELF or a communicator made from it, generalized
+ * requests) are each copy's own, and may be completed in one call together
+ * with echo requests: the representative's call decides for all of them, and a
+ * copy completes each local request its representative found complete by
+ * waiting for its own: the same operation of the same program, which completes
+ * on the copy too (a generalized request once the program completes it). */
 #include "echo_internal.h"
 #include "echo_records.h"
 
@@ -31,6 +38,7 @@ typedef struct echo_req {
     MPI_Datatype dt;
     int nblocks;       /* > 0: output in blocks (v- and w-collectives) */
     int owns_dt;       /* dt was built for this request: freed with it */
+    int partitions;    /* > 0: partitioned communication (echo_partitioned.c) */
     int32_t comm_id, peer; /* a persistent send's, for the SDC check at each start */
     const int *counts, *displs;
     const MPI_Datatype *types;
@@ -38,8 +46,9 @@ typedef struct echo_req {
     void *arg;
 } echo_req_t;
 
-/* Requests on process-local communicators (MPI_COMM_SELF) are real MPI
- * requests each copy completes itself; all others are echo requests. */
+/* Requests on process-local communicators (MPI_COMM_SELF) and generalized
+ * requests are real MPI requests each copy completes itself; all others are
+ * echo requests. */
 static int is_echo(MPI_Request h) {
     echo_req_t *r;
     memcpy(&r, &h, sizeof r);
@@ -49,21 +58,15 @@ static int is_echo(MPI_Request h) {
 static echo_req_t *req_of(MPI_Request h) {
     echo_req_t *r;
     memcpy(&r, &h, sizeof r);
-    if (!is_echo(h)) echo_fatal("a request on MPI_COMM_SELF was mixed with replicated ones in one call");
+    if (!is_echo(h)) echo_fatal("echo took a process-local request for a replicated one (an echo bug)");
     return r;
 }
 
-/* 1: every request is local or null (pass the call through); 0: none is local */
-static int all_local(int n, const MPI_Request *reqs, const char *fn) {
-    int local = 0, ours = 0;
-    for (int i = 0; i < n; i++) {
-        if (reqs[i] == MPI_REQUEST_NULL) continue;
-        if (is_echo(reqs[i])) ours++; else local++;
-    }
-    if (local && ours)
-        echo_fatal("%s was given requests on MPI_COMM_SELF together with replicated ones; "
-                   "complete them in separate calls", fn);
-    return ours == 0;
+/* 1: no echo request among them: the call passes through */
+static int none_echo(int n, const MPI_Request *reqs) {
+    for (int i = 0; i < n; i++)
+        if (is_echo(reqs[i])) return 0;
+    return 1;
 }
 
 static MPI_Request handle_of(echo_req_t *r) {
@@ -87,15 +90,27 @@ static MPI_Request new_req(int kind, int persistent, MPI_Request real, void *buf
 
 static int is_null(MPI_Request h) { return h == MPI_REQUEST_NULL; }
 
-/* The real requests of an array (representative), MPI_REQUEST_NULL for
- * null or inactive entries, as MPI itself treats them. */
+/* What the representative's MPI call completes: the real request of an active
+ * echo request, MPI_REQUEST_NULL for an inactive one (as MPI treats an inactive
+ * request), local requests as they are. */
 static MPI_Request *reals(int n, MPI_Request *reqs, MPI_Request *small) {
     MPI_Request *out = n <= 16 ? small : malloc(sizeof *out * (size_t)n);
     for (int i = 0; i < n; i++) {
-        echo_req_t *r = is_null(reqs[i]) ? NULL : req_of(reqs[i]);
-        out[i] = r && r->active ? r->real : MPI_REQUEST_NULL;
+        echo_req_t *r = is_echo(reqs[i]) ? req_of(reqs[i]) : NULL;
+        out[i] = !r ? reqs[i] : r->active ? r->real : MPI_REQUEST_NULL;
     }
     return out;
+}
+
+/* After the representative's call: what MPI left of request i (freed, or a
+ * persistent one made inactive) */
+static void keep_real(MPI_Request reqs[], const MPI_Request *real, int i) {
+    if (!is_echo(reqs[i])) reqs[i] = real[i];
+    else if (req_of(reqs[i])->active) req_of(reqs[i])->real = real[i];
+}
+
+static void empty_status(MPI_Status *status) {
+    if (status != MPI_STATUS_IGNORE) PMPI_Wait(&(MPI_Request){MPI_REQUEST_NULL}, status);
 }
 
 /* Apply one completion on both sides: forward what the request delivered, then
@@ -128,6 +143,27 @@ static int finish(MPI_Request *h, MPI_Status *status, int rc) {
     return rc;
 }
 
+/* Apply the representative's decision that request *h completed: an echo
+ * request is finished; a local one was completed by the representative's own
+ * call, and a copy waits for its own. */
+static int complete(MPI_Request *h, MPI_Status *status, int rc) {
+    if (is_echo(*h)) return finish(h, status, rc);
+    return echo_is_rep() ? rc : PMPI_Wait(h, status);
+}
+
+/* A copy's part of a completion its representative decided for every request
+ * (Waitall, a Testall that succeeded): it waits for its own local requests;
+ * null and inactive entries get the empty status MPI gives them. */
+static int wait_local(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+    MPI_Request small[16], *loc = count <= 16 ? small : malloc(sizeof *loc * (size_t)count);
+    for (int i = 0; i < count; i++) loc[i] = is_echo(reqs[i]) ? MPI_REQUEST_NULL : reqs[i];
+    int rc = PMPI_Waitall(count, loc, statuses);
+    for (int i = 0; i < count; i++)
+        if (!is_echo(reqs[i])) reqs[i] = loc[i];
+    if (loc != small) free(loc);
+    return rc;
+}
+
 /* ---- creating requests ---- */
 
 #define ECHO_DEFINE_ISEND(fn, persistent)                                                                    \
@@ -136,7 +172,9 @@ static int finish(MPI_Request *h, MPI_Status *status, int rc) {
         echo_comm_t *c = echo_comm_get(comm, #fn);                                               \
         MPI_Request real = MPI_REQUEST_NULL;                                                     \
         if (!persistent) echo_outgoing(#fn, 0, buf, count, datatype, echo_comm_id(comm), echo_peer(dest)); \
-        int rc = echo_is_rep() ? P##fn(buf, count, datatype, dest, tag, c->real, &real) : MPI_SUCCESS; \
+        int rc = echo_is_rep() ? P##fn(buf, count, datatype, dest, tag, c->real, &real)          \
+                               : echo_check_send(buf, count, datatype, dest, tag, c);             \
+        if (rc != MPI_SUCCESS) return rc; /* a misused call: MPI made no request */              \
         *request = new_req(REQ_SEND, persistent, real, (void *)buf, count, datatype);            \
         req_of(*request)->comm_id = echo_comm_id(comm);                                          \
         req_of(*request)->peer = echo_peer(dest);                                                \
@@ -155,7 +193,9 @@ int echo_MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int 
                    MPI_Request *request) {
     echo_comm_t *c = echo_comm_get(comm, "MPI_Irecv");
     MPI_Request real = MPI_REQUEST_NULL;
-    int rc = echo_is_rep() ? PMPI_Irecv(buf, count, datatype, source, tag, c->real, &real) : MPI_SUCCESS;
+    int rc = echo_is_rep() ? PMPI_Irecv(buf, count, datatype, source, tag, c->real, &real)
+                           : echo_check_recv(buf, count, datatype, source, tag, c);
+    if (rc != MPI_SUCCESS) return rc;
     *request = new_req(REQ_RECV, 0, real, buf, count, datatype);
     return rc;
 }
@@ -164,7 +204,9 @@ int echo_MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, 
                        MPI_Request *request) {
     echo_comm_t *c = echo_comm_get(comm, "MPI_Recv_init");
     MPI_Request real = MPI_REQUEST_NULL;
-    int rc = echo_is_rep() ? PMPI_Recv_init(buf, count, datatype, source, tag, c->real, &real) : MPI_SUCCESS;
+    int rc = echo_is_rep() ? PMPI_Recv_init(buf, count, datatype, source, tag, c->real, &real)
+                           : echo_check_recv(buf, count, datatype, source, tag, c);
+    if (rc != MPI_SUCCESS) return rc;
     *request = new_req(REQ_RECV, 1, real, buf, count, datatype);
     return rc;
 }
@@ -181,14 +223,15 @@ int echo_MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *me
 int echo_MPI_Start(MPI_Request *request) {
     if (!is_echo(*request)) return PMPI_Start(request);
     echo_req_t *r = req_of(*request);
-    if (r->kind == REQ_SEND) echo_outgoing("MPI_Start", 0, r->buf, r->count, r->dt, r->comm_id, r->peer);
+    /* a partitioned send's data is checked partition by partition, at MPI_Pready */
+    if (r->kind == REQ_SEND && !r->partitions) echo_outgoing("MPI_Start", 0, r->buf, r->count, r->dt, r->comm_id, r->peer);
     int rc = echo_is_rep() ? PMPI_Start(&r->real) : MPI_SUCCESS;
     r->active = 1;
     return rc;
 }
 
 int echo_MPI_Startall(int count, MPI_Request array_of_requests[]) {
-    if (all_local(count, array_of_requests, "MPI_Startall")) return PMPI_Startall(count, array_of_requests);
+    if (none_echo(count, array_of_requests)) return PMPI_Startall(count, array_of_requests);
     int rc = MPI_SUCCESS;
     for (int i = 0; i < count && rc == MPI_SUCCESS; i++) rc = echo_MPI_Start(&array_of_requests[i]);
     return rc;
@@ -217,7 +260,7 @@ int echo_MPI_Cancel(MPI_Request *request) {
 int echo_MPI_Wait(MPI_Request *request, MPI_Status *status) {
     if (!is_null(*request) && !is_echo(*request)) return PMPI_Wait(request, status);
     if (is_null(*request) || !req_of(*request)->active) {
-        if (status != MPI_STATUS_IGNORE) PMPI_Wait(&(MPI_Request){MPI_REQUEST_NULL}, status); /* the empty status */
+        empty_status(status);
         return MPI_SUCCESS;
     }
     echo_req_t *r = req_of(*request);
@@ -258,18 +301,19 @@ int echo_MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *stat
 }
 
 int echo_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
-    if (all_local(count, array_of_requests, "MPI_Waitall")) return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    if (none_echo(count, array_of_requests)) return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     int rc = MPI_SUCCESS;
     if (echo_is_rep()) {
         MPI_Request small[16], *real = reals(count, array_of_requests, small);
         rc = PMPI_Waitall(count, real, array_of_statuses);
-        for (int i = 0; i < count; i++)
-            if (!is_null(array_of_requests[i])) req_of(array_of_requests[i])->real = real[i];
+        for (int i = 0; i < count; i++) keep_real(array_of_requests, real, i);
         if (real != small) free(real);
+    } else {
+        rc = wait_local(count, array_of_requests, array_of_statuses);
     }
     for (int i = 0; i < count; i++) {
         MPI_Status *st = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i];
-        if (is_null(array_of_requests[i]) || !req_of(array_of_requests[i])->active) continue;
+        if (!is_echo(array_of_requests[i]) || !req_of(array_of_requests[i])->active) continue;
         int one = finish(&array_of_requests[i], st, rc == MPI_ERR_IN_STATUS && st ? st->MPI_ERROR : rc);
         if (!echo_is_rep() && one != MPI_SUCCESS) rc = MPI_ERR_IN_STATUS;
     }
@@ -277,34 +321,30 @@ int echo_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status arra
 }
 
 int echo_MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
-    if (all_local(count, array_of_requests, "MPI_Testall"))
+    if (none_echo(count, array_of_requests))
         return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
     int rc = MPI_SUCCESS;
     if (echo_is_rep()) {
         MPI_Request small[16], *real = reals(count, array_of_requests, small);
         rc = PMPI_Testall(count, real, flag, array_of_statuses);
         if (*flag)
-            for (int i = 0; i < count; i++)
-                if (!is_null(array_of_requests[i])) req_of(array_of_requests[i])->real = real[i];
+            for (int i = 0; i < count; i++) keep_real(array_of_requests, real, i);
         if (real != small) free(real);
     }
     rc = echo_forward(flag, 1, MPI_INT, rc);
     if (!*flag) return rc;
+    if (!echo_is_rep()) wait_local(count, array_of_requests, array_of_statuses); /* rc is the representative's */
     for (int i = 0; i < count; i++) {
         MPI_Status *st = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i];
-        if (!is_null(array_of_requests[i]) && req_of(array_of_requests[i])->active) finish(&array_of_requests[i], st, rc);
+        if (is_echo(array_of_requests[i]) && req_of(array_of_requests[i])->active) finish(&array_of_requests[i], st, rc);
     }
     return rc;
 }
 
 /* Waitany/Testany/Waitsome/Testsome: the representative's choice is forwarded
- * first, then each chosen request is finished in order. */
-static void keep_real(MPI_Request reqs[], const MPI_Request *real, int index) {
-    req_of(reqs[index])->real = real[index];
-}
-
+ * first, then each chosen request is completed in order. */
 int echo_MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) {
-    if (all_local(count, array_of_requests, "MPI_Waitany")) return PMPI_Waitany(count, array_of_requests, index, status);
+    if (none_echo(count, array_of_requests)) return PMPI_Waitany(count, array_of_requests, index, status);
     int rc = MPI_SUCCESS;
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
     if (echo_is_rep()) {
@@ -314,12 +354,13 @@ int echo_MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI
         if (real != small) free(real);
     }
     rc = echo_forward(index, 1, MPI_INT, rc);
-    return *index == MPI_UNDEFINED ? rc : finish(&array_of_requests[*index], st, rc);
+    if (*index != MPI_UNDEFINED) return complete(&array_of_requests[*index], st, rc);
+    if (!echo_is_rep()) empty_status(status); /* no active request */
+    return rc;
 }
 
 int echo_MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
-    if (all_local(count, array_of_requests, "MPI_Testany"))
-        return PMPI_Testany(count, array_of_requests, index, flag, status);
+    if (none_echo(count, array_of_requests)) return PMPI_Testany(count, array_of_requests, index, flag, status);
     int rc = MPI_SUCCESS, m[2] = {0, MPI_UNDEFINED};
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
     if (echo_is_rep()) {
@@ -331,11 +372,13 @@ int echo_MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int
     rc = echo_forward(m, 2, MPI_INT, rc);
     *flag = m[0];
     *index = m[1];
-    return *flag && *index != MPI_UNDEFINED ? finish(&array_of_requests[*index], st, rc) : rc;
+    if (*flag && *index != MPI_UNDEFINED) return complete(&array_of_requests[*index], st, rc);
+    if (*flag && !echo_is_rep()) empty_status(status); /* no active request */
+    return rc;
 }
 
 static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[], int wait) {
-    if (all_local(count, reqs, wait ? "MPI_Waitsome" : "MPI_Testsome"))
+    if (none_echo(count, reqs))
         return wait ? PMPI_Waitsome(count, reqs, outcount, indices, statuses)
                     : PMPI_Testsome(count, reqs, outcount, indices, statuses);
     int rc = MPI_SUCCESS;
@@ -350,7 +393,7 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI
     if (*outcount == MPI_UNDEFINED || *outcount == 0) return rc;
     rc = echo_forward(indices, *outcount, MPI_INT, rc);
     for (int k = 0; k < *outcount; k++)
-        finish(&reqs[indices[k]], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[k], rc);
+        complete(&reqs[indices[k]], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[k], rc);
     return rc;
 }
 
@@ -393,4 +436,54 @@ MPI_Request echo_request_then(MPI_Request real, int (*done)(void *arg, int rc), 
     req_of(h)->done = done;
     req_of(h)->arg = arg;
     return h;
+}
+
+/* ---- MPI-4 nonblocking send-receive: a receive request that also sends ---- */
+
+int echo_MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                       MPI_Request *request) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Isendrecv");
+    echo_outgoing("MPI_Isendrecv", 0, sendbuf, sendcount, sendtype, echo_comm_id(comm), echo_peer(dest));
+    MPI_Request real = MPI_REQUEST_NULL;
+    int rc = echo_is_rep() ? PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                                            recvtype, source, recvtag, c->real, &real)
+                           : echo_check_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                                                 recvtype, source, recvtag, c);
+    if (rc == MPI_SUCCESS) *request = new_req(REQ_RECV, 0, real, recvbuf, recvcount, recvtype);
+    return rc;
+}
+
+int echo_MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                               int recvtag, MPI_Comm comm, MPI_Request *request) {
+    echo_comm_t *c = echo_comm_get(comm, "MPI_Isendrecv_replace");
+    echo_outgoing("MPI_Isendrecv_replace", 0, buf, count, datatype, echo_comm_id(comm), echo_peer(dest));
+    MPI_Request real = MPI_REQUEST_NULL;
+    int rc = echo_is_rep()
+                 ? PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, c->real, &real)
+                 : echo_check_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, c);
+    if (rc == MPI_SUCCESS) *request = new_req(REQ_RECV, 0, real, buf, count, datatype);
+    return rc;
+}
+
+/* ---- partitioned requests: the parts echo_partitioned.c acts on ---- */
+
+MPI_Request echo_request_new_partitioned(MPI_Request real, int send, void *buf, int partitions, int count,
+                                         MPI_Datatype dt, int32_t comm_id, int32_t peer) {
+    /* completion delivers the whole buffer, as for any persistent receive */
+    MPI_Request h = new_req(send ? REQ_SEND : REQ_RECV, 1, real, buf, partitions * count, dt);
+    echo_req_t *r = req_of(h);
+    r->partitions = partitions;
+    r->comm_id = comm_id;
+    r->peer = peer;
+    return h;
+}
+
+int echo_request_view(MPI_Request h, echo_request_view_t *v) {
+    if (!is_echo(h)) return 0;
+    echo_req_t *r = req_of(h);
+    *v = (echo_request_view_t){.real = &r->real, .active = r->active, .partitions = r->partitions, .buf = r->buf,
+                               .part_count = r->partitions ? r->count / r->partitions : r->count, .dt = r->dt,
+                               .comm_id = r->comm_id, .peer = r->peer};
+    return 1;
 }

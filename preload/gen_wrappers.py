@@ -46,6 +46,8 @@ LOCAL_WITH_HANDLES = {
     # a copy's stand-in window (echo_win.c) holds its own names, attributes and errhandlers
     "MPI_Win_get_name", "MPI_Win_set_name", "MPI_Win_set_attr", "MPI_Win_delete_attr",
     "MPI_Win_get_errhandler", "MPI_Win_set_errhandler", "MPI_Win_call_errhandler",
+    # generalized requests: the program itself completes them, each copy its own
+    "MPI_Grequest_start", "MPI_Grequest_complete",
 }
 
 # `int echo_MPI_X(` or `int echo_always_MPI_X(` defines semantics; so does a

@@ -1,0 +1,68 @@
+/* What MPI answers a copy's calls it does not make.
+ *
+ * A copy does not send, and does not post the receives its representative
+ * posts, so MPI never looks at its arguments; yet a misused call (a negative
+ * count, an invalid rank, tag or datatype) must return on the copy the error
+ * class it returns on its representative and natively.  The copy asks MPI: it
+ * makes the same call on a private communicator that returns errors, with the
+ * peer replaced by MPI_PROC_NULL when the application's peer is valid (MPI then
+ * checks count, datatype, buffer and tag, and returns at once), or kept when it
+ * is not (a negative rank, or a rank >= the application's communicator size >= 1,
+ * is invalid in the private one too, which has one process).  No message is
+ * involved: correct programs pay one argument check per call on copies.
+ *
+ * The same probe tells the forwarding code whether a buffer description is one
+ * MPI accepts, so that a call MPI rejected is forwarded without data instead of
+ * making echo's own messages fail. */
+#include "echo_internal.h"
+
+static MPI_Comm probe_comm = MPI_COMM_NULL;
+
+static MPI_Comm probe(void) {
+    if (probe_comm == MPI_COMM_NULL) {
+        PMPI_Comm_dup(MPI_COMM_SELF, &probe_comm);
+        PMPI_Comm_set_errhandler(probe_comm, MPI_ERRORS_RETURN);
+    }
+    return probe_comm;
+}
+
+static int peer_ok(int peer, int size, int any) {
+    return peer == MPI_PROC_NULL || (any && peer == MPI_ANY_SOURCE) || (peer >= 0 && peer < size);
+}
+
+/* the rank to ask MPI about: none if the application's is valid, else one that is invalid here too */
+static int probe_peer(int peer, const echo_comm_t *c, int any) {
+    return peer_ok(peer, c->size, any) ? MPI_PROC_NULL : peer;
+}
+
+int echo_check_buffer(void *buf, int count, MPI_Datatype dt) {
+    /* echo's own messages: always valid, and the common case */
+    if (count >= 0 && (dt == MPI_BYTE || dt == MPI_INT || dt == MPI_PACKED)) return MPI_SUCCESS;
+    return PMPI_Recv(buf, count, dt, MPI_PROC_NULL, 0, probe(), MPI_STATUS_IGNORE);
+}
+
+int echo_check_send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, const echo_comm_t *c) {
+    return PMPI_Send(buf, count, dt, probe_peer(dest, c, 0), tag, probe());
+}
+
+int echo_check_recv(void *buf, int count, MPI_Datatype dt, int source, int tag, const echo_comm_t *c) {
+    return PMPI_Recv(buf, count, dt, probe_peer(source, c, 1), tag, probe(), MPI_STATUS_IGNORE);
+}
+
+int echo_check_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                        const echo_comm_t *c) {
+    /* MPI checks the arguments of Isendrecv in its own order: ask Isendrecv itself */
+    MPI_Request r;
+    int rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, probe_peer(dest, c, 0), sendtag, recvbuf, recvcount,
+                            recvtype, probe_peer(source, c, 1), recvtag, probe(), &r);
+    return rc == MPI_SUCCESS ? PMPI_Wait(&r, MPI_STATUS_IGNORE) : rc;
+}
+
+int echo_check_sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag, int source,
+                                int recvtag, const echo_comm_t *c) {
+    MPI_Request r;
+    int rc = PMPI_Isendrecv_replace(buf, count, dt, probe_peer(dest, c, 0), sendtag, probe_peer(source, c, 1),
+                                    recvtag, probe(), &r);
+    return rc == MPI_SUCCESS ? PMPI_Wait(&r, MPI_STATUS_IGNORE) : rc;
+}
