@@ -23,6 +23,24 @@
 
 #include <limits.h>
 
+/* Open MPI's partitioned component sets itself up at a process's first
+ * partitioned call with a collective over the whole real MPI_COMM_WORLD (a
+ * nonblocking dup that later calls progress), so every process of the job must
+ * make one; natively every rank does.  Copies make no real partitioned call: at
+ * their first they make one of their own, a matched pair on a private
+ * communicator, freed at once (its own setup messages go to itself). */
+static void join_partitioned_setup(void) {
+    static MPI_Comm self = MPI_COMM_NULL;
+    static char out, in;
+    if (self != MPI_COMM_NULL) return;
+    PMPI_Comm_dup(MPI_COMM_SELF, &self);
+    MPI_Request pair[2];
+    PMPI_Psend_init(&out, 1, 1, MPI_BYTE, 0, 0, self, MPI_INFO_NULL, &pair[0]);
+    PMPI_Precv_init(&in, 1, 1, MPI_BYTE, 0, 0, self, MPI_INFO_NULL, &pair[1]);
+    PMPI_Request_free(&pair[0]);
+    PMPI_Request_free(&pair[1]);
+}
+
 static int init(const char *fn, int send, void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
                 int peer, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     echo_comm_t *c = echo_comm_get(comm, fn);
@@ -34,6 +52,8 @@ static int init(const char *fn, int send, void *buf, int partitions, MPI_Count c
     if (echo_is_rep())
         rc = send ? PMPI_Psend_init(buf, partitions, count, datatype, peer, tag, c->real, info, &real)
                   : PMPI_Precv_init(buf, partitions, count, datatype, peer, tag, c->real, info, &real);
+    else
+        join_partitioned_setup();
     rc = echo_forward(NULL, 0, MPI_BYTE, rc);
     if (rc != MPI_SUCCESS) return rc; /* MPI made no request */
     *request = echo_request_new_partitioned(real, send, buf, partitions, (int)count, datatype, echo_comm_id(comm),

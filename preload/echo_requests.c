@@ -300,23 +300,36 @@ int echo_MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *stat
     return rc;
 }
 
+/* Statuses for a call on many requests: the application's, or ours if it
+ * ignores them, since the representative forwards every completed receive's
+ * status (its element count says how much data goes to copies). */
+static MPI_Status *statuses_for(int n, MPI_Status *statuses, MPI_Status *small) {
+    if (statuses != MPI_STATUSES_IGNORE) return statuses;
+    return n <= 16 ? small : malloc(sizeof *small * (size_t)n);
+}
+
+static void statuses_done(MPI_Status *sts, const MPI_Status *statuses, const MPI_Status *small) {
+    if (sts != statuses && sts != small) free(sts);
+}
+
 int echo_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
     if (none_echo(count, array_of_requests)) return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     int rc = MPI_SUCCESS;
+    MPI_Status small_st[16], *sts = statuses_for(count, array_of_statuses, small_st);
     if (echo_is_rep()) {
         MPI_Request small[16], *real = reals(count, array_of_requests, small);
-        rc = PMPI_Waitall(count, real, array_of_statuses);
+        rc = PMPI_Waitall(count, real, sts);
         for (int i = 0; i < count; i++) keep_real(array_of_requests, real, i);
         if (real != small) free(real);
     } else {
-        rc = wait_local(count, array_of_requests, array_of_statuses);
+        rc = wait_local(count, array_of_requests, sts);
     }
     for (int i = 0; i < count; i++) {
-        MPI_Status *st = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i];
         if (!is_echo(array_of_requests[i]) || !req_of(array_of_requests[i])->active) continue;
-        int one = finish(&array_of_requests[i], st, rc == MPI_ERR_IN_STATUS && st ? st->MPI_ERROR : rc);
+        int one = finish(&array_of_requests[i], &sts[i], rc == MPI_ERR_IN_STATUS ? sts[i].MPI_ERROR : rc);
         if (!echo_is_rep() && one != MPI_SUCCESS) rc = MPI_ERR_IN_STATUS;
     }
+    statuses_done(sts, array_of_statuses, small_st);
     return rc;
 }
 
@@ -324,20 +337,22 @@ int echo_MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_
     if (none_echo(count, array_of_requests))
         return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
     int rc = MPI_SUCCESS;
+    MPI_Status small_st[16], *sts = statuses_for(count, array_of_statuses, small_st);
     if (echo_is_rep()) {
         MPI_Request small[16], *real = reals(count, array_of_requests, small);
-        rc = PMPI_Testall(count, real, flag, array_of_statuses);
+        rc = PMPI_Testall(count, real, flag, sts);
         if (*flag)
             for (int i = 0; i < count; i++) keep_real(array_of_requests, real, i);
         if (real != small) free(real);
     }
     rc = echo_forward(flag, 1, MPI_INT, rc);
-    if (!*flag) return rc;
-    if (!echo_is_rep()) wait_local(count, array_of_requests, array_of_statuses); /* rc is the representative's */
-    for (int i = 0; i < count; i++) {
-        MPI_Status *st = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i];
-        if (is_echo(array_of_requests[i]) && req_of(array_of_requests[i])->active) finish(&array_of_requests[i], st, rc);
+    if (*flag) {
+        if (!echo_is_rep()) wait_local(count, array_of_requests, sts); /* rc is the representative's */
+        for (int i = 0; i < count; i++)
+            if (is_echo(array_of_requests[i]) && req_of(array_of_requests[i])->active)
+                finish(&array_of_requests[i], &sts[i], rc);
     }
+    statuses_done(sts, array_of_statuses, small_st);
     return rc;
 }
 
@@ -382,18 +397,20 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI
         return wait ? PMPI_Waitsome(count, reqs, outcount, indices, statuses)
                     : PMPI_Testsome(count, reqs, outcount, indices, statuses);
     int rc = MPI_SUCCESS;
+    MPI_Status small_st[16], *sts = statuses_for(count, statuses, small_st);
     if (echo_is_rep()) {
         MPI_Request small[16], *real = reals(count, reqs, small);
-        rc = wait ? PMPI_Waitsome(count, real, outcount, indices, statuses)
-                  : PMPI_Testsome(count, real, outcount, indices, statuses);
+        rc = wait ? PMPI_Waitsome(count, real, outcount, indices, sts)
+                  : PMPI_Testsome(count, real, outcount, indices, sts);
         for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; k++) keep_real(reqs, real, indices[k]);
         if (real != small) free(real);
     }
     rc = echo_forward(outcount, 1, MPI_INT, rc);
-    if (*outcount == MPI_UNDEFINED || *outcount == 0) return rc;
-    rc = echo_forward(indices, *outcount, MPI_INT, rc);
-    for (int k = 0; k < *outcount; k++)
-        complete(&reqs[indices[k]], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[k], rc);
+    if (*outcount != MPI_UNDEFINED && *outcount > 0) {
+        rc = echo_forward(indices, *outcount, MPI_INT, rc);
+        for (int k = 0; k < *outcount; k++) complete(&reqs[indices[k]], &sts[k], rc);
+    }
+    statuses_done(sts, statuses, small_st);
     return rc;
 }
 
