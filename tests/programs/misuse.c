@@ -6,6 +6,12 @@
 #include "battery.h"
 #include <stdlib.h>
 
+static int handled;
+static void on_error(MPI_Comm *comm, int *code, ...) {
+    (void)comm, (void)code;
+    handled++;
+}
+
 static void report(const char *what, int rc) {
     int cls = rc;
     if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
@@ -101,6 +107,25 @@ int main(int argc, char **argv) {
     report("waitall null inactive", MPI_Waitall(2, two, sts));
     SAY("waitall statuses %d %d", sts[0].MPI_SOURCE, sts[1].MPI_TAG);
     MPI_Request_free(&req);
+
+    /* a communicator made from MPI_COMM_WORLD has its error handler; an error
+     * handler of the program's own runs once per error */
+    MPI_Comm inherit, own;
+    MPI_Comm_dup(MPI_COMM_WORLD, &inherit);
+    report("inherited send count -1", MPI_Send(x, -1, MPI_INT, right, 1, inherit));
+    report("inherited recv rank size", MPI_Recv(y, 1, MPI_INT, size, 1, inherit, &st));
+    MPI_Errhandler eh;
+    MPI_Comm_create_errhandler(on_error, &eh);
+    MPI_Comm_dup(MPI_COMM_WORLD, &own);
+    MPI_Comm_set_errhandler(own, eh);
+    report("handled send tag -5", MPI_Send(x, 1, MPI_INT, right, -5, own));
+    report("handled isend count -1", MPI_Isend(x, -1, MPI_INT, right, 1, own, &req));
+    report("handled recv rank size", MPI_Recv(y, 1, MPI_INT, size, 1, own, &st));
+    report("handled bcast root size", MPI_Bcast(x, 1, MPI_INT, size, own));
+    SAY("own error handler ran %d times", handled);
+    MPI_Errhandler_free(&eh);
+    MPI_Comm_free(&own);
+    MPI_Comm_free(&inherit);
 
     /* after all that, correct communication still works */
     int token = -1;
