@@ -40,12 +40,15 @@ int main(int argc, char **argv) {
     report("recv rank size+1", MPI_Recv(y, 1, MPI_INT, size + 1, 1, MPI_COMM_WORLD, &st));
     report("irecv rank -7", MPI_Irecv(y, 1, MPI_INT, -7, 1, MPI_COMM_WORLD, &req));
     report("ssend_init rank size", MPI_Ssend_init(x, 1, MPI_INT, size, 1, MPI_COMM_WORLD, &req));
+    report("isendrecv rank size", MPI_Isendrecv(x, 1, MPI_INT, size, 1, y, 1, MPI_INT, left, 1, MPI_COMM_WORLD, &req));
 
     /* an invalid tag */
     report("send tag -5", MPI_Send(x, 1, MPI_INT, right, -5, MPI_COMM_WORLD));
     report("send tag any", MPI_Send(x, 1, MPI_INT, right, MPI_ANY_TAG, MPI_COMM_WORLD));
     report("recv tag -5", MPI_Recv(y, 1, MPI_INT, left, -5, MPI_COMM_WORLD, &st));
     report("issend tag -5", MPI_Issend(x, 1, MPI_INT, right, -5, MPI_COMM_WORLD, &req));
+    report("isendrecv_replace tag -5",
+           MPI_Isendrecv_replace(x, 1, MPI_INT, right, 1, left, -5, MPI_COMM_WORLD, &req));
 
     /* MPI_COMM_NULL, and a communicator freed before use (the variable holds MPI_COMM_NULL) */
     report("send comm null", MPI_Send(x, 1, MPI_INT, right, 1, MPI_COMM_NULL));
