@@ -1,9 +1,10 @@
 /* The remaining point-to-point forms: MPI-4 Isendrecv(_replace), partitioned
  * communication restarted twice (Pready, Pready_range, Pready_list, Parrived,
  * partitions read before completion), generalized requests alone and mixed
- * with replicated and MPI_COMM_SELF requests in every Wait/Test form, and
- * local calls (Pcontrol, info objects, the tools interface).  Lines marked
- * "order:" depend on completion order, which MPI leaves open. */
+ * with replicated and MPI_COMM_SELF requests in every Wait/Test form, sends
+ * and receives across an intercommunicator, and local calls (Pcontrol, info
+ * objects, the tools interface).  Lines marked "order:" depend on completion
+ * order, which MPI leaves open. */
 #include "battery.h"
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +250,42 @@ static void mixes(void) {
     SAY("persistent mix %ld", acc);
 }
 
+/* Nonblocking point-to-point across an intercommunicator whose groups differ
+ * in size (the last rank alone against the others): peers are ranks of the
+ * remote group */
+static void intercomm(void) {
+    if (size < 2) return;
+    int alone = rank == size - 1;
+    MPI_Comm local, inter;
+    MPI_Comm_split(MPI_COMM_WORLD, alone, rank, &local);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, alone ? 0 : size - 1, 51, &inter);
+    int remote, lrank, v = rank * 11;
+    MPI_Comm_remote_size(inter, &remote);
+    MPI_Comm_rank(inter, &lrank);
+    long sum = 0;
+    if (alone) {
+        int *got = malloc(sizeof(int) * (size_t)remote);
+        MPI_Request *r = malloc(sizeof *r * 2 * (size_t)remote);
+        for (int i = 0; i < remote; i++) {
+            MPI_Isend(&v, 1, MPI_INT, i, 52, inter, &r[i]);
+            MPI_Irecv(&got[i], 1, MPI_INT, i, 53, inter, &r[remote + i]);
+        }
+        MPI_Waitall(2 * remote, r, MPI_STATUSES_IGNORE);
+        for (int i = 0; i < remote; i++) sum += got[i];
+        free(r), free(got);
+    } else {
+        int got = -1;
+        MPI_Request r[2];
+        MPI_Irecv(&got, 1, MPI_INT, 0, 52, inter, &r[0]);
+        MPI_Isend(&v, 1, MPI_INT, 0, 53, inter, &r[1]);
+        MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+        sum = got;
+    }
+    SAY("intercomm remote size %d rank %d got %ld", remote, lrank, sum);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&local);
+}
+
 /* calls that involve no other process pass through on every copy */
 static void local_calls(void) {
     MPI_Pcontrol(1);
@@ -286,6 +323,7 @@ int main(int argc, char **argv) {
     partitioned(1000); /* partitions of 4000 bytes: completion forwards more than one message holds */
     generalized();
     mixes();
+    intercomm();
     local_calls();
     MPI_Barrier(MPI_COMM_WORLD);
     SAY("done");
