@@ -48,6 +48,8 @@ LOCAL_WITH_HANDLES = {
     "MPI_Win_get_errhandler", "MPI_Win_set_errhandler", "MPI_Win_call_errhandler",
     # generalized requests: the program itself completes them, each copy its own
     "MPI_Grequest_start", "MPI_Grequest_complete",
+    # a copy's file handle is a real stand-in file (echo_file.c): its error handler is its own
+    "MPI_File_set_errhandler", "MPI_File_get_errhandler", "MPI_File_call_errhandler",
 }
 
 # `int echo_MPI_X(` or `int echo_always_MPI_X(` defines semantics; so does a
