@@ -234,6 +234,7 @@ static void collective(MPI_File fh) {
     ok(MPI_File_read_at_all_begin(fh, region + ((rank + 1) % size) * B * 4, in, B, MPI_INT), "read_at_all_begin");
     ok(MPI_File_read_at_all_end(fh, in, &st), "read_at_all_end");
     say_ints("read_at_all_end", in, count_of(&st, MPI_INT));
+    MPI_Barrier(MPI_COMM_WORLD); /* all have read before the blocks are overwritten */
     ok(MPI_File_seek(fh, region + rank * B * 4, MPI_SEEK_SET), "seek");
     for (int i = 0; i < B; i++) out[i] += 500;
     ok(MPI_File_write_all_begin(fh, out, B, MPI_INT), "write_all_begin");
@@ -314,8 +315,9 @@ static void queries(MPI_File fh) {
     rc = MPI_File_set_atomicity(fh, 1);
     int atom2;
     ok(MPI_File_get_atomicity(fh, &atom2), "get_atomicity");
-    int rc2 = MPI_File_set_atomicity(fh, 0);
-    SAY("atomicity %d, set to 1: %s, then %d, set to 0: %s", atom, class_name(rc), atom2, class_name(rc2));
+    MPI_File_set_atomicity(fh, 0);
+    /* Open MPI 5.0 refuses atomic mode on some ranks, some of the time: print what must hold */
+    SAY("atomicity %d, after setting it %s", atom, atom2 == (rc == MPI_SUCCESS) ? "as set_atomicity said" : "WRONG");
     MPI_Group g, wg;
     int gsize, grank, cmp;
     ok(MPI_File_get_group(fh, &g), "get_group");
@@ -394,7 +396,7 @@ static void misuse(void) {
     ok(MPI_File_set_errhandler(fh, eh), "set_errhandler");
     ok(MPI_File_get_errhandler(fh, &got), "get_errhandler");
     int rc = MPI_File_read(fh, &x, 1, MPI_INT, &st);
-    SAY("with a handler: read %s, handler called %d times with %s, handler is ours %d", class_name(rc), handler_calls,
+    SAY("with a handler, read: %s, handler called %d times with %s, handler is ours %d", class_name(rc), handler_calls,
         class_name(handler_code), got == eh);
     ok(MPI_File_call_errhandler(fh, MPI_ERR_IO), "call_errhandler");
     SAY("call_errhandler: called %d times with %s", handler_calls, class_name(handler_code));
