@@ -2,12 +2,13 @@
 program at every size; these check what output alone cannot show): only
 representatives touch files, so the files a run with copies leaves are the
 native run's byte for byte; misuse fails with the error classes of a native run;
-independent worlds write files of their own."""
+independent worlds write files of their own; --sdc checks file writes."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from echo.sdc import EXIT_DIVERGED, read_events
 from tests.conftest import copy_output, echorun, lines_by_rank, mpirun_native
 
 KEPT = ["f.data", "f.view"]  # what `io PREFIX` leaves; it deletes every other file it makes
@@ -83,3 +84,13 @@ def test_independent_worlds_write_files_of_their_own(mpi, programs, tmp_path):
         expected = (tmp_path / "native" / name).read_bytes()
         assert (tmp_path / "echo" / name).read_bytes() == expected, name
         assert (tmp_path / "echo" / f"{name}.copy1").read_bytes() == expected, name
+
+
+def test_sdc_checks_file_writes(programs, tmp_path):
+    """A bit flipped in a copy's buffer before its first file write stops the job there (--sdc stop)."""
+    (tmp_path / "echo").mkdir()
+    r = echorun(["--no-store", "--sdc", "stop", "--inject", "bitflip:rank=1,copy=1,call=0", "-n", "2", "--clones",
+                 "2", *programs["io"], str(tmp_path / "echo" / "f")], tmp_path / "run")
+    assert r.returncode == EXIT_DIVERGED, r.stderr
+    (div,) = [e for e in read_events(tmp_path / "run") if e.kind == "divergence"]
+    assert (div.app_rank, div.copy, div.function, div.first_byte) == (1, 1, "MPI_File_write_at", 0)
