@@ -328,17 +328,27 @@ static void queries(MPI_File fh) {
     SAY("group size %d rank %d identical to world's %d", gsize, grank, cmp == MPI_IDENT);
     MPI_Group_free(&g);
     MPI_Group_free(&wg);
-    MPI_Info info;
-    int nkeys;
-    ok(MPI_File_get_info(fh, &info), "get_info");
-    MPI_Info_get_nkeys(info, &nkeys);
-    SAY("info has %d hints", nkeys);
-    MPI_Info_free(&info);
     MPI_Info hints;
     MPI_Info_create(&hints);
     MPI_Info_set(hints, "echo_test_hint", "42");
     ok(MPI_File_set_info(fh, hints), "set_info");
     MPI_Info_free(&hints);
+}
+
+/* the hints given at open that MPI kept */
+static void say_hints(MPI_File fh) {
+    MPI_Info info;
+    int nkeys;
+    ok(MPI_File_get_info(fh, &info), "get_info");
+    MPI_Info_get_nkeys(info, &nkeys);
+    for (int i = 0; i < nkeys; i++) {
+        char key[MPI_MAX_INFO_KEY + 1], value[256];
+        int flag;
+        MPI_Info_get_nthkey(info, i, key);
+        MPI_Info_get(info, key, sizeof value - 1, value, &flag);
+        SAY("hint %s=%s", key, value);
+    }
+    MPI_Info_free(&info);
 }
 
 /* each rank's own file, on MPI_COMM_SELF; EXCL: one open of it must succeed */
@@ -426,7 +436,14 @@ int main(int argc, char **argv) {
     MPI_File fh;
     if (rank == 0) MPI_File_delete(file("data"), MPI_INFO_NULL); /* a leftover of an earlier run */
     MPI_Barrier(MPI_COMM_WORLD);
-    ok(MPI_File_open(fresh(), file("data"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh), "open data");
+    MPI_Info hints;
+    MPI_Info_create(&hints);
+    MPI_Info_set(hints, "cb_buffer_size", "65536");
+    MPI_Info_set(hints, "cb_nodes", "1");
+    MPI_Info_set(hints, "striping_factor", "1");
+    ok(MPI_File_open(fresh(), file("data"), MPI_MODE_CREATE | MPI_MODE_RDWR, hints, &fh), "open data");
+    MPI_Info_free(&hints);
+    say_hints(fh);
     explicit_offsets(fh);
     individual_pointer(fh);
     collective(fh);
