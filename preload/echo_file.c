@@ -85,14 +85,12 @@ static void outgoing(echo_file_t *f, const char *fn, int collective, const void 
     echo_outgoing(fn, collective, buf, count, dt, f->comm_id, -1);
 }
 
-/* In independent worlds copy k > 0 uses its own file; the caller frees the name. */
-static char *own_name(const char *filename) {
-    char *name;
-    if (echo.independent && echo.copy > 0 && filename) {
-        if (asprintf(&name, "%s.copy%d", filename, echo.copy) < 0) echo_fatal("out of memory");
-    } else {
-        name = strdup(filename ? filename : "");
-    }
+/* In independent worlds copy k > 0 uses a file of its own: its name (to free),
+ * or NULL where the application's name stands. */
+static char *renamed(const char *filename) {
+    char *name = NULL;
+    if (echo.independent && echo.copy > 0 && filename && asprintf(&name, "%s.copy%d", filename, echo.copy) < 0)
+        echo_fatal("out of memory");
     return name;
 }
 
@@ -116,9 +114,9 @@ int echo_always_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MP
     echo_comm_t *c = echo_comm_is_local(comm) ? NULL : echo_comm_get(comm, "MPI_File_open");
     int rc = MPI_SUCCESS;
     if (echo_is_rep()) {
-        char *name = own_name(filename);
-        rc = PMPI_File_open(c ? c->real : comm, name, amode, info, fh);
-        free(name);
+        char *own = renamed(filename);
+        rc = PMPI_File_open(c ? c->real : comm, own ? own : filename, amode, info, fh);
+        free(own);
     }
     rc = echo_forward(NULL, 0, MPI_BYTE, rc);
     if (rc != MPI_SUCCESS) {
@@ -159,9 +157,9 @@ int echo_MPI_File_close(MPI_File *fh) {
 int echo_MPI_File_delete(const char *filename, MPI_Info info) {
     int rc = MPI_SUCCESS;
     if (echo_is_rep()) {
-        char *name = own_name(filename);
-        rc = PMPI_File_delete(name, info);
-        free(name);
+        char *own = renamed(filename);
+        rc = PMPI_File_delete(own ? own : filename, info);
+        free(own);
     }
     return echo_forward(NULL, 0, MPI_BYTE, rc);
 }
