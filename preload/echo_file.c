@@ -67,18 +67,13 @@ static void forget(echo_file_t *f) {
 /* the status MPI fills: the caller's, or ours (copies need the representative's) */
 #define STATUS(status) MPI_Status status_local, *st = (status) == MPI_STATUS_IGNORE ? &status_local : (status)
 
-/* A copy's error handler runs as its representative's did inside the real
- * call: the handler the application set on the file governs the copy too. */
-static int done(echo_file_t *f, int rc) {
-    if (!echo_is_rep() && rc != MPI_SUCCESS && f) PMPI_File_call_errhandler(f->app, rc);
-    return rc;
-}
+/* A copy returns its representative's code; when it is an error, the generated
+ * wrapper raises it on the copy's stand-in, whose error handler is the one the
+ * application set (or inherited from MPI_FILE_NULL at open), as MPI raised it on
+ * the representative's file inside the real call. */
+static int forward_rc(int rc) { return echo_forward(NULL, 0, MPI_BYTE, rc); }
 
-static int forward_rc(echo_file_t *f, int rc) { return done(f, echo_forward(NULL, 0, MPI_BYTE, rc)); }
-
-static int forward_answer(echo_file_t *f, void *answer, size_t len, int rc) {
-    return done(f, echo_forward_bytes(answer, len, rc));
-}
+static int forward_answer(void *answer, size_t len, int rc) { return echo_forward_bytes(answer, len, rc); }
 
 /* data the copy hands to the file: observers and the SDC check, as for a send */
 static void outgoing(echo_file_t *f, const char *fn, int collective, const void *buf, int count, MPI_Datatype dt) {
@@ -143,7 +138,7 @@ int echo_always_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MP
 int echo_MPI_File_close(MPI_File *fh) {
     echo_file_t *f = find(*fh);
     if (!f) return PMPI_File_close(fh);
-    int rc = forward_rc(f, REP(PMPI_File_close(fh)));
+    int rc = forward_rc(REP(PMPI_File_close(fh)));
     if (rc != MPI_SUCCESS) return rc;
     if (!echo_is_rep()) PMPI_File_close(fh); /* the stand-in: its scratch file goes with it */
     *fh = MPI_FILE_NULL;
@@ -166,80 +161,76 @@ int echo_MPI_File_delete(const char *filename, MPI_Info info) {
 
 /* ---- reads: data and status come from the representative ---- */
 
-static int read_done(echo_file_t *f, void *buf, int count, MPI_Datatype dt, MPI_Status *st, int rc) {
-    return done(f, echo_forward_status(buf, count, dt, st, rc));
-}
 
 int echo_MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_read, fh, buf, count, datatype, status);
     STATUS(status);
-    return read_done(f, buf, count, datatype, st, REP(PMPI_File_read(fh, buf, count, datatype, st)));
+    return echo_forward_status(buf, count, datatype, st, REP(PMPI_File_read(fh, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_read_all, fh, buf, count, datatype, status);
     STATUS(status);
-    return read_done(f, buf, count, datatype, st, REP(PMPI_File_read_all(fh, buf, count, datatype, st)));
+    return echo_forward_status(buf, count, datatype, st, REP(PMPI_File_read_all(fh, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_read_shared, fh, buf, count, datatype, status);
     STATUS(status);
-    return read_done(f, buf, count, datatype, st, REP(PMPI_File_read_shared(fh, buf, count, datatype, st)));
+    return echo_forward_status(buf, count, datatype, st, REP(PMPI_File_read_shared(fh, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_read_ordered, fh, buf, count, datatype, status);
     STATUS(status);
-    return read_done(f, buf, count, datatype, st, REP(PMPI_File_read_ordered(fh, buf, count, datatype, st)));
+    return echo_forward_status(buf, count, datatype, st, REP(PMPI_File_read_ordered(fh, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
                           MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_read_at, fh, offset, buf, count, datatype, status);
     STATUS(status);
-    return read_done(f, buf, count, datatype, st, REP(PMPI_File_read_at(fh, offset, buf, count, datatype, st)));
+    return echo_forward_status(buf, count, datatype, st, REP(PMPI_File_read_at(fh, offset, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
                               MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_read_at_all, fh, offset, buf, count, datatype, status);
     STATUS(status);
-    return read_done(f, buf, count, datatype, st, REP(PMPI_File_read_at_all(fh, offset, buf, count, datatype, st)));
+    return echo_forward_status(buf, count, datatype, st, REP(PMPI_File_read_at_all(fh, offset, buf, count, datatype, st)));
 }
 
 /* ---- writes: copies write nothing; they get the status and the return code ---- */
 
-static int write_done(echo_file_t *f, MPI_Status *st, int rc) {
-    return done(f, echo_forward_status(NULL, 0, MPI_BYTE, st, rc));
-}
+/* a write's status: the count written */
+static int write_done(MPI_Status *st, int rc) { return echo_forward_status(NULL, 0, MPI_BYTE, st, rc); }
 
 int echo_MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_write, fh, buf, count, datatype, status);
     STATUS(status);
     outgoing(f, "MPI_File_write", 0, buf, count, datatype);
-    return write_done(f, st, REP(PMPI_File_write(fh, buf, count, datatype, st)));
+    return write_done(st, REP(PMPI_File_write(fh, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_write_all, fh, buf, count, datatype, status);
     STATUS(status);
     outgoing(f, "MPI_File_write_all", 1, buf, count, datatype);
-    return write_done(f, st, REP(PMPI_File_write_all(fh, buf, count, datatype, st)));
+    return write_done(st, REP(PMPI_File_write_all(fh, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_write_shared, fh, buf, count, datatype, status);
     STATUS(status);
     outgoing(f, "MPI_File_write_shared", 0, buf, count, datatype);
-    return write_done(f, st, REP(PMPI_File_write_shared(fh, buf, count, datatype, st)));
+    return write_done(st, REP(PMPI_File_write_shared(fh, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_write_ordered, fh, buf, count, datatype, status);
     STATUS(status);
     outgoing(f, "MPI_File_write_ordered", 1, buf, count, datatype);
-    return write_done(f, st, REP(PMPI_File_write_ordered(fh, buf, count, datatype, st)));
+    return write_done(st, REP(PMPI_File_write_ordered(fh, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
@@ -247,7 +238,7 @@ int echo_MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int 
     KNOWN_OR_NATIVE(MPI_File_write_at, fh, offset, buf, count, datatype, status);
     STATUS(status);
     outgoing(f, "MPI_File_write_at", 0, buf, count, datatype);
-    return write_done(f, st, REP(PMPI_File_write_at(fh, offset, buf, count, datatype, st)));
+    return write_done(st, REP(PMPI_File_write_at(fh, offset, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
@@ -255,7 +246,7 @@ int echo_MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, 
     KNOWN_OR_NATIVE(MPI_File_write_at_all, fh, offset, buf, count, datatype, status);
     STATUS(status);
     outgoing(f, "MPI_File_write_at_all", 1, buf, count, datatype);
-    return write_done(f, st, REP(PMPI_File_write_at_all(fh, offset, buf, count, datatype, st)));
+    return write_done(st, REP(PMPI_File_write_at_all(fh, offset, buf, count, datatype, st)));
 }
 
 /* ---- nonblocking: echo requests that deliver data and status at completion ----
@@ -263,9 +254,8 @@ int echo_MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, 
  * (e.g. a read of a write-only file) fails on the copies too, and, as natively,
  * leaves *request untouched. */
 
-static int started(echo_file_t *f, MPI_Request real, MPI_Request *request, void *buf, int count, MPI_Datatype dt,
-                   int rc) {
-    rc = forward_rc(f, rc);
+static int started(MPI_Request real, MPI_Request *request, void *buf, int count, MPI_Datatype dt, int rc) {
+    rc = forward_rc(rc);
     if (rc == MPI_SUCCESS) *request = echo_request_new(real, 0, 1, buf, count, dt);
     return rc;
 }
@@ -273,12 +263,12 @@ static int started(echo_file_t *f, MPI_Request real, MPI_Request *request, void 
 #define IREAD(fn, ...)                                  \
     MPI_Request real = MPI_REQUEST_NULL;                \
     int rc = REP(P##fn(__VA_ARGS__, &real));            \
-    return started(f, real, request, buf, count, datatype, rc)
+    return started(real, request, buf, count, datatype, rc)
 #define IWRITE(fn, collective, ...)                     \
     MPI_Request real = MPI_REQUEST_NULL;                \
     outgoing(f, #fn, collective, buf, count, datatype); \
     int rc = REP(P##fn(__VA_ARGS__, &real));            \
-    return started(f, real, request, NULL, 0, datatype, rc)
+    return started(real, request, NULL, 0, datatype, rc)
 
 int echo_MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
     KNOWN_OR_NATIVE(MPI_File_iread, fh, buf, count, datatype, request);
@@ -338,7 +328,7 @@ int echo_MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf,
 /* ---- split collectives: _begin forwards its return code, _end delivers ---- */
 
 static int begun(echo_file_t *f, void *buf, int count, MPI_Datatype dt, int rc) {
-    rc = forward_rc(f, rc);
+    rc = forward_rc(rc);
     if (rc == MPI_SUCCESS) {
         f->split_buf = buf;
         f->split_count = count;
@@ -353,7 +343,7 @@ static int ended(echo_file_t *f, MPI_Status *st, int rc) {
     f->split_buf = NULL;
     f->split_count = 0;
     f->split_dt = MPI_BYTE;
-    return done(f, rc);
+    return rc;
 }
 
 int echo_MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) {
@@ -430,74 +420,74 @@ int echo_MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *sta
 
 int echo_MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) {
     KNOWN_OR_NATIVE(MPI_File_seek, fh, offset, whence);
-    return forward_rc(f, REP(PMPI_File_seek(fh, offset, whence)));
+    return forward_rc(REP(PMPI_File_seek(fh, offset, whence)));
 }
 
 int echo_MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
     KNOWN_OR_NATIVE(MPI_File_seek_shared, fh, offset, whence);
-    return forward_rc(f, REP(PMPI_File_seek_shared(fh, offset, whence)));
+    return forward_rc(REP(PMPI_File_seek_shared(fh, offset, whence)));
 }
 
 int echo_MPI_File_get_position(MPI_File fh, MPI_Offset *offset) {
     KNOWN_OR_NATIVE(MPI_File_get_position, fh, offset);
-    return forward_answer(f, offset, sizeof *offset, REP(PMPI_File_get_position(fh, offset)));
+    return forward_answer(offset, sizeof *offset, REP(PMPI_File_get_position(fh, offset)));
 }
 
 int echo_MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) {
     KNOWN_OR_NATIVE(MPI_File_get_position_shared, fh, offset);
-    return forward_answer(f, offset, sizeof *offset, REP(PMPI_File_get_position_shared(fh, offset)));
+    return forward_answer(offset, sizeof *offset, REP(PMPI_File_get_position_shared(fh, offset)));
 }
 
 int echo_MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp) {
     KNOWN_OR_NATIVE(MPI_File_get_byte_offset, fh, offset, disp);
-    return forward_answer(f, disp, sizeof *disp, REP(PMPI_File_get_byte_offset(fh, offset, disp)));
+    return forward_answer(disp, sizeof *disp, REP(PMPI_File_get_byte_offset(fh, offset, disp)));
 }
 
 int echo_MPI_File_get_size(MPI_File fh, MPI_Offset *size) {
     KNOWN_OR_NATIVE(MPI_File_get_size, fh, size);
-    return forward_answer(f, size, sizeof *size, REP(PMPI_File_get_size(fh, size)));
+    return forward_answer(size, sizeof *size, REP(PMPI_File_get_size(fh, size)));
 }
 
 int echo_MPI_File_set_size(MPI_File fh, MPI_Offset size) {
     KNOWN_OR_NATIVE(MPI_File_set_size, fh, size);
-    return forward_rc(f, REP(PMPI_File_set_size(fh, size)));
+    return forward_rc(REP(PMPI_File_set_size(fh, size)));
 }
 
 int echo_MPI_File_preallocate(MPI_File fh, MPI_Offset size) {
     KNOWN_OR_NATIVE(MPI_File_preallocate, fh, size);
-    return forward_rc(f, REP(PMPI_File_preallocate(fh, size)));
+    return forward_rc(REP(PMPI_File_preallocate(fh, size)));
 }
 
 int echo_MPI_File_sync(MPI_File fh) {
     KNOWN_OR_NATIVE(MPI_File_sync, fh);
-    return forward_rc(f, REP(PMPI_File_sync(fh)));
+    return forward_rc(REP(PMPI_File_sync(fh)));
 }
 
 int echo_MPI_File_get_atomicity(MPI_File fh, int *flag) {
     KNOWN_OR_NATIVE(MPI_File_get_atomicity, fh, flag);
-    return forward_answer(f, flag, sizeof *flag, REP(PMPI_File_get_atomicity(fh, flag)));
+    return forward_answer(flag, sizeof *flag, REP(PMPI_File_get_atomicity(fh, flag)));
 }
 
 int echo_MPI_File_set_atomicity(MPI_File fh, int flag) {
     KNOWN_OR_NATIVE(MPI_File_set_atomicity, fh, flag);
-    return forward_rc(f, REP(PMPI_File_set_atomicity(fh, flag)));
+    return forward_rc(REP(PMPI_File_set_atomicity(fh, flag)));
 }
 
 int echo_MPI_File_get_amode(MPI_File fh, int *amode) {
     KNOWN_OR_NATIVE(MPI_File_get_amode, fh, amode);
-    return forward_answer(f, amode, sizeof *amode, REP(PMPI_File_get_amode(fh, amode)));
+    return forward_answer(amode, sizeof *amode, REP(PMPI_File_get_amode(fh, amode)));
 }
 
 int echo_MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent) {
     KNOWN_OR_NATIVE(MPI_File_get_type_extent, fh, datatype, extent);
-    return forward_answer(f, extent, sizeof *extent, REP(PMPI_File_get_type_extent(fh, datatype, extent)));
+    return forward_answer(extent, sizeof *extent, REP(PMPI_File_get_type_extent(fh, datatype, extent)));
 }
 
 int echo_MPI_File_get_group(MPI_File fh, MPI_Group *group) {
     KNOWN_OR_NATIVE(MPI_File_get_group, fh, group);
     int rc = REP(PMPI_File_get_group(fh, group));
     if (!echo_is_rep()) rc = PMPI_Group_union(f->group, MPI_GROUP_EMPTY, group); /* a handle of its own to free */
-    return forward_rc(f, rc);
+    return forward_rc(rc);
 }
 
 /* ---- views ----
@@ -509,7 +499,7 @@ int echo_MPI_File_get_group(MPI_File fh, MPI_Group *group) {
 int echo_MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                            const char *datarep, MPI_Info info) {
     KNOWN_OR_NATIVE(MPI_File_set_view, fh, disp, etype, filetype, datarep, info);
-    int rc = forward_rc(f, REP(PMPI_File_set_view(fh, disp, etype, filetype, datarep, info)));
+    int rc = forward_rc(REP(PMPI_File_set_view(fh, disp, etype, filetype, datarep, info)));
     /* MPI_DISPLACEMENT_CURRENT is only valid in sequential mode, which a stand-in is not */
     if (rc == MPI_SUCCESS && !echo_is_rep())
         PMPI_File_set_view(fh, disp == MPI_DISPLACEMENT_CURRENT ? 0 : disp, etype, filetype, datarep, info);
@@ -521,7 +511,7 @@ int echo_MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, M
     KNOWN_OR_NATIVE(MPI_File_get_view, fh, disp, etype, filetype, datarep);
     struct { MPI_Offset disp; char datarep[MPI_MAX_DATAREP_STRING]; } answer = {0, ""};
     int rc = PMPI_File_get_view(fh, &answer.disp, etype, filetype, answer.datarep);
-    rc = forward_answer(f, &answer, sizeof answer, REP(rc));
+    rc = forward_answer(&answer, sizeof answer, REP(rc));
     *disp = answer.disp;
     strcpy(datarep, answer.datarep);
     return rc;
@@ -568,10 +558,10 @@ int echo_MPI_File_get_info(MPI_File fh, MPI_Info *info_used) {
         }
     }
     free(text);
-    return done(f, rc);
+    return rc;
 }
 
 int echo_MPI_File_set_info(MPI_File fh, MPI_Info info) {
     KNOWN_OR_NATIVE(MPI_File_set_info, fh, info);
-    return forward_rc(f, REP(PMPI_File_set_info(fh, info)));
+    return forward_rc(REP(PMPI_File_set_info(fh, info)));
 }

@@ -158,19 +158,20 @@ def communicator_arg(proto: Prototype, kinds: list[str] | None) -> str | None:
 
 
 # Where MPI raises the error of a call: the error handler of its file, window or
-# communicator (in that order); MPI_File_open/delete use MPI_FILE_NULL's.
+# communicator (in that order).  Not MPI_FILE_NULL's (the handler of
+# MPI_File_open/delete and of calls given MPI_FILE_NULL): Open MPI refuses
+# MPI_File_call_errhandler on it (MPI_ERR_ARG, raised on MPI_COMM_WORLD).
 ERROR_HANDLE_CALLS = {"MPI_File": "PMPI_File_call_errhandler", "MPI_Win": "PMPI_Win_call_errhandler",
                       "MPI_Comm": "PMPI_Comm_call_errhandler"}
 
 
 def error_handler_call(proto: Prototype) -> str | None:
     """C call that raises an error on the handle the call reports errors on, with `rc`."""
-    if proto.name in ("MPI_File_open", "MPI_File_delete"):
-        return "PMPI_File_call_errhandler(MPI_FILE_NULL, rc)"
     for ctype, call in ERROR_HANDLE_CALLS.items():
         for name, t in zip(proto.names, proto.types, strict=True):
             if t == ctype:
-                return f"{call}({name}, rc)"
+                guard = f"if ({name} != MPI_FILE_NULL) " if ctype == "MPI_File" else ""
+                return f"{guard}{call}({name}, rc)"
     return None
 
 
