@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from collectors import perturb as pt
 from collectors import valgrind as vg
 from echo.copymap import parse_copies
+from echo.reinit import ReinitError, parse_kills
 from echo.sdc import SdcError, check_mode, parse_inject
 
 PLAN_FORMAT = 1
@@ -57,6 +58,7 @@ class Options:
     worlds: str | None = None  # lockstep (default) | independent
     perturb_rep: bool = False  # perturb copy 0 too
     records_max_mb: int = 1024  # bound on each process's record file (0: none)
+    mode: str = "clones"  # or "reinit" (echo/reinit.py)
     server: str | None = None  # echo server to upload the run to
     token: str | None = None  # its upload token
 
@@ -201,6 +203,18 @@ def perturb_lines(opts: Options, copies: list[int]) -> list[str]:
     return lines + [f"perturb_rep {int(opts.perturb_rep)}"]
 
 
+def reinit_lines(opts: Options, copies: list[int]) -> list[str]:
+    if opts.mode == "clones":
+        return []
+    if opts.mode != "reinit":
+        raise ReinitError(f"--mode {opts.mode}: expected clones or reinit")
+    if max(copies) > 1 or opts.sdc or opts.papi_sets or opts.valgrind or opts.valgrind_slice or opts.perturb:
+        raise ReinitError("--mode reinit runs one process per rank: it does not combine with --clones, --sdc, "
+                          "--papi-sets, --valgrind or --perturb")
+    return ["mode reinit"] + (
+        parse_kills(opts.inject, opts.nranks) if opts.inject else [])
+
+
 def plan_text(opts: Options, procs: list[Proc], extra: list[str] = ()) -> str:
     lines = [
         f"echo-plan {PLAN_FORMAT}",
@@ -224,8 +238,10 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     copies = parse_copies(opts.clones, opts.nranks)
     tools = valgrind_roles(opts, copies)
     procs = layout(copies, opts, tools)
-    extra = (sdc_lines(opts, copies) + papi_lines(opts, copies) + valgrind_lines(opts, procs, machine, tools)
-             + perturb_lines(opts, copies))
+    reinit = reinit_lines(opts, copies)
+    sdc = [] if reinit else sdc_lines(opts, copies)  # --inject means kills in reinit mode
+    extra = (sdc + papi_lines(opts, copies) + valgrind_lines(opts, procs, machine, tools)
+             + perturb_lines(opts, copies) + reinit)
     plan_path = f"{opts.run_dir}/plan"
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library}
     argv = [machine.mpirun, "-n", str(len(procs))]
@@ -234,6 +250,8 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
             argv.append("--allow-run-as-root")
         if len(procs) > machine.cores and not (opts.hosts or opts.hostfile):
             argv.append("--oversubscribe")
+        if opts.mode == "reinit":  # ULFM: survivors are told of failures instead of being killed
+            argv += ["--with-ft", "ulfm"]
         if opts.output == "all" or opts.perturb:  # perturbation keeps copy 0's output in a file too
             argv += ["--output", "tag"]
         for name, value in env.items():
