@@ -186,6 +186,7 @@ int echo_reinit_is_child(void);      /* a process started again in place of a fa
 void echo_reinit_setup(void);        /* after MPI_Init: the world echo can replace */
 int echo_reinit_on_error(int rc);    /* a call failed: repair the world if a process failed */
 void echo_reinit_internal_comm(MPI_Comm c); /* a communicator of echo's own on the world: revoke it too */
+void echo_reinit_finalize(void);     /* MPI_Finalize after a repair: end without waiting for failed processes */
 
 /* ---- events and metrics of this process (echo_events.c) ---- */
 void echo_event(const char *kind, const char *fn, uint64_t seq, int32_t comm, int32_t peer, uint64_t bytes, int copy,

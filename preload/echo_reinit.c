@@ -139,13 +139,13 @@ static MPI_Comm repair(MPI_Comm old) {
     if (srank == 0) /* each new process learns which rank it takes */
         for (int i = 0; i < nfailed; i++) {
             check(PMPI_Send(failed, nfailed, MPI_INT, i, 0, inter), "telling ranks");
-            check(PMPI_Send(&job_start, 1, MPI_DOUBLE, i, 1, inter), "telling ranks");
+            double facts[2] = {job_start, repairs + 1};
+            check(PMPI_Send(facts, 2, MPI_DOUBLE, i, 1, inter), "telling ranks");
         }
     check(PMPI_Intercomm_merge(inter, 0, &merged), "MPI_Intercomm_merge");
-    /* the intercommunicator stays: freeing it makes a restarted process's
-     * MPI_Finalize wait for the job it was spawned from, failed process included */
     PMPI_Comm_free(&shrunk);
     MPI_Comm world = join(merged, echo.app_rank);
+    PMPI_Comm_disconnect(&inter);
     double t_done = PMPI_Wtime();
     repairs++;
     if (srank == 0) {
@@ -175,7 +175,12 @@ static void join_survivors(void) {
     PMPI_Get_count(&st, MPI_INT, &n);
     int *failed = malloc(sizeof(int) * (size_t)n);
     check(PMPI_Recv(failed, n, MPI_INT, 0, 0, parent, MPI_STATUS_IGNORE), "learning the rank to take");
-    check(PMPI_Recv(&job_start, 1, MPI_DOUBLE, 0, 1, parent, MPI_STATUS_IGNORE), "learning the rank to take");
+    double facts[2];
+    check(PMPI_Recv(facts, 2, MPI_DOUBLE, 0, 1, parent, MPI_STATUS_IGNORE), "learning the rank to take");
+    job_start = facts[0];
+    repairs = (int)facts[1];
+    /* its own files: events/<n>.jsonl beside the plan's processes, never over the failed one's */
+    echo.real_rank = echo.real_size + (int)getpid();
     check(PMPI_Intercomm_merge(parent, 1, &merged), "MPI_Intercomm_merge");
     echo.app_rank = failed[me];
     free(failed);
@@ -183,6 +188,7 @@ static void join_survivors(void) {
     snprintf(num, sizeof num, "%d", echo.app_rank);
     setenv("ECHO_APP_RANK", num, 1);
     echo.reps_world = join(merged, echo.app_rank);
+    PMPI_Comm_disconnect(&parent);
     start_state = MPI_REINIT_RESTARTED;
 }
 
@@ -212,6 +218,32 @@ int echo_reinit_on_error(int rc) {
     echo_depth = 0;
     if (python_mode) return error_code;
     siglongjmp(restart_point, 1);
+}
+
+/* MPI_Finalize of a job that was repaired.  Open MPI 5.0.11's MPI_Finalize
+ * can wait forever for the failed processes (its closing fence spans the
+ * original job and every spawned one), so once every rank of the repaired world
+ * is here, each process ends itself as MPI_Finalize would end it. */
+void echo_reinit_finalize(void) {
+    int repaired = repairs > 0 || echo_reinit_is_child();
+    int any = 0;
+    if (PMPI_Allreduce(&repaired, &any, 1, MPI_INT, MPI_MAX, echo.reps_world) != MPI_SUCCESS)
+        echo_fatal("Reinit: a process failed during MPI_Finalize; the job ends");
+    if (!any) return;
+    PMPI_Barrier(echo.reps_world);
+    if (echo.app_rank == 0) { /* for echorun: the application reached its end */
+        char path[1200];
+        snprintf(path, sizeof path, "%s/reinit.done", echo.run_dir);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "repairs %d\n", repairs);
+            fclose(f);
+        }
+    }
+    echo_teardown_before_finalize();
+    echo_mark_finalized();
+    fflush(NULL);
+    _exit(0);
 }
 
 /* ---- the API ---- */
