@@ -63,7 +63,15 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    help="reinit: on a process failure, restart the failed ranks and return every rank to its "
                         "MPI_Reinit / echo.reinit restart point (Open MPI's ULFM); --inject kill:rank=R,after=T "
                         "kills a process for testing")
+    p.add_argument("--checkpoint", default="memory", metavar="memory|files:DIR",
+                   help="--mode reinit: keep checkpoints in memory with a copy on a buddy rank (default), or in "
+                        "files under DIR (survive the loss of a node if DIR is shared)")
     p.add_argument("program", nargs=argparse.REMAINDER, help="the MPI program and its arguments")
+
+
+def _absolute_checkpoint(spec: str) -> str:
+    kind, sep, where = spec.partition(":")
+    return f"files:{Path(where).absolute()}" if kind == "files" and sep and where else spec
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -112,6 +120,7 @@ def run_command(args: argparse.Namespace) -> int:
         perturb_rep=getattr(args, "perturb_rep", False),
         records_max_mb=getattr(args, "records_max_mb", 1024),
         mode=getattr(args, "mode", "clones"),
+        checkpoint=_absolute_checkpoint(getattr(args, "checkpoint", "memory")),
         server=getattr(args, "server", None),
         token=getattr(args, "token", None) or os.environ.get("ECHO_TOKEN"),
     )

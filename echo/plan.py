@@ -59,6 +59,7 @@ class Options:
     perturb_rep: bool = False  # perturb copy 0 too
     records_max_mb: int = 1024  # bound on each process's record file (0: none)
     mode: str = "clones"  # or "reinit" (echo/reinit.py)
+    checkpoint: str = "memory"  # reinit: "memory" or "files:DIR"
     server: str | None = None  # echo server to upload the run to
     token: str | None = None  # its upload token
 
@@ -211,7 +212,9 @@ def reinit_lines(opts: Options, copies: list[int]) -> list[str]:
     if max(copies) > 1 or opts.sdc or opts.papi_sets or opts.valgrind or opts.valgrind_slice or opts.perturb:
         raise ReinitError("--mode reinit runs one process per rank: it does not combine with --clones, --sdc, "
                           "--papi-sets, --valgrind or --perturb")
-    return ["mode reinit"] + (
+    if opts.checkpoint != "memory" and not (opts.checkpoint.startswith("files:") and len(opts.checkpoint) > 6):
+        raise ReinitError(f"--checkpoint {opts.checkpoint}: expected memory or files:DIR")
+    return ["mode reinit", f"checkpoint {opts.checkpoint}"] + (
         parse_kills(opts.inject, opts.nranks) if opts.inject else [])
 
 
@@ -248,7 +251,8 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     if machine.flavor == "openmpi":
         if machine.is_root:
             argv.append("--allow-run-as-root")
-        if len(procs) > machine.cores and not (opts.hosts or opts.hostfile):
+        # Reinit respawns a failed rank while its slot still counts as taken
+        if (len(procs) > machine.cores or opts.mode == "reinit") and not (opts.hosts or opts.hostfile):
             argv.append("--oversubscribe")
         if opts.mode == "reinit":  # ULFM: survivors are told of failures instead of being killed
             argv += ["--with-ft", "ulfm"]

@@ -46,6 +46,8 @@ static double job_start;              /* rank 0's MPI_Init, epoch seconds: injec
 
 int echo_reinit_is_child(void) { return getenv(CHILD_ENV) != NULL; }
 
+static double now_epoch(void);
+
 static int is_failure(int rc) {
     int cls = rc;
     PMPI_Error_class(rc, &cls);
@@ -100,7 +102,6 @@ static MPI_Comm join(MPI_Comm merged, int rank) {
 
 /* a survivor: repair the world; returns the new one */
 static MPI_Comm repair(MPI_Comm old) {
-    double t0 = PMPI_Wtime();
     MPI_Comm shrunk, inter, merged;
     check(PMPIX_Comm_shrink(old, &shrunk), "MPIX_Comm_shrink");
     MPI_Group og, sg, fg;
@@ -115,7 +116,7 @@ static MPI_Comm repair(MPI_Comm old) {
     PMPI_Group_free(&og);
     PMPI_Group_free(&sg);
     PMPI_Group_free(&fg);
-    double t_shrunk = PMPI_Wtime();
+    double t_shrunk = now_epoch();
 
     /* the failed ranks start again through env(1): mpirun gives spawned
      * processes none of the job's environment, and they need echo's */
@@ -133,7 +134,7 @@ static MPI_Comm repair(MPI_Comm old) {
           "MPI_Comm_spawn of the failed ranks");
     free(args);
     free(cmd);
-    double t_spawned = PMPI_Wtime();
+    double t_spawned = now_epoch();
     int srank;
     PMPI_Comm_rank(shrunk, &srank);
     if (srank == 0) /* each new process learns which rank it takes */
@@ -146,12 +147,13 @@ static MPI_Comm repair(MPI_Comm old) {
     PMPI_Comm_free(&shrunk);
     MPI_Comm world = join(merged, echo.app_rank);
     PMPI_Comm_disconnect(&inter);
-    double t_done = PMPI_Wtime();
+    double t_done = now_epoch();
     repairs++;
     if (srank == 0) {
         char detail[256];
-        snprintf(detail, sizeof detail, "failed %d first %d detect %.6f shrink %.6f spawn %.6f merge %.6f", nfailed,
-                 failed[0], t0 - t_failure_seen, t_shrunk - t0, t_spawned - t_shrunk, t_done - t_spawned);
+        /* epoch seconds, to set against the time of the failure */
+        snprintf(detail, sizeof detail, "failed %d first %d seen %.6f shrunk %.6f spawned %.6f repaired %.6f",
+                 nfailed, failed[0], t_failure_seen, t_shrunk, t_spawned, t_done);
         echo_event("reinit", "repair", (uint64_t)repairs, 0, failed[0], 0, 0, -1, detail);
         fprintf(stderr, "echo: Reinit: rank%s", nfailed > 1 ? "s" : "");
         for (int i = 0; i < nfailed; i++) fprintf(stderr, " %d", failed[i]);
@@ -207,7 +209,7 @@ int echo_reinit_on_error(int rc) {
     if (!restart_ready)
         echo_fatal("Reinit: a process failed before MPI_Reinit was called (or after it returned): nothing to "
                    "restart from; the job ends");
-    t_failure_seen = PMPI_Wtime();
+    t_failure_seen = now_epoch();
     /* every survivor must join the repair: revoking makes their calls fail */
     echo_comm_revoke_all();
     for (int i = 0; i < ninternal; i++) PMPIX_Comm_revoke(internal[i]);

@@ -66,3 +66,13 @@ def test_a_kill_before_the_restart_point_ends_the_job_cleanly(programs, tmp_path
     assert r.returncode != 0
     assert "a process failed before MPI_Reinit was called" in r.stderr
     assert "result" not in r.stdout
+
+
+def test_file_checkpoints_survive_a_kill(programs, failure_free, tmp_path):
+    r = echorun(["--no-store", "-n", "4", "--mode", "reinit", "--checkpoint", f"files:{tmp_path / 'ckpt'}",
+                 "--inject", "kill:rank=3,after=1.5s", *programs["reinit_iter"], ITERATIONS, PAUSE_MS],
+                tmp_path / "run", timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == failure_free["c"]
+    assert "rank 3: restarted, resuming at iteration 0" not in r.stderr, "it resumed from its files"
+    assert list((tmp_path / "ckpt").glob("v*/3.done"))
