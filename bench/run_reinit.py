@@ -56,7 +56,8 @@ def reinit_run(exe: str, n: int, work: Path) -> dict[str, float]:
     if p.returncode != 0:
         raise RuntimeError(p.stderr[-3000:])
     s, e = stamps(d), repair_event(d / "run")
-    return {"detection": e["seen"] - s["fail"], "MPI repair": (e["shrunk"] - e["seen"]) + (e["repaired"] - e["spawned"]),
+    repair = (e["shrunk"] - e["seen"]) + (e["repaired"] - e["spawned"])
+    return {"detection": e["seen"] - s["fail"], "MPI repair": repair,
             "respawn": e["spawned"] - e["shrunk"], "checkpoint load": s["resumed"] - e["repaired"],
             "total": s["resumed"] - s["fail"]}
 
