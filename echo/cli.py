@@ -66,6 +66,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint", default="memory", metavar="memory|files:DIR",
                    help="--mode reinit: keep checkpoints in memory with a copy on a buddy rank (default), or in "
                         "files under DIR (survive the loss of a node if DIR is shared)")
+    p.add_argument("--reinit-hosts", metavar="H,H,...",
+                   help="--mode reinit: the host of each rank, simulated, to see where ranks of a lost host restart "
+                        "(testing on one machine)")
     p.add_argument("program", nargs=argparse.REMAINDER, help="the MPI program and its arguments")
 
 
@@ -121,6 +124,7 @@ def run_command(args: argparse.Namespace) -> int:
         records_max_mb=getattr(args, "records_max_mb", 1024),
         mode=getattr(args, "mode", "clones"),
         checkpoint=_absolute_checkpoint(getattr(args, "checkpoint", "memory")),
+        reinit_hosts=getattr(args, "reinit_hosts", None),
         server=getattr(args, "server", None),
         token=getattr(args, "token", None) or os.environ.get("ECHO_TOKEN"),
     )

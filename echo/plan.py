@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from collectors import perturb as pt
 from collectors import valgrind as vg
@@ -60,6 +61,7 @@ class Options:
     records_max_mb: int = 1024  # bound on each process's record file (0: none)
     mode: str = "clones"  # or "reinit" (echo/reinit.py)
     checkpoint: str = "memory"  # reinit: "memory" or "files:DIR"
+    reinit_hosts: str | None = None  # reinit: simulated host of each rank ("a,a,b"), to test placement on one machine
     server: str | None = None  # echo server to upload the run to
     token: str | None = None  # its upload token
 
@@ -214,8 +216,28 @@ def reinit_lines(opts: Options, copies: list[int]) -> list[str]:
                           "--papi-sets, --valgrind or --perturb")
     if opts.checkpoint != "memory" and not (opts.checkpoint.startswith("files:") and len(opts.checkpoint) > 6):
         raise ReinitError(f"--checkpoint {opts.checkpoint}: expected memory or files:DIR")
-    return ["mode reinit", f"checkpoint {opts.checkpoint}"] + (
-        parse_kills(opts.inject, opts.nranks) if opts.inject else [])
+    lines = ["mode reinit", f"checkpoint {opts.checkpoint}"]
+    if opts.inject:
+        lines += parse_kills(opts.inject, opts.nranks)
+    if opts.reinit_hosts:
+        hosts = opts.reinit_hosts.split(",")
+        if len(hosts) != opts.nranks or not all(hosts):
+            raise ReinitError(f"--reinit-hosts {opts.reinit_hosts}: give one host name per rank ({opts.nranks})")
+        lines += [f"reinit_host_{r} {h}" for r, h in enumerate(hosts)]
+    if opts.hostfile:
+        lines += [f"reinit_slots_{host} {slots}" for host, slots in hostfile_slots(opts.hostfile)]
+    return lines
+
+
+def hostfile_slots(path: str) -> list[tuple[str, int]]:
+    """(host, slots) of an Open MPI hostfile's lines that give slots."""
+    out = []
+    for line in Path(path).read_text().splitlines():
+        words = line.split("#")[0].split()
+        slots = [w.split("=", 1)[1] for w in words[1:] if w.startswith("slots=")]
+        if words and slots and slots[0].isdigit():
+            out.append((words[0], int(slots[0])))
+    return out
 
 
 def plan_text(opts: Options, procs: list[Proc], extra: list[str] = ()) -> str:

@@ -187,6 +187,12 @@ void echo_reinit_setup(void);        /* after MPI_Init: the world echo can repla
 int echo_reinit_on_error(int rc);    /* a call failed: repair the world if a process failed */
 void echo_reinit_internal_comm(MPI_Comm c); /* a communicator of echo's own on the world: revoke it too */
 void echo_reinit_finalize(void);     /* MPI_Finalize after a repair: end without waiting for failed processes */
+/* where failed ranks start again (echo_placement.c) */
+void echo_placement_init(MPI_Comm world, int rank, int size);
+void echo_placement_share(MPI_Comm inter, int root_side, int nchildren, int size);
+int echo_placement_choose(const int *failed, int nfailed, int size, char (*out)[64]);
+int echo_placement_simulated(void);
+const char *echo_placement_host(int rank);
 
 /* ---- events and metrics of this process (echo_events.c) ---- */
 void echo_event(const char *kind, const char *fn, uint64_t seq, int32_t comm, int32_t peer, uint64_t bytes, int copy,

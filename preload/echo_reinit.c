@@ -130,8 +130,31 @@ static MPI_Comm repair(MPI_Comm old) {
     args[1] = plan;
     args[2] = CHILD_ENV "=1";
     for (int i = 0; i < ncmd; i++) args[3 + i] = cmd[i];
-    check(PMPI_Comm_spawn("/usr/bin/env", args, nfailed, MPI_INFO_NULL, 0, shrunk, &inter, MPI_ERRCODES_IGNORE),
+    /* one process per failed rank, each on the host chosen for it (echo_placement.c) */
+    char (*where)[64] = calloc((size_t)nfailed, 64);
+    int moved = echo_placement_choose(failed, nfailed, echo.app_size, where);
+    char **commands = calloc((size_t)nfailed, sizeof *commands);
+    char ***argvs = calloc((size_t)nfailed, sizeof *argvs);
+    int *ones = calloc((size_t)nfailed, sizeof *ones);
+    MPI_Info *infos = calloc((size_t)nfailed, sizeof *infos);
+    for (int i = 0; i < nfailed; i++) {
+        commands[i] = "/usr/bin/env";
+        argvs[i] = args;
+        ones[i] = 1;
+        infos[i] = MPI_INFO_NULL;
+        if (!echo_placement_simulated()) {
+            PMPI_Info_create(&infos[i]);
+            PMPI_Info_set(infos[i], "host", where[i]);
+        }
+    }
+    check(PMPI_Comm_spawn_multiple(nfailed, commands, argvs, ones, infos, 0, shrunk, &inter, MPI_ERRCODES_IGNORE),
           "MPI_Comm_spawn of the failed ranks");
+    for (int i = 0; i < nfailed; i++)
+        if (infos[i] != MPI_INFO_NULL) PMPI_Info_free(&infos[i]);
+    free(commands);
+    free(argvs);
+    free(ones);
+    free(infos);
     free(args);
     free(cmd);
     double t_spawned = now_epoch();
@@ -143,6 +166,7 @@ static MPI_Comm repair(MPI_Comm old) {
             double facts[2] = {job_start, repairs + 1};
             check(PMPI_Send(facts, 2, MPI_DOUBLE, i, 1, inter), "telling ranks");
         }
+    if (srank == 0) echo_placement_share(inter, 1, nfailed, echo.app_size);
     check(PMPI_Intercomm_merge(inter, 0, &merged), "MPI_Intercomm_merge");
     PMPI_Comm_free(&shrunk);
     MPI_Comm world = join(merged, echo.app_rank);
@@ -158,7 +182,11 @@ static MPI_Comm repair(MPI_Comm old) {
         fprintf(stderr, "echo: Reinit: rank%s", nfailed > 1 ? "s" : "");
         for (int i = 0; i < nfailed; i++) fprintf(stderr, " %d", failed[i]);
         fprintf(stderr, " failed; restarted in %.3f s\n", t_done - t_failure_seen);
+        for (int i = 0; i < nfailed && moved; i++) /* only when a host was lost: say where they went */
+            fprintf(stderr, "echo: Reinit: rank %d (host lost) restarted on %s%s\n", failed[i], where[i],
+                    echo_placement_simulated() ? " (simulated hosts)" : "");
     }
+    free(where);
     free(idx);
     free(failed);
     return world;
@@ -179,6 +207,7 @@ static void join_survivors(void) {
     check(PMPI_Recv(failed, n, MPI_INT, 0, 0, parent, MPI_STATUS_IGNORE), "learning the rank to take");
     double facts[2];
     check(PMPI_Recv(facts, 2, MPI_DOUBLE, 0, 1, parent, MPI_STATUS_IGNORE), "learning the rank to take");
+    echo_placement_share(parent, 0, 0, echo.app_size);
     job_start = facts[0];
     repairs = (int)facts[1];
     /* its own files: events/<n>.jsonl beside the plan's processes, never over the failed one's */
@@ -318,6 +347,7 @@ void echo_reinit_setup(void) {
     PMPI_Comm_size(echo.reps_world, &echo.app_size);
     PMPI_Comm_rank(echo.reps_world, &echo.app_rank);
     echo_comm_add(MPI_COMM_WORLD, echo.reps_world, echo.app_rank, echo.app_size, NULL);
+    if (!echo_reinit_is_child()) echo_placement_init(echo.reps_world, echo.app_rank, echo.app_size);
     PMPI_Comm_split(MPI_COMM_SELF, 0, 0, &echo.clone_comm); /* no copies: a communicator of its own */
     PMPI_Add_error_class(&error_code);
     arm_kills();

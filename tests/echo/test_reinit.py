@@ -37,3 +37,15 @@ def test_reinit_plan_runs_ulfm_with_one_process_per_rank():
 def test_reinit_does_not_combine_with_clones_or_roles(extra):
     with pytest.raises(ReinitError, match="one process per rank"):
         make_plan(Options(program=("./app",), nranks=2, mode="reinit", **extra), MACHINE)
+
+
+def test_simulated_hosts_and_hostfile_slots_reach_the_plan(tmp_path):
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("n1 slots=4\nn2 slots=2  # spare\nn3\n")
+    plan = make_plan(Options(program=("./app",), nranks=3, mode="reinit", reinit_hosts="a,a,b",
+                             hostfile=str(hostfile)), MACHINE)
+    for line in ("reinit_host_0 a", "reinit_host_2 b", "reinit_slots_n1 4", "reinit_slots_n2 2"):
+        assert line in plan.text
+    assert "reinit_slots_n3" not in plan.text
+    with pytest.raises(ReinitError, match="one host name per rank"):
+        make_plan(Options(program=("./app",), nranks=3, mode="reinit", reinit_hosts="a,b"), MACHINE)

@@ -76,3 +76,14 @@ def test_file_checkpoints_survive_a_kill(programs, failure_free, tmp_path):
     assert r.stdout == failure_free["c"]
     assert "rank 3: restarted, resuming at iteration 0" not in r.stderr, "it resumed from its files"
     assert list((tmp_path / "ckpt").glob("v*/3.done"))
+
+
+def test_ranks_of_a_lost_host_restart_on_the_least_loaded_remaining_host(programs, tmp_path):
+    """Simulated hosts (one machine here): ranks 2 and 3 are all of host b; killed together, b is lost, and they
+    restart on c (one rank) and then a (a and c have two each: by name)."""
+    r = echorun(["--no-store", "-n", "5", "--mode", "reinit", "--reinit-hosts", "a,a,b,b,c", "--inject",
+                 "kill:rank=2,after=1s;kill:rank=3,after=1s", *programs["reinit_iter"], "80", "30"],
+                tmp_path / "run", timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert "rank 2 (host lost) restarted on c (simulated hosts)" in r.stderr
+    assert "rank 3 (host lost) restarted on a (simulated hosts)" in r.stderr
