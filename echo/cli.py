@@ -59,7 +59,22 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--papi-sets", metavar="SPEC",
                    help="a PAPI counter set per copy: all, presets, EV1,EV2,... (packed into sets) or "
                         "EV1,EV2;EV3,EV4 (sets as given); mpiecho events shows what can be counted")
+    p.add_argument("--mode", choices=("clones", "reinit"), default="clones",
+                   help="reinit: on a process failure, restart the failed ranks and return every rank to its "
+                        "MPI_Reinit / echo.reinit restart point (Open MPI's ULFM); --inject kill:rank=R,after=T "
+                        "kills a process for testing")
+    p.add_argument("--checkpoint", default="memory", metavar="memory|files:DIR",
+                   help="--mode reinit: keep checkpoints in memory with a copy on a buddy rank (default), or in "
+                        "files under DIR (survive the loss of a node if DIR is shared)")
+    p.add_argument("--reinit-hosts", metavar="H,H,...",
+                   help="--mode reinit: the host of each rank, simulated, to see where ranks of a lost host restart "
+                        "(testing on one machine)")
     p.add_argument("program", nargs=argparse.REMAINDER, help="the MPI program and its arguments")
+
+
+def _absolute_checkpoint(spec: str) -> str:
+    kind, sep, where = spec.partition(":")
+    return f"files:{Path(where).absolute()}" if kind == "files" and sep and where else spec
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -107,6 +122,9 @@ def run_command(args: argparse.Namespace) -> int:
         worlds=getattr(args, "worlds", None),
         perturb_rep=getattr(args, "perturb_rep", False),
         records_max_mb=getattr(args, "records_max_mb", 1024),
+        mode=getattr(args, "mode", "clones"),
+        checkpoint=_absolute_checkpoint(getattr(args, "checkpoint", "memory")),
+        reinit_hosts=getattr(args, "reinit_hosts", None),
         server=getattr(args, "server", None),
         token=getattr(args, "token", None) or os.environ.get("ECHO_TOKEN"),
     )
@@ -263,6 +281,8 @@ def echorun_main(argv: list[str] | None = None) -> int:
 def mpiecho_main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="mpiecho", description="echo: cloned MPI runs, their records and reports.")
     p.add_argument("--version", action="version", version=f"echo {__version__}")
+    p.add_argument("--cflags", action="store_true",
+                   help="print the compiler flags for echo's headers (echo_reinit.h: MPI_Reinit and checkpoints)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     r = sub.add_parser("run", help="run a program with cloned ranks (the same as echorun)")
     add_run_options(r)
@@ -311,6 +331,11 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("build", help="build (or find in the cache) the preload library and print its path")
     b.set_defaults(fn=build_command)
     args = p.parse_args(argv)
+    if args.cflags:
+        from echo.build import PRELOAD_DIR
+
+        print(f"-I{PRELOAD_DIR}")
+        return 0
     if not getattr(args, "fn", None):
         p.print_help()
         return 2

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from collectors import perturb as pt
 from collectors import valgrind as vg
 from echo.copymap import parse_copies
+from echo.reinit import ReinitError, parse_kills
 from echo.sdc import SdcError, check_mode, parse_inject
 
 PLAN_FORMAT = 1
@@ -57,6 +59,9 @@ class Options:
     worlds: str | None = None  # lockstep (default) | independent
     perturb_rep: bool = False  # perturb copy 0 too
     records_max_mb: int = 1024  # bound on each process's record file (0: none)
+    mode: str = "clones"  # or "reinit" (echo/reinit.py)
+    checkpoint: str = "memory"  # reinit: "memory" or "files:DIR"
+    reinit_hosts: str | None = None  # reinit: simulated host of each rank ("a,a,b"), to test placement on one machine
     server: str | None = None  # echo server to upload the run to
     token: str | None = None  # its upload token
 
@@ -201,6 +206,40 @@ def perturb_lines(opts: Options, copies: list[int]) -> list[str]:
     return lines + [f"perturb_rep {int(opts.perturb_rep)}"]
 
 
+def reinit_lines(opts: Options, copies: list[int]) -> list[str]:
+    if opts.mode == "clones":
+        return []
+    if opts.mode != "reinit":
+        raise ReinitError(f"--mode {opts.mode}: expected clones or reinit")
+    if max(copies) > 1 or opts.sdc or opts.papi_sets or opts.valgrind or opts.valgrind_slice or opts.perturb:
+        raise ReinitError("--mode reinit runs one process per rank: it does not combine with --clones, --sdc, "
+                          "--papi-sets, --valgrind or --perturb")
+    if opts.checkpoint != "memory" and not (opts.checkpoint.startswith("files:") and len(opts.checkpoint) > 6):
+        raise ReinitError(f"--checkpoint {opts.checkpoint}: expected memory or files:DIR")
+    lines = ["mode reinit", f"checkpoint {opts.checkpoint}"]
+    if opts.inject:
+        lines += parse_kills(opts.inject, opts.nranks)
+    if opts.reinit_hosts:
+        hosts = opts.reinit_hosts.split(",")
+        if len(hosts) != opts.nranks or not all(hosts):
+            raise ReinitError(f"--reinit-hosts {opts.reinit_hosts}: give one host name per rank ({opts.nranks})")
+        lines += [f"reinit_host_{r} {h}" for r, h in enumerate(hosts)]
+    if opts.hostfile:
+        lines += [f"reinit_slots_{host} {slots}" for host, slots in hostfile_slots(opts.hostfile)]
+    return lines
+
+
+def hostfile_slots(path: str) -> list[tuple[str, int]]:
+    """(host, slots) of an Open MPI hostfile's lines that give slots."""
+    out = []
+    for line in Path(path).read_text().splitlines():
+        words = line.split("#")[0].split()
+        slots = [w.split("=", 1)[1] for w in words[1:] if w.startswith("slots=")]
+        if words and slots and slots[0].isdigit():
+            out.append((words[0], int(slots[0])))
+    return out
+
+
 def plan_text(opts: Options, procs: list[Proc], extra: list[str] = ()) -> str:
     lines = [
         f"echo-plan {PLAN_FORMAT}",
@@ -224,16 +263,21 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     copies = parse_copies(opts.clones, opts.nranks)
     tools = valgrind_roles(opts, copies)
     procs = layout(copies, opts, tools)
-    extra = (sdc_lines(opts, copies) + papi_lines(opts, copies) + valgrind_lines(opts, procs, machine, tools)
-             + perturb_lines(opts, copies))
+    reinit = reinit_lines(opts, copies)
+    sdc = [] if reinit else sdc_lines(opts, copies)  # --inject means kills in reinit mode
+    extra = (sdc + papi_lines(opts, copies) + valgrind_lines(opts, procs, machine, tools)
+             + perturb_lines(opts, copies) + reinit)
     plan_path = f"{opts.run_dir}/plan"
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library}
     argv = [machine.mpirun, "-n", str(len(procs))]
     if machine.flavor == "openmpi":
         if machine.is_root:
             argv.append("--allow-run-as-root")
-        if len(procs) > machine.cores and not (opts.hosts or opts.hostfile):
+        # Reinit respawns a failed rank while its slot still counts as taken
+        if (len(procs) > machine.cores or opts.mode == "reinit") and not (opts.hosts or opts.hostfile):
             argv.append("--oversubscribe")
+        if opts.mode == "reinit":  # ULFM: survivors are told of failures instead of being killed
+            argv += ["--with-ft", "ulfm"]
         if opts.output == "all" or opts.perturb:  # perturbation keeps copy 0's output in a file too
             argv += ["--output", "tag"]
         for name, value in env.items():

@@ -2,6 +2,8 @@
  * under cloning (see echo_internal.h). */
 #include "echo_internal.h"
 
+#include <mpi-ext.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +55,18 @@ void echo_comm_remove(MPI_Comm app) {
         ntable--;
         return;
     }
+}
+
+void echo_comm_revoke_all(void) {
+    PMPIX_Comm_revoke(world.real);
+    for (int i = 0; i < ntable; i++)
+        if (table[i]->real != MPI_COMM_NULL) PMPIX_Comm_revoke(table[i]->real);
+}
+
+void echo_comm_forget_all(void) {
+    /* the handles are left to MPI: freeing a communicator with failed members
+     * is not worth a second failure during the repair */
+    while (ntable) echo_comm_remove(table[ntable - 1]->app);
 }
 
 /* ---- attribute keyvals: MPI_Comm_dup copies attributes through their keyval's

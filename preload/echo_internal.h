@@ -22,6 +22,7 @@ typedef struct echo_state {
     int active;          /* between our MPI_Init setup and MPI_Finalize */
     int cloned;          /* some rank has more than one copy */
     int independent;     /* copies form independent worlds (no forwarding) */
+    int reinit;          /* Reinit mode: the world is repaired after a process failure (echo_reinit.c) */
     int app_rank;        /* rank the application sees in MPI_COMM_WORLD */
     int app_size;        /* N */
     int copy;            /* copy index, 0 = representative */
@@ -79,6 +80,10 @@ static inline int echo_comm_is_local(MPI_Comm c) { return c != MPI_COMM_WORLD &&
 echo_comm_t *echo_comm_get(MPI_Comm app, const char *fn); /* aborts if unknown */
 echo_comm_t *echo_comm_add(MPI_Comm app, MPI_Comm real, int rank, int size, int *members);
 void echo_comm_remove(MPI_Comm app);
+/* Reinit: revoke every communicator (so every survivor joins the repair), then
+ * forget all but the world, as after MPI_Init */
+void echo_comm_revoke_all(void);
+void echo_comm_forget_all(void);
 /* After the representative created `*newcomm` (or got MPI_COMM_NULL), register
  * it on every copy of the rank; copies get their stand-in handle, with the
  * error handler of `parent` (MPI_COMM_NULL: none to inherit).  `dup`: the new
@@ -175,6 +180,19 @@ typedef struct echo_request_view {
 MPI_Request echo_request_new_partitioned(MPI_Request real, int send, void *buf, int partitions, int count,
                                          MPI_Datatype dt, int32_t comm_id, int32_t peer);
 int echo_request_view(MPI_Request h, echo_request_view_t *v); /* 0 if h is not an echo request */
+
+/* ---- Reinit mode (echo_reinit.c) ---- */
+int echo_reinit_is_child(void);      /* a process started again in place of a failed one */
+void echo_reinit_setup(void);        /* after MPI_Init: the world echo can replace */
+int echo_reinit_on_error(int rc);    /* a call failed: repair the world if a process failed */
+void echo_reinit_internal_comm(MPI_Comm c); /* a communicator of echo's own on the world: revoke it too */
+void echo_reinit_finalize(void);     /* MPI_Finalize after a repair: end without waiting for failed processes */
+/* where failed ranks start again (echo_placement.c) */
+void echo_placement_init(MPI_Comm world, int rank, int size);
+void echo_placement_share(MPI_Comm inter, int root_side, int nchildren, int size);
+int echo_placement_choose(const int *failed, int nfailed, int size, char (*out)[64]);
+int echo_placement_simulated(void);
+const char *echo_placement_host(int rank);
 
 /* ---- events and metrics of this process (echo_events.c) ---- */
 void echo_event(const char *kind, const char *fn, uint64_t seq, int32_t comm, int32_t peer, uint64_t bytes, int copy,

@@ -160,7 +160,10 @@ static void read_plan(const char *path, int me) {
     echo.real_size = real_size;
     const char *v = echo_plan_value("app_size");
     echo.app_size = v ? atoi(v) : real_size;
-    echo.cloned = echo.app_size != real_size;
+    v = echo_plan_value("mode");
+    echo.reinit = v && strcmp(v, "reinit") == 0;
+    /* Reinit virtualizes the world as clones do (one copy each): it can replace it */
+    echo.cloned = echo.app_size != real_size || echo.reinit;
     v = echo_plan_value("run_dir");
     snprintf(echo.run_dir, sizeof echo.run_dir, "%s", v ? v : ".");
 }
@@ -195,6 +198,10 @@ __attribute__((constructor)) static void echo_load(void) {
     }
 
     char path[1200];
+    if (echo_reinit_is_child()) { /* its rank is known after MPI_Init; the failed one's status stays */
+        echo.app_rank = -2;
+        return;
+    }
     snprintf(path, sizeof path, "%s/procs/%d.status", echo.run_dir, me);
     status_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     snprintf(pid_text, sizeof pid_text, "%d", (int)getpid());
@@ -218,7 +225,13 @@ __attribute__((constructor)) static void echo_load(void) {
 }
 
 void echo_setup_after_init(void) {
-    if (echo.app_rank < 0) return; /* no plan: pass-through */
+    if (echo.app_rank == -1) return; /* no plan: pass-through */
+    if (echo.reinit) {
+        echo_reinit_setup(); /* a restarted process learns its rank here */
+        echo.active = 1;
+        echo_records_open(echo_function_names, echo_nfunctions);
+        return;
+    }
     int real_rank, real_size;
     PMPI_Comm_rank(MPI_COMM_WORLD, &real_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &real_size);

@@ -4,6 +4,7 @@
 #include "echo_internal.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,11 @@ static void close_at_exit(void) { echo_records_close(); }
 void echo_records_open(const char *const *functions, int nfunctions) {
     char path[1200];
     snprintf(path, sizeof path, "%s/records/%d.rec", echo.run_dir, echo.real_rank);
+    if (echo_reinit_is_child()) { /* a restarted rank: beside the failed one's records, not over them */
+        snprintf(path, sizeof path, "%s/records/restarts", echo.run_dir);
+        mkdir(path, 0755);
+        snprintf(path, sizeof path, "%s/records/restarts/%d-%d.rec", echo.run_dir, echo.app_rank, (int)getpid());
+    }
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     const char *mb = echo_plan_value("records_max_mb");
     max_bytes = (uint64_t)(mb ? atoll(mb) : 1024) << 20;

@@ -249,6 +249,7 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
             "    if (echo_hooks.enter) echo_hooks.enter();",
             f"    int rc = {body};",
             *copy_error,
+            "    if (rc != MPI_SUCCESS && echo.reinit) rc = echo_reinit_on_error(rc);",
             "    if (echo_hooks.leave) echo_hooks.leave();",
             f"    if (echo.active) echo_record({fn_id}, t0, rec_comm, {peer}, {tag}, {nbytes}, rc);",
             "    echo_depth = 0;",

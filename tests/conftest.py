@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from echo.build import detect_mpi
+from echo.build import PRELOAD_DIR, detect_mpi
 
 PROGRAMS = Path(__file__).parent / "programs"
 RANK_LINE = re.compile(r"^r(\d+): ")
@@ -48,7 +48,9 @@ def programs(mpi, tmp_path_factory) -> dict[str, list[str]]:
         if src.suffix in (".c", ".cpp"):
             compiler = mpi.mpicc if src.suffix == ".c" else str(Path(mpi.mpicc).parent / "mpicxx")
             exe = out / src.stem
-            subprocess.run([compiler, "-O1", "-g", f"-I{PROGRAMS}", "-o", str(exe), str(src)], check=True)
+            # -I PRELOAD_DIR: what `mpiecho --cflags` gives (echo_reinit.h)
+            subprocess.run([compiler, "-O1", "-g", f"-I{PROGRAMS}", f"-I{PRELOAD_DIR}", "-o", str(exe), str(src)],
+                           check=True)
             cmds[src.stem] = [str(exe)]
         elif src.suffix == ".py":
             cmds[src.stem] = [sys.executable, str(src)]

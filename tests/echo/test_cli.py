@@ -38,3 +38,24 @@ def test_missing_program():
 def test_mpiecho_run_is_echorun(tmp_path):
     r = run("mpiecho", "run", "-n", "1", "--run-dir", str(tmp_path / "r"), "true")
     assert "1 ranks, 1 copy each" in r.stderr
+
+
+def test_cflags_find_the_reinit_header(tmp_path):
+    """`mpiecho --cflags` is all a program needs to include echo_reinit.h."""
+    import shlex
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from echo.build import detect_mpi
+
+    flags = subprocess.run([str(Path(sys.executable).parent / "mpiecho"), "--cflags"], capture_output=True, text=True,
+                           check=True).stdout
+    src = tmp_path / "uses.c"
+    src.write_text('#include <mpi.h>\n#include "echo_reinit.h"\n'
+                   "static int body(int c, char **v, MPI_Reinit_state_t s) { (void)c; (void)v; return (int)s; }\n"
+                   "int main(int argc, char **argv) { return MPI_Reinit(&argc, &argv, body); }\n")
+    subprocess.run([detect_mpi().mpicc, *shlex.split(flags), "-Wall", "-Werror", "-o", str(tmp_path / "uses"),
+                    str(src)], check=True)
+    # without echorun the program runs resilient_main once, state NEW (0)
+    assert subprocess.run([str(tmp_path / "uses")]).returncode == 0

@@ -1,0 +1,123 @@
+"""Reinit mode: global restart without re-deploying the job.
+
+`reinit(main)` is the Python form of C's MPI_Reinit: it calls `main(state)`
+with "new" (or "restarted" in a process started again in place of a failed
+one); when a process of the job fails, echo repairs the world and the MPI call
+that saw the failure raises mpi4py's MPI.Exception with echo's error code:
+`reinit` catches it and calls `main("reinited")`. Outside echorun's reinit
+mode it just calls `main("new")`.
+
+`parse_kills` turns echorun's `--inject kill:rank=R,after=T[;...]` into plan lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+STATES = {0: "new", 1: "reinited", 2: "restarted"}
+
+
+class ReinitError(ValueError):
+    """A --mode reinit option that cannot be honoured."""
+
+
+def _seconds(text: str) -> float:
+    for suffix, scale in (("ms", 1e-3), ("s", 1.0), ("m", 60.0)):
+        if text.endswith(suffix):
+            return float(text[: -len(suffix)]) * scale
+    return float(text)
+
+
+def parse_kills(spec: str, nranks: int) -> list[str]:
+    """`kill:rank=3,after=2s;kill:rank=1,after=4.5s` -> plan lines `reinit_kill_<k> <rank> <seconds>`."""
+    lines = []
+    for k, one in enumerate(filter(None, (s.strip() for s in spec.split(";")))):
+        kind, sep, rest = one.partition(":")
+        values = dict(item.partition("=")[::2] for item in rest.split(",") if item)
+        if kind != "kill" or not sep or set(values) != {"rank", "after"}:
+            raise ReinitError(f"--inject {one}: with --mode reinit, expected kill:rank=R,after=T "
+                              "(T in s or ms after the job's MPI_Init; several separated by ';')")
+        try:
+            rank, after = int(values["rank"]), _seconds(values["after"])
+        except ValueError as e:
+            raise ReinitError(f"--inject {one}: {e}") from None
+        if not 0 <= rank < nranks:
+            raise ReinitError(f"--inject {one}: rank {rank} does not exist (ranks are 0..{nranks - 1})")
+        if after < 0:
+            raise ReinitError(f"--inject {one}: after must be >= 0")
+        lines.append(f"reinit_kill_{k} {rank} {after}")
+    return lines
+
+
+def _checked(call: Callable[[], int]) -> int:
+    """Run a checkpoint call of the library; a repair during it is the failure Python sees as an exception."""
+    from mpi4py import MPI
+
+    from echo import lib
+
+    _ffi, clib = lib._lib()
+    before = clib.echo_reinit_repairs()
+    result = call()
+    if clib.echo_reinit_repairs() != before:
+        raise MPI.Exception(clib.echo_reinit_error_code())
+    return result
+
+
+def checkpoint_store(name: str, data: bytes) -> None:
+    """Keep `data` under `name` in the checkpoint version being prepared (local)."""
+    from echo import lib
+
+    if lib.available():
+        lib._lib()[1].echo_ckpt_store(name.encode(), data, len(data))
+
+
+def checkpoint_commit(version: int) -> None:
+    """Make `version` this rank's checkpoint (collective over MPI.COMM_WORLD)."""
+    from echo import lib
+
+    if lib.available():
+        _checked(lambda: lib._lib()[1].echo_ckpt_commit(version))
+
+
+def checkpoint_latest() -> int:
+    """The latest version every rank committed, -1 if none (collective)."""
+    from echo import lib
+
+    return _checked(lambda: lib._lib()[1].echo_ckpt_latest()) if lib.available() else -1
+
+
+def checkpoint_load(name: str, size: int) -> bytes | None:
+    """At most `size` bytes of `name` from the latest version (after checkpoint_latest), None if it has none."""
+    from echo import lib
+
+    if not lib.available():
+        return None
+    ffi, clib = lib._lib()
+    buf = ffi.new("char[]", size)
+    if clib.echo_ckpt_load(name.encode(), buf, size) != 0:
+        return None
+    return ffi.buffer(buf, size)[:]
+
+
+def reinit(main: Callable[[str], T]) -> T:
+    """Run `main(state)` and run it again, state "reinited", each time the world is repaired."""
+    from echo import lib
+
+    if not lib.available():
+        return main("new")
+    from mpi4py import MPI
+
+    ffi, clib = lib._lib()
+    state = STATES[clib.echo_reinit_begin()]
+    try:
+        while True:
+            try:
+                return main(state)
+            except MPI.Exception as e:
+                if e.Get_error_code() != clib.echo_reinit_error_code():
+                    raise
+                state = "reinited"
+    finally:
+        clib.echo_reinit_end()

@@ -1,0 +1,51 @@
+"""The reinit options: parsing of injected kills and the plan (no MPI)."""
+
+import pytest
+
+from echo.plan import Machine, Options, make_plan
+from echo.reinit import ReinitError, parse_kills
+
+MACHINE = Machine(mpirun="mpirun", flavor="openmpi", cores=8, is_root=False, library="/lib/libecho.so")
+
+
+def test_kills_become_plan_lines():
+    assert parse_kills("kill:rank=3,after=2s;kill:rank=0,after=1500ms", 4) == [
+        "reinit_kill_0 3 2.0", "reinit_kill_1 0 1.5"]
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("kill:rank=4,after=1s", "rank 4 does not exist"),
+    ("kill:rank=1", "expected kill:rank=R,after=T"),
+    ("bitflip:rank=1,copy=0,call=3", "expected kill:rank=R,after=T"),
+    ("kill:rank=x,after=1s", "invalid literal"),
+    ("kill:rank=1,after=-1s", "after must be >= 0"),
+])
+def test_bad_kills_are_named(spec, message):
+    with pytest.raises(ReinitError, match=message):
+        parse_kills(spec, 4)
+
+
+def test_reinit_plan_runs_ulfm_with_one_process_per_rank():
+    plan = make_plan(Options(program=("./app",), nranks=4, mode="reinit", inject="kill:rank=1,after=2s"), MACHINE)
+    assert plan.argv[plan.argv.index("--with-ft") + 1] == "ulfm"
+    assert plan.nprocs == 4
+    assert "mode reinit" in plan.text and "reinit_kill_0 1 2.0" in plan.text
+    assert "sdc" not in plan.text
+
+
+@pytest.mark.parametrize("extra", [{"clones": "2"}, {"sdc": "detect"}, {"perturb": "rounding"}])
+def test_reinit_does_not_combine_with_clones_or_roles(extra):
+    with pytest.raises(ReinitError, match="one process per rank"):
+        make_plan(Options(program=("./app",), nranks=2, mode="reinit", **extra), MACHINE)
+
+
+def test_simulated_hosts_and_hostfile_slots_reach_the_plan(tmp_path):
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("n1 slots=4\nn2 slots=2  # spare\nn3\n")
+    plan = make_plan(Options(program=("./app",), nranks=3, mode="reinit", reinit_hosts="a,a,b",
+                             hostfile=str(hostfile)), MACHINE)
+    for line in ("reinit_host_0 a", "reinit_host_2 b", "reinit_slots_n1 4", "reinit_slots_n2 2"):
+        assert line in plan.text
+    assert "reinit_slots_n3" not in plan.text
+    with pytest.raises(ReinitError, match="one host name per rank"):
+        make_plan(Options(program=("./app",), nranks=3, mode="reinit", reinit_hosts="a,b"), MACHINE)

@@ -1,0 +1,89 @@
+"""Reinit mode on real ULFM runs: after injected kills at random times the
+programs finish with the output of a failure-free run; a failure with no
+restart point ends the job cleanly."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tests.conftest import echorun, mpirun_native
+
+ITERATIONS, PAUSE_MS = "160", "40"  # about 6.5 s of work: room for 3 kills and their restarts
+
+
+def kills(n: int, nranks: int, seed: int) -> str:
+    """`n` kills of random ranks at random times, about 2 s apart (a restart takes about 1 s here)."""
+    rng = random.Random(seed)
+    return ";".join(f"kill:rank={rng.randrange(nranks)},after={0.6 + 2.0 * k + rng.uniform(0, 0.5):.2f}s"
+                    for k in range(n))
+
+
+@pytest.fixture(scope="module")
+def failure_free(mpi, programs) -> dict[str, str]:
+    out = {}
+    for name, args in (("c", [*programs["reinit_iter"], ITERATIONS, PAUSE_MS]),
+                       ("py", [*programs["py_reinit"], "60", PAUSE_MS])):
+        r = mpirun_native(mpi, 4, args)
+        assert r.returncode == 0, r.stderr
+        out[name] = r.stdout
+    return out
+
+
+@pytest.mark.parametrize("nkills", [0, 1, 2, 3])
+def test_c_program_survives_kills(programs, failure_free, tmp_path, nkills):
+    spec = kills(nkills, 4, seed=nkills)
+    args = ["--no-store", "-n", "4", "--mode", "reinit"] + (["--inject", spec] if nkills else [])
+    r = echorun(args + [*programs["reinit_iter"], ITERATIONS, PAUSE_MS], tmp_path / "run", timeout=240)
+    assert r.returncode == 0, spec + "\n" + r.stderr
+    assert r.stdout == failure_free["c"], spec
+    assert r.stderr.count("echo: Reinit: rank") == nkills, spec + "\n" + r.stderr
+    assert r.stderr.count(": restarted, resuming at iteration") == nkills
+
+
+def test_python_program_survives_a_kill(programs, failure_free, tmp_path):
+    r = echorun(["--no-store", "-n", "4", "--mode", "reinit", "--inject", "kill:rank=1,after=1.2s",
+                 *programs["py_reinit"], "60", PAUSE_MS], tmp_path / "run", timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == failure_free["py"]
+    assert "rank 1: restarted" in r.stderr and "rank 0: reinited" in r.stderr
+
+
+def test_program_without_checkpoints_restarts_from_the_beginning(programs, tmp_path):
+    args = [*programs["reinit_iter"], "60", PAUSE_MS, "nockpt"]
+    clean = echorun(["--no-store", "-n", "3", "--mode", "reinit", *args], tmp_path / "clean", timeout=240)
+    r = echorun(["--no-store", "-n", "3", "--mode", "reinit", "--inject", "kill:rank=2,after=1s", *args],
+                tmp_path / "run", timeout=240)
+    assert clean.returncode == 0 and r.returncode == 0, r.stderr
+    assert r.stdout == clean.stdout
+    assert "rank 2: restarted, resuming at iteration 0" in r.stderr
+
+
+def test_a_kill_before_the_restart_point_ends_the_job_cleanly(programs, tmp_path):
+    r = echorun(["--no-store", "-n", "3", "--mode", "reinit", "--inject", "kill:rank=1,after=0.2s",
+                 *programs["reinit_iter"], "20", "10", "barrier-first"], tmp_path / "run", timeout=240)
+    assert r.returncode != 0
+    assert "a process failed before MPI_Reinit was called" in r.stderr
+    assert "result" not in r.stdout
+
+
+def test_file_checkpoints_survive_a_kill(programs, failure_free, tmp_path):
+    r = echorun(["--no-store", "-n", "4", "--mode", "reinit", "--checkpoint", f"files:{tmp_path / 'ckpt'}",
+                 "--inject", "kill:rank=3,after=1.5s", *programs["reinit_iter"], ITERATIONS, PAUSE_MS],
+                tmp_path / "run", timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == failure_free["c"]
+    assert "rank 3: restarted, resuming at iteration 0" not in r.stderr, "it resumed from its files"
+    assert list((tmp_path / "ckpt").glob("v*/3.done"))
+
+
+def test_ranks_of_a_lost_host_restart_on_the_least_loaded_remaining_host(programs, tmp_path):
+    """Simulated hosts (one machine here): ranks 2 and 3 are all of host b; killed together, b is lost, and they
+    restart on c (one rank) and then a (a and c have two each: by name)."""
+    r = echorun(["--no-store", "-n", "5", "--mode", "reinit", "--reinit-hosts", "a,a,b,b,c", "--inject",
+                 "kill:rank=2,after=1s;kill:rank=3,after=1s", *programs["reinit_iter"], "80", "30"],
+                tmp_path / "run", timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert "rank 2 (host lost) restarted on c (simulated hosts)" in r.stderr
+    assert "rank 3 (host lost) restarted on a (simulated hosts)" in r.stderr
