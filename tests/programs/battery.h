@@ -13,4 +13,10 @@ __attribute__((unused)) static void battery_init(int *argc, char ***argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 }
+/* "r<rank>: what: v0 v1 ..." */
+__attribute__((unused)) static void print_ints(const char *what, const int *v, int n) {
+    printf("r%d: %s:", rank, what);
+    for (int i = 0; i < n; i++) printf(" %d", v[i]);
+    printf("\n");
+}
 #endif

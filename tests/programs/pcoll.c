@@ -3,12 +3,6 @@
 #include "battery.h"
 #include <stdlib.h>
 
-static void print_ints(const char *what, const int *v, int n) {
-    printf("r%d: %s:", rank, what);
-    for (int i = 0; i < n; i++) printf(" %d", v[i]);
-    printf("\n");
-}
-
 int main(int argc, char **argv) {
     battery_init(&argc, &argv);
     int *in = malloc(sizeof(int) * (size_t)size * 4), *out = malloc(sizeof(int) * (size_t)size * 4);
