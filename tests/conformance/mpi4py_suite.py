@@ -1,0 +1,448 @@
+"""mpi4py's own test suite, run natively and under echorun: the same tests must pass.
+
+    PYTHONPATH=. .venv/bin/python -m tests.conformance.mpi4py_suite            # the full matrix
+    PYTHONPATH=. .venv/bin/python -m tests.conformance.mpi4py_suite -n 2 --clones 2 --modules test_comm,test_p2p_obj
+
+The suite (`test/` of the sdist of the installed mpi4py version) is downloaded once with
+pip and cached in ~/.cache/echo (ECHO_CACHE). Every configuration runs the suite's
+modules in one MPI job (mpi4py_driver.py), each process (every rank, and under echorun
+every copy of every rank) writing every test's outcome to its own file. A call echo
+cannot replicate aborts the whole job: the module that was running is recorded as
+aborted (with the message and the test in progress), and a new job resumes with the
+next module. A job that writes nothing for `--stall` seconds is hung: it is killed and
+recorded the same way. Prints a table of counts per configuration and process and every
+difference, grouped by cause, and writes them to bench/results/conformance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from echo.build import cache_root, detect_mpi
+
+ROOT = Path(__file__).resolve().parents[2]
+DRIVER = Path(__file__).with_name("mpi4py_driver.py")
+VENV_BIN = Path(sys.executable).parent
+STALL_SECONDS = 300.0
+RETRIES = 20  # jobs per module after the first abort in it
+OUTCOMES = ("pass", "skip", "fail", "error", "xfail", "xpass", "abort", "hang")
+NOT_RUN = "not run"
+
+Process = tuple[int, int]  # (application rank, copy)
+
+
+@dataclass(frozen=True)
+class Config:
+    nranks: int
+    clones: int  # 0: natively, with mpirun
+
+    @property
+    def name(self) -> str:
+        return f"native -n {self.nranks}" if self.native else f"echo -n {self.nranks} --clones {self.clones}"
+
+    @property
+    def slug(self) -> str:
+        return f"n{self.nranks}-" + ("native" if self.native else f"c{self.clones}")
+
+    @property
+    def native(self) -> bool:
+        return self.clones == 0
+
+    def processes(self) -> list[Process]:
+        return [(r, c) for r in range(self.nranks) for c in range(max(self.clones, 1))]
+
+
+@dataclass
+class Outcome:
+    outcome: str  # one of OUTCOMES
+    detail: str = ""
+
+
+@dataclass
+class Interruption:
+    """A job that ended (abort) or stopped writing (hang) while a module was running."""
+
+    module: str
+    kind: str  # "abort" or "hang"
+    message: str
+    test: str | None  # the test that stopped the job (None: outside any test, in a fixture say)
+
+
+@dataclass
+class ConfigRun:
+    config: Config
+    outcomes: dict[Process, dict[str, Outcome]]
+    interruptions: list[Interruption] = field(default_factory=list)
+    seconds: float = 0.0
+    jobs: int = 0
+
+    def interruption(self, module: str) -> Interruption | None:
+        """The last interruption of a module: what stopped its tests that never ran."""
+        return next((i for i in reversed(self.interruptions) if i.module == module), None)
+
+    def counts(self, proc: Process) -> Counter:
+        return Counter(o.outcome for o in self.outcomes[proc].values())
+
+
+# ---- the suite ----
+
+
+def suite_dir() -> Path:
+    """test/ of the sdist of the installed mpi4py, downloaded and unpacked once."""
+    version = importlib.metadata.version("mpi4py")
+    home = cache_root() / f"mpi4py-{version}-suite"
+    testdir = home / "test"
+    if testdir.is_dir():
+        return testdir
+    home.mkdir(parents=True, exist_ok=True)
+    sdist = home / f"mpi4py-{version}.tar.gz"
+    if not sdist.exists():
+        with tempfile.TemporaryDirectory(dir=home) as tmp:
+            p = subprocess.run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
+                                "--dest", tmp, f"mpi4py=={version}"], capture_output=True, text=True)
+            if p.returncode != 0:
+                raise RuntimeError(f"pip download mpi4py=={version} failed:\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
+            os.replace(Path(tmp) / sdist.name, sdist)
+    # unpack next to the final place, then rename: an interrupted unpack never looks complete
+    with tempfile.TemporaryDirectory(dir=home) as tmp, tarfile.open(sdist) as tar:
+        prefix = f"mpi4py-{version}/test/"
+        members = [m for m in tar.getmembers() if m.name.startswith(prefix) and m.isfile()]
+        tar.extractall(tmp, members, filter="data")
+        os.replace(Path(tmp) / prefix, testdir)
+    return testdir
+
+
+def suite_modules(testdir: Path) -> list[str]:
+    return sorted(p.stem for p in testdir.glob("test_*.py"))
+
+
+# ---- running one configuration ----
+
+
+@functools.cache
+def mpirun() -> str:
+    return detect_mpi().mpirun
+
+
+def job_argv(config: Config, testdir: Path, outdir: Path, jobfile: Path, run_dir: Path) -> list[str]:
+    program = [sys.executable, str(DRIVER), str(testdir), str(outdir), str(jobfile)]
+    if config.native:  # as tests/conftest.py runs programs natively
+        argv = [mpirun(), "-n", str(config.nranks), "--oversubscribe"]
+        return argv + (["--allow-run-as-root"] if os.geteuid() == 0 else []) + program
+    return [str(VENV_BIN / "echorun"), "--run-dir", str(run_dir), "--no-store", "-n", str(config.nranks),
+            "--clones", str(config.clones), *program]
+
+
+def run_job(argv: list[str], jobdir: Path, stall: float) -> tuple[int, str, bool]:
+    """Run one job in its own process group, its output in jobdir/stdout and jobdir/stderr; kill the group
+    when no process has written a result for `stall` seconds. Returns (exit status, stderr, whether it hung)."""
+    outdir = jobdir / "out"
+    with open(jobdir / "stdout", "w") as out, open(jobdir / "stderr", "w") as err:
+        p = subprocess.Popen(argv, stdout=out, stderr=err, start_new_session=True)
+        last, progress = -1, time.monotonic()
+        hung = False
+        while p.poll() is None:
+            time.sleep(1)
+            size = sum(f.stat().st_size for f in outdir.iterdir())
+            if size != last:
+                last, progress = size, time.monotonic()
+            elif time.monotonic() - progress > stall:
+                hung = True
+                os.killpg(p.pid, 9)
+                p.wait()
+    return p.returncode, (jobdir / "stderr").read_text(errors="replace"), hung
+
+
+def read_log(path: Path) -> list[tuple[str, dict]]:
+    """(module, record) of every line a process wrote (a last line cut short by a kill is dropped)."""
+    module, out = "", []
+    for line in path.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if "module" in rec:
+            module = rec["module"]
+        out.append((module, rec))
+    return out
+
+
+def failure_message(stderr: str, returncode: int) -> str:
+    """The line of a failed job's stderr that says why: echo's own stop, echorun's failure report, else the
+    last line (Open MPI's component warnings are noise)."""
+    lines = ["".join(ch for ch in ln if ch.isprintable()).strip() for ln in stderr.splitlines()]
+    lines = [ln for ln in lines if ln and "osc_ucx_component" not in ln]
+    for needle in ("is not supported with clones", "echo: application rank", "job failed"):
+        for ln in lines:
+            if needle in ln:
+                return ln
+    return lines[-1] if lines else f"exit status {returncode}"
+
+
+def stopped_test(message: str, running: dict[Process, str]) -> str | None:
+    """The test that stopped a job: the one the process named in the message was in (echo names the process
+    that met an unsupported call or died), else the one most processes were in."""
+    m = re.search(r"application rank (\d+) copy (\d+)", message)
+    if m and (int(m[1]), int(m[2])) in running:
+        return running[(int(m[1]), int(m[2]))]
+    common = Counter(running.values()).most_common(1)
+    return common[0][0] if common else None
+
+
+def run_config(config: Config, testdir: Path, modules: list[str], work: Path, stall: float = STALL_SECONDS,
+               retries: int = RETRIES, log: bool = True) -> ConfigRun:
+    """Run the modules in as many jobs as aborts and hangs require; every process's outcomes.
+
+    When a job stops, the processes were not all at the same test. Of the module that was running, the
+    outcomes kept are those of the tests every process finished; the test that stopped the job gets the
+    outcome abort (or hang) on every process; the others run again. After an abort the next job starts
+    again in the same module without the tests kept and the one that aborted, up to `retries` times per
+    module; then (and after a hang, which costs `stall` seconds each time) it starts with the next module."""
+    procs = config.processes()
+    run = ConfigRun(config, {p: {} for p in procs})
+    remaining, skip = list(modules), set()
+    restarts: Counter = Counter()
+    start = time.monotonic()
+    while remaining:
+        jobdir = work / f"{config.slug}-job{run.jobs}"
+        outdir = jobdir / "out"
+        outdir.mkdir(parents=True)
+        jobfile = jobdir / "job.json"
+        jobfile.write_text(json.dumps({"modules": remaining, "skip": sorted(skip)}))
+        t0 = time.monotonic()
+        rc, stderr, hung = run_job(job_argv(config, testdir, outdir, jobfile, jobdir / "run"), jobdir, stall)
+        run.jobs += 1
+        logs = {p: read_log(outdir / f"rank{p[0]}.copy{p[1]}.jsonl") for p in procs
+                if (outdir / f"rank{p[0]}.copy{p[1]}.jsonl").exists()}
+        ended = {m for m in remaining if len(logs) == len(procs)
+                 and all(any(rec.get("event") == "end" and rec.get("module") == m for _, rec in lg)
+                         for lg in logs.values())}
+        culprit = next((m for m in remaining if m not in ended), None)
+        done: dict[Process, dict[str, Outcome]] = {p: {} for p in procs}
+        running: dict[Process, str] = {}
+        for proc, lg in logs.items():
+            for module, rec in lg:
+                if "test" not in rec or (module not in ended and module != culprit):
+                    continue  # a module after the interrupted one that some processes had begun runs again
+                if "outcome" in rec:
+                    done[proc][rec["test"]] = Outcome(rec["outcome"], rec.get("detail", ""))
+                    running.pop(proc, None)
+                elif module == culprit:
+                    running[proc] = rec["test"]
+        settled = {t for t in set().union(*done.values()) if all(t in done[p] for p in procs)}
+        for proc in procs:
+            run.outcomes[proc].update((t, o) for t, o in done[proc].items() if t in settled)
+        if culprit is None:
+            if rc != 0:  # every module ran, then the job failed (at MPI_Finalize, say)
+                run.interruptions.append(Interruption("(after the last module)", "abort",
+                                                      failure_message(stderr, rc), None))
+            if log:
+                print(f"  {config.name}: job {run.jobs}: {len(ended)} module(s) in {time.monotonic() - t0:.0f} s",
+                      flush=True)
+            break
+        kind = "hang" if hung else "abort"
+        message = f"no result for {stall:.0f} s" if hung else failure_message(stderr, rc)
+        test = stopped_test(message, running)
+        if test:
+            for proc in procs:
+                run.outcomes[proc][test] = Outcome(kind, message)
+        run.interruptions.append(Interruption(culprit, kind, message, test))
+        if log:
+            print(f"  {config.name}: job {run.jobs}: {len(ended)} module(s) in {time.monotonic() - t0:.0f} s; "
+                  f"{kind} in {test or culprit}: {message}", flush=True)
+        if not any(logs.values()):  # nothing ran at all: resuming would fail the same way
+            run.interruptions += [Interruption(m, "abort", message, None) for m in remaining[1:]]
+            break
+        if test and not hung and restarts[culprit] < retries:
+            restarts[culprit] += 1
+            skip |= {t for t in settled if module_of(t) == culprit} | {test}
+            remaining = remaining[remaining.index(culprit):]
+        else:
+            remaining = remaining[remaining.index(culprit) + 1:]
+    run.seconds = time.monotonic() - start
+    return run
+
+
+# ---- comparing ----
+
+
+@dataclass(frozen=True)
+class Difference:
+    test: str
+    proc: Process
+    expected: str  # the native outcome (for a copy: its representative's)
+    got: str
+    cause: str  # what explains `got`: the abort or hang of its module, or the failure's exception line
+
+
+def module_of(test: str) -> str:
+    m = re.search(r"\b(test_\w+)\.", test)
+    return m.group(1) if m else test
+
+
+def cause_of(run: ConfigRun, test: str, outcome: Outcome | None) -> str:
+    if outcome is None:
+        stop = run.interruption(module_of(test))
+        return f"not run after its module's {stop.kind}: {short_cause(stop.message)}" if stop else "not run"
+    first = outcome.detail.splitlines()[0] if outcome.detail else ""
+    if outcome.outcome in ("abort", "hang"):
+        return f"{outcome.outcome}: {short_cause(first)}"
+    return f"{outcome.outcome}: {first}"
+
+
+def short_cause(message: str) -> str:
+    """An abort message without what differs between processes (rank, copy, pid), to group by."""
+    m = re.search(r"(\w+ is not supported with clones)", message)
+    if m:
+        return m.group(1)
+    message = re.sub(r"application rank \d+ copy \d+ \(process \d+, pid \d+\)", "a process", message)
+    return re.sub(r"^echo: application rank \d+ copy \d+: ", "", message)
+
+
+def outcome_name(outcomes: dict[str, Outcome], test: str) -> str:
+    return outcomes[test].outcome if test in outcomes else NOT_RUN
+
+
+def differences(native: ConfigRun, echo: ConfigRun) -> list[Difference]:
+    """Every test whose outcome on a representative differs from the native rank's, and on a copy from
+    its representative's."""
+    out = []
+    for rank, copy in echo.config.processes():
+        ref = native.outcomes[(rank, 0)] if copy == 0 else echo.outcomes[(rank, 0)]
+        got = echo.outcomes[(rank, copy)]
+        for test in sorted(set(ref) | set(got)):
+            expected, actual = outcome_name(ref, test), outcome_name(got, test)
+            if expected != actual:
+                out.append(Difference(test, (rank, copy), expected, actual, cause_of(echo, test, got.get(test))))
+    return out
+
+
+def passing_differences(native: ConfigRun, echo: ConfigRun) -> list[Difference]:
+    """The differences the conformance test fails on: a test passing on one side only."""
+    return [d for d in differences(native, echo) if "pass" in (d.expected, d.got)]
+
+
+# ---- reporting ----
+
+
+def counts_table(runs: list[ConfigRun], natives: dict[int, ConfigRun]) -> list[str]:
+    lines = ["| configuration | rank | copy | " + " | ".join(OUTCOMES) + f" | {NOT_RUN} | differences | wall time |",
+             "|---" * (len(OUTCOMES) + 6) + "|"]
+    for run in runs:
+        every = set().union(*(set(o) for o in run.outcomes.values()), natives[run.config.nranks].outcomes[(0, 0)])
+        diffs = Counter(d.proc for d in differences(natives[run.config.nranks], run)) if not run.config.native \
+            else Counter()
+        for proc in run.config.processes():
+            c = run.counts(proc)
+            cells = [run.config.name if proc == (0, 0) else "", str(proc[0]), str(proc[1])]
+            cells += [str(c[o]) for o in OUTCOMES] + [str(len(every - set(run.outcomes[proc])))]
+            cells += ["-" if run.config.native else str(diffs[proc])]
+            cells += [f"{run.seconds:.0f} s, {run.jobs} job(s)" if proc == (0, 0) else ""]
+            lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def grouped_differences(runs: list[ConfigRun], natives: dict[int, ConfigRun]) -> list[str]:
+    """Every difference, grouped by cause, then by test: where (configuration, rank, copy) it shows."""
+    by_cause: dict[str, dict[tuple[str, str, str], list[str]]] = defaultdict(lambda: defaultdict(list))
+    for run in runs:
+        if run.config.native:
+            continue
+        for d in differences(natives[run.config.nranks], run):
+            where = f"{run.config.name} r{d.proc[0]}" + (f"c{d.proc[1]}" if d.proc[1] else "")
+            by_cause[d.cause][(d.test, d.expected, d.got)].append(where)
+    lines = []
+    for cause, tests in sorted(by_cause.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        lines += ["", f"### {cause} ({len(tests)} test(s))", ""]
+        for (test, expected, got), where in sorted(tests.items()):
+            lines.append(f"- `{test}`: {expected} natively (or on copy 0), {got} here: {', '.join(where)}")
+    return lines
+
+
+def interruptions_table(runs: list[ConfigRun]) -> list[str]:
+    lines = ["| configuration | module | stopped | message | test in progress |", "|---|---|---|---|---|"]
+    for run in runs:
+        for stop in run.interruptions:
+            lines.append(f"| {run.config.name} | {stop.module} | {stop.kind} | {short_cause(stop.message)} | "
+                         f"{stop.test or '-'} |")
+    return lines
+
+
+def report(runs: list[ConfigRun], modules: list[str]) -> list[str]:
+    natives = {r.config.nranks: r for r in runs if r.config.native}
+    version = importlib.metadata.version("mpi4py")
+    mpi = detect_mpi()
+    return [
+        "# mpi4py's test suite: echo vs native",
+        "",
+        f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {os.uname().nodename} ({os.cpu_count()} cores) by "
+        f"`tests/conformance/mpi4py_suite.py`: mpi4py {version}'s `test/` ({len(modules)} modules) with "
+        f"{mpi.flavor} ({mpi.mpicc}).",
+        "Each configuration runs the modules in one job; a job stopped by an abort or a hang resumes with the "
+        "next module in a new job (wall time includes every job). Outcomes are per process: each rank, and "
+        f"under echo each copy. `{NOT_RUN}`: a test the native run (or the representative) ran that this process "
+        "never reached, because its module was interrupted. `differences`: tests whose outcome differs from "
+        "the native rank's (on a copy: from its representative's).",
+        "",
+        *counts_table(runs, natives),
+        "",
+        "## Interrupted modules",
+        "",
+        *interruptions_table(runs),
+        "",
+        "## Differences, by cause",
+        *grouped_differences(runs, natives),
+        "",
+    ]
+
+
+def matrix(ranks: list[int], clones: list[int]) -> list[Config]:
+    return [Config(n, c) for n in ranks for c in [0, *clones]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-n", "--ranks", default="1,2,3", help="application sizes, e.g. 1,2,3")
+    ap.add_argument("--clones", default="2,3", help="copies per rank under echorun, e.g. 2,3")
+    ap.add_argument("--modules", default="", help="only these test modules (comma-separated)")
+    ap.add_argument("--stall", type=float, default=STALL_SECONDS, help="seconds without a result that make a hang")
+    ap.add_argument("--retries", type=int, default=RETRIES, help="jobs per module after an abort in it")
+    ap.add_argument("--results", default=str(ROOT / "bench" / "results" / "conformance.md"),
+                    help="Markdown file to write ('' for none)")
+    ap.add_argument("--keep", help="keep the jobs' files in this directory")
+    args = ap.parse_args(argv)
+    testdir = suite_dir()
+    modules = args.modules.split(",") if args.modules else suite_modules(testdir)
+    configs = matrix([int(x) for x in args.ranks.split(",")], [int(x) for x in args.clones.split(",")])
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="echo-mpi4py-"))
+    runs = []
+    try:
+        for config in configs:
+            runs.append(run_config(config, testdir, modules, work, args.stall, args.retries))
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    lines = report(runs, modules)
+    print("\n".join(lines))
+    if args.results:
+        Path(args.results).write_text("\n".join(lines))
+    natives = {r.config.nranks: r for r in runs if r.config.native}
+    return int(any(passing_differences(natives[r.config.nranks], r) for r in runs if not r.config.native))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
