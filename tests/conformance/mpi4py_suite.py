@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("mpi4py_driver.py")
 VENV_BIN = Path(sys.executable).parent
 STALL_SECONDS = 300.0
-RETRIES = 20  # jobs per module after the first abort in it
+RETRIES = 20  # aborts in a module after which it is given up
 OUTCOMES = ("pass", "skip", "fail", "error", "xfail", "xpass", "abort", "hang")
 NOT_RUN = "not run"
 
@@ -193,25 +193,30 @@ def failure_message(stderr: str, returncode: int) -> str:
     return lines[-1] if lines else f"exit status {returncode}"
 
 
-def stopped_test(message: str, running: dict[Process, str]) -> str | None:
-    """The test that stopped a job: the one the process named in the message was in (echo names the process
-    that met an unsupported call or died), else the one most processes were in."""
+def stopped_at(message: str, running: dict[Process, str], current: dict[Process, str]) -> tuple[str | None, str | None]:
+    """(module, test) that stopped a job. Processes run ahead of each other (a copy needs no other process
+    for local work), so it is where the process named in the message was (echo names the process that met
+    an unsupported call or died), else the test most processes were in. The test is None when the process
+    was between tests (in a fixture, at an import)."""
     m = re.search(r"application rank (\d+) copy (\d+)", message)
-    if m and (int(m[1]), int(m[2])) in running:
-        return running[(int(m[1]), int(m[2]))]
+    named = (int(m[1]), int(m[2])) if m else None
+    if named in running:
+        return module_of(running[named]), running[named]
+    if named in current:
+        return current[named], None
     common = Counter(running.values()).most_common(1)
-    return common[0][0] if common else None
+    return (module_of(common[0][0]), common[0][0]) if common else (None, None)
 
 
 def run_config(config: Config, testdir: Path, modules: list[str], work: Path, stall: float = STALL_SECONDS,
                retries: int = RETRIES, log: bool = True) -> ConfigRun:
     """Run the modules in as many jobs as aborts and hangs require; every process's outcomes.
 
-    When a job stops, the processes were not all at the same test. Of the module that was running, the
-    outcomes kept are those of the tests every process finished; the test that stopped the job gets the
-    outcome abort (or hang) on every process; the others run again. After an abort the next job starts
-    again in the same module without the tests kept and the one that aborted, up to `retries` times per
-    module; then (and after a hang, which costs `stall` seconds each time) it starts with the next module."""
+    When a job stops, the processes were not all at the same test. The outcomes kept are those of the
+    tests every process finished; the test that stopped the job gets the outcome abort (or hang) on every
+    process; the others run again. The next job runs the modules not finished, without the tests kept and
+    the one that stopped; a module is given up (its tests left not run) after a hang (each costs `stall`
+    seconds), after an abort outside any test, or after `retries` aborts."""
     procs = config.processes()
     run = ConfigRun(config, {p: {} for p in procs})
     remaining, skip = list(modules), set()
@@ -228,51 +233,53 @@ def run_config(config: Config, testdir: Path, modules: list[str], work: Path, st
         run.jobs += 1
         logs = {p: read_log(outdir / f"rank{p[0]}.copy{p[1]}.jsonl") for p in procs
                 if (outdir / f"rank{p[0]}.copy{p[1]}.jsonl").exists()}
-        ended = {m for m in remaining if len(logs) == len(procs)
-                 and all(any(rec.get("event") == "end" and rec.get("module") == m for _, rec in lg)
-                         for lg in logs.values())}
-        culprit = next((m for m in remaining if m not in ended), None)
         done: dict[Process, dict[str, Outcome]] = {p: {} for p in procs}
-        running: dict[Process, str] = {}
+        running: dict[Process, str] = {}  # the test a process was in when the job ended
+        current: dict[Process, str] = {}  # the module it was in
         for proc, lg in logs.items():
             for module, rec in lg:
-                if "test" not in rec or (module not in ended and module != culprit):
-                    continue  # a module after the interrupted one that some processes had begun runs again
-                if "outcome" in rec:
+                if rec.get("event") == "start" and "module" in rec:
+                    current[proc] = module
+                elif rec.get("event") == "end" and "module" in rec:
+                    current.pop(proc, None)
+                elif "outcome" in rec:
                     done[proc][rec["test"]] = Outcome(rec["outcome"], rec.get("detail", ""))
                     running.pop(proc, None)
-                elif module == culprit:
+                elif "test" in rec:
                     running[proc] = rec["test"]
         settled = {t for t in set().union(*done.values()) if all(t in done[p] for p in procs)}
         for proc in procs:
             run.outcomes[proc].update((t, o) for t, o in done[proc].items() if t in settled)
-        if culprit is None:
+        skip |= settled
+        ended = {m for m in remaining if len(logs) == len(procs)
+                 and all(any(rec.get("event") == "end" and rec.get("module") == m for _, rec in lg)
+                         for lg in logs.values())}
+        unfinished = [m for m in remaining if m not in ended]
+        took = f"{config.name}: job {run.jobs}: {len(ended)} module(s) in {time.monotonic() - t0:.0f} s"
+        if not unfinished:
             if rc != 0:  # every module ran, then the job failed (at MPI_Finalize, say)
                 run.interruptions.append(Interruption("(after the last module)", "abort",
                                                       failure_message(stderr, rc), None))
             if log:
-                print(f"  {config.name}: job {run.jobs}: {len(ended)} module(s) in {time.monotonic() - t0:.0f} s",
-                      flush=True)
+                print(f"  {took}", flush=True)
             break
         kind = "hang" if hung else "abort"
         message = f"no result for {stall:.0f} s" if hung else failure_message(stderr, rc)
-        test = stopped_test(message, running)
+        module, test = stopped_at(message, running, current)
+        module = module or unfinished[0]
         if test:
             for proc in procs:
                 run.outcomes[proc][test] = Outcome(kind, message)
-        run.interruptions.append(Interruption(culprit, kind, message, test))
+            skip.add(test)
+        run.interruptions.append(Interruption(module, kind, message, test))
         if log:
-            print(f"  {config.name}: job {run.jobs}: {len(ended)} module(s) in {time.monotonic() - t0:.0f} s; "
-                  f"{kind} in {test or culprit}: {message}", flush=True)
+            print(f"  {took}; {kind} in {test or module}: {message}", flush=True)
         if not any(logs.values()):  # nothing ran at all: resuming would fail the same way
-            run.interruptions += [Interruption(m, "abort", message, None) for m in remaining[1:]]
+            run.interruptions += [Interruption(m, "abort", message, None) for m in unfinished if m != module]
             break
-        if test and not hung and restarts[culprit] < retries:
-            restarts[culprit] += 1
-            skip |= {t for t in settled if module_of(t) == culprit} | {test}
-            remaining = remaining[remaining.index(culprit):]
-        else:
-            remaining = remaining[remaining.index(culprit) + 1:]
+        restarts[module] += 1
+        give_up = hung or not test or restarts[module] >= retries
+        remaining = [m for m in unfinished if not (give_up and m == module)]
     run.seconds = time.monotonic() - start
     return run
 
@@ -420,7 +427,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clones", default="2,3", help="copies per rank under echorun, e.g. 2,3")
     ap.add_argument("--modules", default="", help="only these test modules (comma-separated)")
     ap.add_argument("--stall", type=float, default=STALL_SECONDS, help="seconds without a result that make a hang")
-    ap.add_argument("--retries", type=int, default=RETRIES, help="jobs per module after an abort in it")
+    ap.add_argument("--retries", type=int, default=RETRIES, help="aborts in a module after which it is given up")
     ap.add_argument("--results", default=str(ROOT / "bench" / "results" / "conformance.md"),
                     help="Markdown file to write ('' for none)")
     ap.add_argument("--keep", help="keep the jobs' files in this directory")

@@ -18,7 +18,7 @@ from tests.conformance.mpi4py_suite import (
 
 CI_CONFIGS = [Config(2, 2)]
 STALL = 120  # seconds without a result before a job counts as hung
-RETRIES = 5  # jobs per module after an abort in it
+RETRIES = 5  # aborts in a module after which it is given up
 
 
 @pytest.mark.parametrize("config", CI_CONFIGS, ids=lambda c: c.slug)
