@@ -182,24 +182,38 @@ def read_log(path: Path) -> list[tuple[str, dict]]:
 
 
 def failure_message(stderr: str, returncode: int) -> str:
-    """The line of a failed job's stderr that says why: echo's own stop, echorun's failure report, else the
-    last line (Open MPI's component warnings are noise)."""
+    """What in a failed job's stderr says why: echo's own stop, else the MPI library's error report (an error
+    handler that aborts), else echorun's report of the processes that died, else the last line."""
     lines = ["".join(ch for ch in ln if ch.isprintable()).strip() for ln in stderr.splitlines()]
     lines = [ln for ln in lines if ln and "osc_ucx_component" not in ln]
-    for needle in ("is not supported with clones", "echo: application rank", "job failed"):
-        for ln in lines:
-            if needle in ln:
-                return ln
+    for ln in lines:
+        if "is not supported with clones" in ln or ln.startswith("echo: application rank"):
+            return ln
+    for i, ln in enumerate(lines):
+        m = re.search(r"\*\*\* An error occurred in (\w+)", ln)
+        if m:  # Open MPI: the call, then "*** on communicator ..." and "*** MPI_ERR_X: text"
+            error = next((e.split("*** ", 1)[1] for e in lines[i + 1:i + 5] if "*** MPI_ERR" in e), "")
+            return f"MPI error in {m[1]}: {error}"
+    for ln in lines:
+        if "job failed" in ln:
+            return ln
     return lines[-1] if lines else f"exit status {returncode}"
 
 
-def stopped_at(message: str, running: dict[Process, str], current: dict[Process, str]) -> tuple[str | None, str | None]:
+def failing_process(stderr: str) -> Process | None:
+    """The process echo names as the one that stopped the job (met an unsupported call, died)."""
+    for pattern in (r"echo: application rank (\d+) copy (\d+):", r"job failed: application rank (\d+) copy (\d+)"):
+        m = re.search(pattern, stderr)
+        if m:
+            return int(m[1]), int(m[2])
+    return None
+
+
+def stopped_at(named: Process | None, running: dict[Process, str],
+               current: dict[Process, str]) -> tuple[str | None, str | None]:
     """(module, test) that stopped a job. Processes run ahead of each other (a copy needs no other process
-    for local work), so it is where the process named in the message was (echo names the process that met
-    an unsupported call or died), else the test most processes were in. The test is None when the process
-    was between tests (in a fixture, at an import)."""
-    m = re.search(r"application rank (\d+) copy (\d+)", message)
-    named = (int(m[1]), int(m[2])) if m else None
+    for local work), so it is where the process echo named was, else the test most processes were in. The
+    test is None when the process was between tests (in a fixture, at an import)."""
     if named in running:
         return module_of(running[named]), running[named]
     if named in current:
@@ -265,7 +279,7 @@ def run_config(config: Config, testdir: Path, modules: list[str], work: Path, st
             break
         kind = "hang" if hung else "abort"
         message = f"no result for {stall:.0f} s" if hung else failure_message(stderr, rc)
-        module, test = stopped_at(message, running, current)
+        module, test = stopped_at(None if hung else failing_process(stderr), running, current)
         module = module or unfinished[0]
         if test:
             for proc in procs:
@@ -389,7 +403,7 @@ def interruptions_table(runs: list[ConfigRun]) -> list[str]:
     return lines
 
 
-def report(runs: list[ConfigRun], modules: list[str]) -> list[str]:
+def report(runs: list[ConfigRun], modules: list[str], stall: float, retries: int) -> list[str]:
     natives = {r.config.nranks: r for r in runs if r.config.native}
     version = importlib.metadata.version("mpi4py")
     mpi = detect_mpi()
@@ -399,11 +413,14 @@ def report(runs: list[ConfigRun], modules: list[str]) -> list[str]:
         f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {os.uname().nodename} ({os.cpu_count()} cores) by "
         f"`tests/conformance/mpi4py_suite.py`: mpi4py {version}'s `test/` ({len(modules)} modules) with "
         f"{mpi.flavor} ({mpi.mpicc}).",
-        "Each configuration runs the modules in one job; a job stopped by an abort or a hang resumes with the "
-        "next module in a new job (wall time includes every job). Outcomes are per process: each rank, and "
-        f"under echo each copy. `{NOT_RUN}`: a test the native run (or the representative) ran that this process "
-        "never reached, because its module was interrupted. `differences`: tests whose outcome differs from "
-        "the native rank's (on a copy: from its representative's).",
+        "Each configuration runs the modules in one job. When an abort (an unsupported call, a crash) or a "
+        f"hang (no result for {stall:.0f} s) stops a job, the test that stopped it is recorded as `abort` or "
+        "`hang` on every process and a new job resumes without it and without the tests every process had "
+        f"finished; a module is given up after a hang, an abort outside any test or {retries} aborts. Wall "
+        "time includes every job. Outcomes are per process: each rank, and under echo each copy. "
+        f"`{NOT_RUN}`: a test that other processes of the comparison ran and this one never did (its module "
+        "was given up). `differences`: tests whose outcome differs from the native rank's (on a copy: from its "
+        "representative's).",
         "",
         *counts_table(runs, natives),
         "",
@@ -443,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    lines = report(runs, modules)
+    lines = report(runs, modules, args.stall, args.retries)
     print("\n".join(lines))
     if args.results:
         Path(args.results).write_text("\n".join(lines))
