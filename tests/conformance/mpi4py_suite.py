@@ -319,7 +319,8 @@ def cause_of(run: ConfigRun, test: str, outcome: Outcome | None) -> str:
     if outcome is None:
         stop = run.interruption(module_of(test))
         return f"not run after its module's {stop.kind}: {short_cause(stop.message)}" if stop else "not run"
-    first = outcome.detail.splitlines()[0] if outcome.detail else ""
+    # object addresses differ from process to process; without them, the same failure groups together
+    first = re.sub(r"0x[0-9a-f]+", "0x...", outcome.detail.splitlines()[0]) if outcome.detail else ""
     if outcome.outcome in ("abort", "hang"):
         return f"{outcome.outcome}: {short_cause(first)}"
     return f"{outcome.outcome}: {first}"
