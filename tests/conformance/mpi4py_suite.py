@@ -147,6 +147,19 @@ def job_argv(config: Config, testdir: Path, outdir: Path, jobfile: Path, run_dir
             "--clones", str(config.clones), *program]
 
 
+def kill_job_processes(jobdir: Path) -> None:
+    """Kill what is left of a killed job: MPI's daemons put the ranks in process groups of their own, so
+    killing the job's group can leave them running. They are found by this job's directory on their command
+    line."""
+    mark = str(jobdir).encode()
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and mark in (proc / "cmdline").read_bytes():
+                os.kill(int(proc.name), 9)
+        except (OSError, ProcessLookupError):
+            pass  # gone meanwhile
+
+
 def run_job(argv: list[str], jobdir: Path, stall: float) -> tuple[int, str, bool]:
     """Run one job in its own process group, its output in jobdir/stdout and jobdir/stderr; kill the group
     when no process has written a result for `stall` seconds. Returns (exit status, stderr, whether it hung)."""
@@ -164,6 +177,7 @@ def run_job(argv: list[str], jobdir: Path, stall: float) -> tuple[int, str, bool
                 hung = True
                 os.killpg(p.pid, 9)
                 p.wait()
+                kill_job_processes(jobdir)
     return p.returncode, (jobdir / "stderr").read_text(errors="replace"), hung
 
 
@@ -458,13 +472,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for config in configs:
             runs.append(run_config(config, testdir, modules, work, args.stall, args.retries))
+            lines = report(runs, modules, args.stall, args.retries)
+            if args.results:  # after each configuration, so a long matrix cut short still leaves its results
+                Path(args.results).write_text("\n".join(lines))
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    lines = report(runs, modules, args.stall, args.retries)
     print("\n".join(lines))
-    if args.results:
-        Path(args.results).write_text("\n".join(lines))
     natives = {r.config.nranks: r for r in runs if r.config.native}
     return int(any(passing_differences(natives[r.config.nranks], r) for r in runs if not r.config.native))
 
