@@ -237,28 +237,36 @@ def stopped_at(named: Process | None, running: dict[Process, str],
 
 
 def run_config(config: Config, testdir: Path, modules: list[str], work: Path, stall: float = STALL_SECONDS,
-               retries: int = RETRIES, log: bool = True) -> ConfigRun:
+               retries: int = RETRIES, log: bool = True, replay: bool = False) -> ConfigRun:
     """Run the modules in as many jobs as aborts and hangs require; every process's outcomes.
 
     When a job stops, the processes were not all at the same test. The outcomes kept are those of the
     tests every process finished; the test that stopped the job gets the outcome abort (or hang) on every
     process; the others run again. The next job runs the modules not finished, without the tests kept and
     the one that stopped; a module is given up (its tests left not run) after a hang (each costs `stall`
-    seconds), after an abort outside any test, or after `retries` aborts."""
+    seconds), after an abort outside any test, or after `retries` aborts. With `replay`, the jobs are not
+    run: their files in `work` (kept by an earlier run) are read again, to report them anew."""
     procs = config.processes()
     run = ConfigRun(config, {p: {} for p in procs})
     remaining, skip = list(modules), set()
     restarts: Counter = Counter()
-    start = time.monotonic()
     while remaining:
         jobdir = work / f"{config.slug}-job{run.jobs}"
         outdir = jobdir / "out"
-        outdir.mkdir(parents=True)
-        jobfile = jobdir / "job.json"
-        jobfile.write_text(json.dumps({"modules": remaining, "skip": sorted(skip)}))
-        t0 = time.monotonic()
-        rc, stderr, hung = run_job(job_argv(config, testdir, outdir, jobfile, jobdir / "run"), jobdir, stall)
+        if replay:
+            result = json.loads((jobdir / "result.json").read_text())
+            rc, hung, seconds = result["returncode"], result["hung"], result["seconds"]
+            stderr = (jobdir / "stderr").read_text(errors="replace")
+        else:
+            outdir.mkdir(parents=True)
+            jobfile = jobdir / "job.json"
+            jobfile.write_text(json.dumps({"modules": remaining, "skip": sorted(skip)}))
+            t0 = time.monotonic()
+            rc, stderr, hung = run_job(job_argv(config, testdir, outdir, jobfile, jobdir / "run"), jobdir, stall)
+            seconds = round(time.monotonic() - t0, 1)
+            (jobdir / "result.json").write_text(json.dumps({"returncode": rc, "hung": hung, "seconds": seconds}))
         run.jobs += 1
+        run.seconds += seconds
         logs = {p: read_log(outdir / f"rank{p[0]}.copy{p[1]}.jsonl") for p in procs
                 if (outdir / f"rank{p[0]}.copy{p[1]}.jsonl").exists()}
         done: dict[Process, dict[str, Outcome]] = {p: {} for p in procs}
@@ -283,7 +291,7 @@ def run_config(config: Config, testdir: Path, modules: list[str], work: Path, st
                  and all(any(rec.get("event") == "end" and rec.get("module") == m for _, rec in lg)
                          for lg in logs.values())}
         unfinished = [m for m in remaining if m not in ended]
-        took = f"{config.name}: job {run.jobs}: {len(ended)} module(s) in {time.monotonic() - t0:.0f} s"
+        took = f"{config.name}: job {run.jobs}: {len(ended)} module(s) in {seconds:.0f} s"
         if not unfinished:
             if rc != 0:  # every module ran, then the job failed (at MPI_Finalize, say)
                 run.interruptions.append(Interruption("(after the last module)", "abort",
@@ -308,7 +316,6 @@ def run_config(config: Config, testdir: Path, modules: list[str], work: Path, st
         restarts[module] += 1
         give_up = hung or not test or restarts[module] >= retries
         remaining = [m for m in unfinished if not (give_up and m == module)]
-    run.seconds = time.monotonic() - start
     return run
 
 
@@ -404,6 +411,13 @@ def grouped_differences(runs: list[ConfigRun], natives: dict[int, ConfigRun]) ->
     lines = []
     for cause, tests in sorted(by_cause.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         lines += ["", f"### {cause} ({len(tests)} test(s))", ""]
+        if cause.startswith(NOT_RUN):  # what explains them is their module's interruption: one line a module
+            per_module: dict[str, tuple[int, set[str]]] = {}
+            for (test, _, _), where in tests.items():
+                count, places = per_module.get(module_of(test), (0, set()))
+                per_module[module_of(test)] = (count + 1, places | set(where))
+            lines += [f"- `{m}`: {n} test(s): {', '.join(sorted(w))}" for m, (n, w) in sorted(per_module.items())]
+            continue
         for (test, expected, got), where in sorted(tests.items()):
             lines.append(f"- `{test}`: {expected} natively (or on copy 0), {got} here: {', '.join(where)}")
     return lines
@@ -463,20 +477,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", default=str(ROOT / "bench" / "results" / "conformance.md"),
                     help="Markdown file to write ('' for none)")
     ap.add_argument("--keep", help="keep the jobs' files in this directory")
+    ap.add_argument("--replay", help="run nothing: report again the jobs kept in this directory (by --keep)")
     args = ap.parse_args(argv)
     testdir = suite_dir()
     modules = args.modules.split(",") if args.modules else suite_modules(testdir)
     configs = matrix([int(x) for x in args.ranks.split(",")], [int(x) for x in args.clones.split(",")])
-    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="echo-mpi4py-"))
+    work = Path(args.replay or args.keep or tempfile.mkdtemp(prefix="echo-mpi4py-"))
+    if args.replay:  # the configurations the kept run got to
+        configs = [c for c in configs if (work / f"{c.slug}-job0" / "result.json").exists()]
     runs = []
     try:
         for config in configs:
-            runs.append(run_config(config, testdir, modules, work, args.stall, args.retries))
+            runs.append(run_config(config, testdir, modules, work, args.stall, args.retries,
+                                   replay=bool(args.replay)))
             lines = report(runs, modules, args.stall, args.retries)
             if args.results:  # after each configuration, so a long matrix cut short still leaves its results
                 Path(args.results).write_text("\n".join(lines))
     finally:
-        if not args.keep:
+        if not (args.keep or args.replay):
             shutil.rmtree(work, ignore_errors=True)
     print("\n".join(lines))
     natives = {r.config.nranks: r for r in runs if r.config.native}
