@@ -128,7 +128,8 @@ def reinit_verdict(run_dir: Path) -> bool:
     done = run_dir / "reinit.done"
     if not done.exists():
         return False
-    repairs = int(done.read_text().split()[1])
+    words = done.read_text().split()
+    repairs = int(words[1]) if len(words) == 2 and words[1].isdigit() else 0
     say(f"Reinit: the application finished after {repairs} repair{'s' if repairs != 1 else ''} of its world "
         "(mpirun's messages about processes that ended without MPI_Finalize are those repairs: after one, "
         "processes end without Open MPI's closing fence, which would wait for the failed ones)")

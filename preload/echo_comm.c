@@ -201,10 +201,13 @@ int echo_comm_register_new(MPI_Comm parent, MPI_Comm *newcomm, int rc, int dup) 
     c->topo = echo_topo_new(topo, hdr.topo, hdr.rank, hdr.size);
     free(topo);
     if (dup) {
+        /* the representative's callbacks succeeded (else hdr.exists is 0); a copy's
+         * callback that fails all the same makes the copy's dup fail */
         int copied = copy_attributes(parent, *newcomm);
-        if (copied != MPI_SUCCESS) { /* the representative failed the same way and freed its communicator */
+        if (copied != MPI_SUCCESS) {
             echo_comm_remove(*newcomm);
             PMPI_Comm_free(newcomm);
+            rc = copied;
         }
     }
     return rc;

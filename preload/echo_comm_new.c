@@ -39,6 +39,8 @@ static int idup(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *re
                                    : PMPI_Comm_idup_with_info(c->real, info, newcomm, &real);
     else
         *newcomm = MPI_COMM_NULL; /* not to be used before completion */
+    rc = echo_forward(NULL, 0, MPI_BYTE, rc); /* a refused idup makes no request, on copies too */
+    if (rc != MPI_SUCCESS) return rc;
     idup_t *d = malloc(sizeof *d);
     *d = (idup_t){comm, newcomm};
     *request = echo_request_then(real, idup_done, d);

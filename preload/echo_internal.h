@@ -127,6 +127,9 @@ int echo_forward_bytes(void *data, size_t len, int rc);
 int echo_forward_blocks(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt, int rc);
 int echo_forward_wblocks(void *buf, int n, const int *counts, const int *bdispls, const MPI_Datatype *types, int rc);
 
+/* a message of a replicated communicator's Mprobe/Improbe (and forget it): 0 for a local one (echo_p2p.c) */
+int echo_message_take(MPI_Message m);
+
 /* ---- echo requests (echo_requests.c) ----
  * With clones, a request on a replicated object is an echo request: on a
  * representative it wraps `real`; on a copy `real` is MPI_REQUEST_NULL.  When a

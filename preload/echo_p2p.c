@@ -75,16 +75,48 @@ int echo_MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *s
     return rc;
 }
 
-/* Matched probes: the representative holds the real message; a copy holds
- * MPI_MESSAGE_NO_PROC as a placeholder and receives the data when it "receives"
- * the message, exactly as for MPI_Recv. */
+/* Matched probes: the representative holds the real message; a copy holds a
+ * placeholder and receives the data when it "receives" the message, exactly as
+ * for MPI_Recv.  Mrecv/Imrecv name no communicator, so the messages of
+ * replicated communicators are remembered (a copy's placeholders are distinct
+ * addresses, never given to MPI): any other message comes from a process-local
+ * communicator (MPI_COMM_SELF) and goes to MPI as it is. */
+#define MAX_MESSAGES 256
+static MPI_Message replicated[MAX_MESSAGES];
+static char placeholders[MAX_MESSAGES];
+static int nreplicated;
+
+static MPI_Message remember(MPI_Message real) {
+    if (nreplicated == MAX_MESSAGES)
+        echo_fatal("more than %d matched-probe messages are waiting to be received", MAX_MESSAGES);
+    MPI_Message m = real;
+    if (!echo_is_rep()) {
+        int slot = 0; /* a placeholder no waiting message uses */
+        for (int i = 0; i < nreplicated; i++)
+            if (replicated[i] == (MPI_Message)(void *)&placeholders[slot]) slot++, i = -1;
+        m = (MPI_Message)(void *)&placeholders[slot];
+    }
+    replicated[nreplicated++] = m;
+    return m;
+}
+
+int echo_message_take(MPI_Message m) {
+    for (int i = 0; i < nreplicated; i++)
+        if (replicated[i] == m) {
+            replicated[i] = replicated[--nreplicated];
+            return 1;
+        }
+    return 0;
+}
+
 int echo_MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
     echo_comm_t *c = echo_comm_get(comm, "MPI_Mprobe");
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
     int rc = MPI_SUCCESS;
     if (echo_is_rep()) rc = PMPI_Mprobe(source, tag, c->real, message, st);
-    else *message = MPI_MESSAGE_NO_PROC;
-    return echo_forward_status(NULL, 0, MPI_BYTE, st, rc);
+    rc = echo_forward_status(NULL, 0, MPI_BYTE, st, rc);
+    if (rc == MPI_SUCCESS) *message = remember(echo_is_rep() ? *message : MPI_MESSAGE_NULL);
+    return rc;
 }
 
 int echo_MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
@@ -94,12 +126,13 @@ int echo_MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message 
     if (echo_is_rep()) rc = PMPI_Improbe(source, tag, c->real, &r.flag, message, &r.st);
     rc = echo_forward_bytes(&r, sizeof r, rc);
     *flag = r.flag;
-    if (!echo_is_rep() && r.flag) *message = MPI_MESSAGE_NO_PROC;
+    if (r.flag && rc == MPI_SUCCESS) *message = remember(echo_is_rep() ? *message : MPI_MESSAGE_NULL);
     if (status != MPI_STATUS_IGNORE && r.flag) *status = r.st;
     return rc;
 }
 
 int echo_MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) {
+    if (!echo_message_take(*message)) return PMPI_Mrecv(buf, count, datatype, message, status); /* local */
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
     int rc = MPI_SUCCESS;
     if (echo_is_rep()) rc = PMPI_Mrecv(buf, count, datatype, message, st);

@@ -84,18 +84,25 @@ static void write_all(const void *p, size_t n) {
     }
 }
 
-/* async-signal-safe: write(), pwrite() and clock_gettime() only */
 /* A bound on each record file (plan key records_max_mb, default 1024 MiB): a
- * program that makes calls without end must not fill the disk. */
-static uint64_t written, max_bytes;
+ * program that makes calls without end must not fill the disk.  The event that
+ * says so is written later, in normal context (a flush may run in a signal handler). */
+static uint64_t written, max_bytes, capped_at;
 
+static void say_capped(void) {
+    if (!capped_at) return;
+    char detail[160];
+    snprintf(detail, sizeof detail, "records stopped after %llu calls: the file reached its bound of %llu MiB "
+             "(echorun --records-max-mb)", (unsigned long long)capped_at, (unsigned long long)(max_bytes >> 20));
+    echo_event("records", "capped", capped_at, -1, -1, written, echo.copy, -1, detail);
+    capped_at = 0;
+}
+
+/* async-signal-safe: write(), pwrite(), close() and clock_gettime() only */
 void echo_records_flush(void) {
     if (fd < 0 || used == 0) return;
     if (max_bytes && written + used > max_bytes) {
-        char detail[160];
-        snprintf(detail, sizeof detail, "records stopped after %llu calls: the file reached its bound of %llu MiB "
-                 "(echorun --records-max-mb)", (unsigned long long)seq, (unsigned long long)(max_bytes >> 20));
-        echo_event("records", "capped", seq, -1, -1, written, echo.copy, -1, detail);
+        capped_at = seq;
         close(fd);
         fd = -1;
         return;
@@ -109,7 +116,10 @@ void echo_records_flush(void) {
 }
 
 void echo_record(uint16_t fn, uint64_t t_start, int32_t comm, int32_t peer, int32_t tag, uint64_t bytes, int rc) {
-    if (fd < 0) return;
+    if (fd < 0) {
+        say_capped();
+        return;
+    }
     echo_record_t *r = (echo_record_t *)(buf + used);
     r->seq = seq++;
     r->fn = fn;
@@ -186,8 +196,8 @@ void echo_records_open(const char *const *functions, int nfunctions) {
 }
 
 void echo_records_close(void) {
-    if (fd < 0) return;
-    echo_records_flush();
-    close(fd);
+    if (fd >= 0) echo_records_flush();
+    if (fd >= 0) close(fd);
     fd = -1;
+    say_capped();
 }

@@ -212,6 +212,7 @@ int echo_MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, 
 }
 
 int echo_MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) {
+    if (!echo_message_take(*message)) return PMPI_Imrecv(buf, count, datatype, message, request); /* local */
     MPI_Request real = MPI_REQUEST_NULL;
     int rc = MPI_SUCCESS;
     if (echo_is_rep()) rc = PMPI_Imrecv(buf, count, datatype, message, &real);
@@ -503,4 +504,29 @@ int echo_request_view(MPI_Request h, echo_request_view_t *v) {
                                .part_count = r->partitions ? r->count / r->partitions : r->count, .dt = r->dt,
                                .comm_id = r->comm_id, .peer = r->peer};
     return 1;
+}
+
+/* ---- Fortran handles of echo requests (mpi4py's Request.toint/fromint) ----
+ * An echo request is no MPI object: its Fortran handle is an index into a table
+ * of its own, above any handle Open MPI gives out. */
+#define FORTRAN_BASE (1 << 29)
+static echo_req_t **fortran;
+static int nfortran, fortran_cap;
+
+MPI_Fint echo_MPI_Request_c2f(MPI_Request request) {
+    if (!is_echo(request)) return PMPI_Request_c2f(request);
+    echo_req_t *r = req_of(request);
+    for (int i = 0; i < nfortran; i++)
+        if (fortran[i] == r) return FORTRAN_BASE + i;
+    if (nfortran == fortran_cap) {
+        fortran_cap = fortran_cap ? 2 * fortran_cap : 64;
+        fortran = realloc(fortran, sizeof *fortran * (size_t)fortran_cap);
+    }
+    fortran[nfortran] = r;
+    return FORTRAN_BASE + nfortran++;
+}
+
+MPI_Request echo_MPI_Request_f2c(MPI_Fint request) {
+    if (request < FORTRAN_BASE || request - FORTRAN_BASE >= nfortran) return PMPI_Request_f2c(request);
+    return handle_of(fortran[request - FORTRAN_BASE]);
 }

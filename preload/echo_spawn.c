@@ -25,8 +25,9 @@ int echo_MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Inf
                         MPI_Comm *intercomm, int array_of_errcodes[]) {
     echo_comm_t *c = echo_comm_get(comm, "MPI_Comm_spawn");
     int rc = REAL(PMPI_Comm_spawn(command, argv, maxprocs, info, root, c->real, intercomm, array_of_errcodes));
-    /* maxprocs is significant at the root only: the error codes travel with their count */
-    int n = maxprocs;
+    /* maxprocs is significant at the root only: the error codes travel with the count spawned */
+    int n = 0;
+    if (echo_is_rep() && rc == MPI_SUCCESS) PMPI_Comm_remote_size(*intercomm, &n);
     rc = echo_forward(&n, 1, MPI_INT, rc);
     return spawned(comm, intercomm, array_of_errcodes, n, rc);
 }

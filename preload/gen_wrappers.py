@@ -38,7 +38,7 @@ LOCAL_WITH_HANDLES = {
     "MPI_Comm_delete_attr", "MPI_Attr_get", "MPI_Attr_put", "MPI_Attr_delete",
     "MPI_Comm_get_errhandler", "MPI_Comm_call_errhandler", "MPI_Comm_get_info", "MPI_Comm_set_info",
     "MPI_Pack", "MPI_Unpack", "MPI_Pack_size", "MPI_Comm_c2f", "MPI_Comm_f2c",
-    "MPI_Request_c2f", "MPI_Request_f2c", "MPI_Win_c2f", "MPI_Win_f2c", "MPI_File_c2f", "MPI_File_f2c",
+    "MPI_Win_c2f", "MPI_Win_f2c", "MPI_File_c2f", "MPI_File_f2c",
     "MPI_Message_c2f", "MPI_Message_f2c", "MPI_Session_c2f", "MPI_Session_f2c",
     # each process's session is its own (echo_session.c gives mpi://WORLD its meaning)
     "MPI_Session_get_num_psets", "MPI_Session_get_nth_pset", "MPI_Session_get_info", "MPI_Session_set_info",
@@ -54,7 +54,7 @@ LOCAL_WITH_HANDLES = {
 
 # `int echo_MPI_X(` or `int echo_always_MPI_X(` defines semantics; so does a
 # line `ECHO_DEFINE_...(MPI_X, ...)`: a macro that expands to echo_MPI_X.
-HANDWRITTEN = re.compile(r"^(?:int\s+echo_(always_)?|ECHO_DEFINE_\w+\()(MPI_\w+)\b", re.M)
+HANDWRITTEN = re.compile(r"^(?:(?:int|MPI_Fint|MPI_Request)\s+echo_(always_)?|ECHO_DEFINE_\w+\()(MPI_\w+)\b", re.M)
 PROTOTYPE = re.compile(
     r"(?:__attribute__\(\([^;]*?\)\)\s*)*"
     r"\b(int|double|MPI_\w+)\s+(MPI_\w+)\s*\(([^;{]*?)\)\s*(?:__attribute__\(\([^;]*?\)\)\s*)*;",
@@ -214,7 +214,11 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
         params = p.params or "void"
         real = f"P{name}({args})"
         if p.ret != "int":  # conversions and clocks: nothing to replicate or record
-            out += [f"{p.ret} {name}({params}) {{ return {real}; }}", ""]
+            if name in written:  # a conversion of echo's own handles
+                out += [f"{p.ret} echo_{name}({params});",
+                        f"{p.ret} {name}({params}) {{ return echo.cloned ? echo_{name}({args}) : {real}; }}", ""]
+            else:
+                out += [f"{p.ret} {name}({params}) {{ return {real}; }}", ""]
             continue
         comm = communicator_arg(p, kinds.get(name))
         # calls on MPI_COMM_SELF (and what derives from it) are each copy's own
@@ -237,6 +241,12 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
             [f"    if (rc != MPI_SUCCESS && {cloned} && !echo_is_rep()) {{ echo_depth = 0; {raise_error}; }}"]
             if name in written and not written[name] and raise_error else []
         )
+        # MPI_X_c2f returns a Fortran handle, not an error code
+        handle = name.endswith("_c2f")
+        code = "MPI_SUCCESS" if handle else "rc"
+        reinit_check = [] if handle else ["    if (rc != MPI_SUCCESS && echo.reinit) rc = echo_reinit_on_error(rc);"]
+        if handle:
+            copy_error = []
         rec_comm, peer, tag, nbytes = record_fields(p, kinds.get(name))
         if name in ("MPI_Comm_free", "MPI_Finalize"):
             rec_comm = "-1"  # the handle is gone after the call
@@ -249,9 +259,9 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
             "    if (echo_hooks.enter) echo_hooks.enter();",
             f"    int rc = {body};",
             *copy_error,
-            "    if (rc != MPI_SUCCESS && echo.reinit) rc = echo_reinit_on_error(rc);",
+            *reinit_check,
             "    if (echo_hooks.leave) echo_hooks.leave();",
-            f"    if (echo.active) echo_record({fn_id}, t0, rec_comm, {peer}, {tag}, {nbytes}, rc);",
+            f"    if (echo.active) echo_record({fn_id}, t0, rec_comm, {peer}, {tag}, {nbytes}, {code});",
             "    echo_depth = 0;",
             "    return rc;",
             "}",

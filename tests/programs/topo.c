@@ -13,7 +13,7 @@
 
 #define CNT 2 /* ints per block */
 
-static void print_ints(const char *what, const int *v, int n) {
+static void print_ranks(const char *what, const int *v, int n) {
     printf("r%d: %s:", rank, what);
     for (int i = 0; i < n; i++) {
         if (v[i] == MPI_PROC_NULL) printf(" null");
@@ -48,9 +48,9 @@ static void cart_queries(MPI_Comm cart, const char *name) {
     SAY("%s: rank %d size %d cart %d ndims %d inter %d", name, r, s, kind == MPI_CART, ndims, inter);
     int dims[4], periods[4], coords[4], c2[4];
     MPI_Cart_get(cart, 4, dims, periods, coords);
-    print_ints("  dims", dims, ndims);
-    print_ints("  periods", periods, ndims);
-    print_ints("  coords", coords, ndims);
+    print_ranks("  dims", dims, ndims);
+    print_ranks("  periods", periods, ndims);
+    print_ranks("  coords", coords, ndims);
     for (int q = 0; q < s; q++) {
         int back;
         MPI_Cart_coords(cart, q, ndims, c2);
@@ -76,7 +76,7 @@ static void cart_queries(MPI_Comm cart, const char *name) {
             int v[2] = {src, dst};
             char what[64];
             snprintf(what, sizeof what, "  shift dim %d by %d", d, disps[k]);
-            print_ints(what, v, 2);
+            print_ranks(what, v, 2);
         }
     }
 }
@@ -89,15 +89,15 @@ static void graph_queries(MPI_Comm g, const char *name) {
     SAY("%s: rank %d graph %d nnodes %d nedges %d", name, r, kind == MPI_GRAPH, nnodes, nedges);
     int *index = malloc(sizeof(int) * (size_t)nnodes), *edges = malloc(sizeof(int) * (size_t)(nedges + 1));
     MPI_Graph_get(g, nnodes, nedges, index, edges);
-    print_ints("  index", index, nnodes);
-    print_ints("  edges", edges, nedges);
+    print_ranks("  index", index, nnodes);
+    print_ranks("  edges", edges, nedges);
     for (int q = 0; q < nnodes; q++) {
         int n, nb[16];
         MPI_Graph_neighbors_count(g, q, &n);
         MPI_Graph_neighbors(g, q, 16, nb);
         char what[64];
         snprintf(what, sizeof what, "  neighbours of %d (%d)", q, n);
-        print_ints(what, nb, n);
+        print_ranks(what, nb, n);
     }
     free(index);
     free(edges);
@@ -120,20 +120,20 @@ static void dist_queries(MPI_Comm g, const char *name, int arrival) {
     const char *order = arrival ? "order: " : "";
     char what[64];
     snprintf(what, sizeof what, "  %ssources", order);
-    print_ints(what, src, in);
+    print_ranks(what, src, in);
     snprintf(what, sizeof what, "  %ssource weights", order);
-    print_ints(what, srcw, in);
+    print_ranks(what, srcw, in);
     snprintf(what, sizeof what, "  %sdestinations", order);
-    print_ints(what, dst, out);
+    print_ranks(what, dst, out);
     snprintf(what, sizeof what, "  %sdestination weights", order);
-    print_ints(what, dstw, out);
+    print_ranks(what, dstw, out);
     if (!arrival) return;
     for (int i = 0; i < in; i++) src[i] = src[i] * 1000 + srcw[i];
     for (int i = 0; i < out; i++) dst[i] = dst[i] * 1000 + dstw[i];
     qsort(src, (size_t)in, sizeof(int), by_value);
     qsort(dst, (size_t)out, sizeof(int), by_value);
-    print_ints("  sorted sources and weights", src, in);
-    print_ints("  sorted destinations and weights", dst, out);
+    print_ranks("  sorted sources and weights", src, in);
+    print_ranks("  sorted destinations and weights", dst, out);
 }
 
 /* Queries the standard calls erroneous, with errors returned: copies must
@@ -149,9 +149,9 @@ static void erroneous_queries(MPI_Comm grid, MPI_Comm ring) {
     rc[4] = MPI_Cartdim_get(ring, &out[4]);
     rc[5] = MPI_Graph_neighbors_count(ring, -1, &out[5]);
     for (int i = 0; i < 6; i++) MPI_Error_class(rc[i], &rc[i]);
-    print_ints("erroneous queries: error classes", rc, 6);
-    print_ints("  outputs", out, 6);
-    print_ints("  coords", coords, 2);
+    print_ranks("erroneous queries: error classes", rc, 6);
+    print_ranks("  outputs", out, 6);
+    print_ranks("  coords", coords, 2);
     MPI_Comm_set_errhandler(grid, MPI_ERRORS_ARE_FATAL);
     MPI_Comm_set_errhandler(ring, MPI_ERRORS_ARE_FATAL);
 }
@@ -167,13 +167,13 @@ static const char *form_name[] = {"", "I", "init "};
 static void show(const char *what, int form, int round, const int *recv, int nrecv, int arrival) {
     char line[96];
     snprintf(line, sizeof line, "  %s%s%s round %d", arrival ? "order: " : "", form_name[form], what, round);
-    print_ints(line, recv, nrecv);
+    print_ranks(line, recv, nrecv);
     if (!arrival) return;
     int *sorted = malloc(sizeof(int) * (size_t)nrecv);
     memcpy(sorted, recv, sizeof(int) * (size_t)nrecv);
     qsort(sorted, (size_t)nrecv, sizeof(int), by_value);
     snprintf(line, sizeof line, "  %s%s round %d sorted", form_name[form], what, round);
-    print_ints(line, sorted, nrecv);
+    print_ranks(line, sorted, nrecv);
     free(sorted);
 }
 
