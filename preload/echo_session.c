@@ -14,6 +14,7 @@
 #include "echo_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int echo_owns_world; /* echo called MPI_Init itself, for a sessions-only program */
@@ -60,12 +61,47 @@ int echo_always_MPI_Initialized(int *flag) {
 
 static int is_world(const char *pset_name) { return strcmp(pset_name, "mpi://WORLD") == 0; }
 
+/* Any other process set (Open MPI's mpix://SHARED...) as the application sees
+ * it: the representative takes the application ranks of the representatives in
+ * its real set, and every copy gets the same list. */
+static int application_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) {
+    int rc = MPI_SUCCESS, n = 0, *ranks = malloc(sizeof(int) * (size_t)echo.app_size);
+    if (echo_is_rep()) {
+        MPI_Group real, wg;
+        rc = PMPI_Group_from_session_pset(session, pset_name, &real);
+        if (rc == MPI_SUCCESS) {
+            int size;
+            PMPI_Group_size(real, &size);
+            int *idx = malloc(sizeof(int) * (size_t)size), *in_world = malloc(sizeof(int) * (size_t)size);
+            for (int i = 0; i < size; i++) idx[i] = i;
+            PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+            PMPI_Group_translate_ranks(real, size, idx, wg, in_world);
+            for (int app = 0; app < echo.app_size; app++) /* in application order */
+                for (int i = 0; i < size; i++)
+                    if (in_world[i] == echo.rep_real_rank[app]) ranks[n++] = app;
+            PMPI_Group_free(&wg);
+            PMPI_Group_free(&real);
+            free(idx);
+            free(in_world);
+        }
+    }
+    rc = echo_forward(&n, 1, MPI_INT, rc);
+    if (rc == MPI_SUCCESS) {
+        echo_forward(ranks, n, MPI_INT, rc);
+        MPI_Group app_world;
+        echo_comm_group(echo_comm_get(MPI_COMM_WORLD, "MPI_Group_from_session_pset"), &app_world);
+        rc = PMPI_Group_incl(app_world, n, ranks, newgroup);
+        PMPI_Group_free(&app_world);
+    }
+    free(ranks);
+    return rc;
+}
+
 int echo_MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) {
     if (is_world(pset_name)) return echo_comm_group(echo_comm_get(MPI_COMM_WORLD, "MPI_Group_from_session_pset"),
                                                     newgroup);
     if (strcmp(pset_name, "mpi://SELF") == 0) return PMPI_Group_from_session_pset(session, pset_name, newgroup);
-    echo_fatal("MPI_Group_from_session_pset(\"%s\") is not supported with clones: only mpi://WORLD and "
-               "mpi://SELF have a meaning for the application's ranks", pset_name);
+    return application_pset(session, pset_name, newgroup);
 }
 
 int echo_MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) {

@@ -250,9 +250,13 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
         rec_comm, peer, tag, nbytes = record_fields(p, kinds.get(name))
         if name in ("MPI_Comm_free", "MPI_Finalize"):
             rec_comm = "-1"  # the handle is gone after the call
+        # a communicator freed inside MPI (an attribute's delete callback, say) is
+        # gone all the same: its entry must not outlive it, or a later handle of the
+        # same value would be taken for it
+        forget = "echo_comm_remove(*comm); " if name in ("MPI_Comm_free", "MPI_Comm_disconnect") else ""
         out += [
             f"int {name}({params}) {{",
-            f"    if ({guard}) return {real};",
+            f"    if ({guard}) {{ {forget}return {real}; }}",
             "    echo_depth = 1;",
             "    uint64_t t0 = echo_ticks();",
             f"    int32_t rec_comm = {rec_comm};",
