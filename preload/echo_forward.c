@@ -118,27 +118,35 @@ static int blocks_ok(int n, const int *counts, MPI_Datatype dt, const MPI_Dataty
     return types || echo_check_buffer(NULL, 0, dt) == MPI_SUCCESS;
 }
 
-int echo_forward_blocks(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt, int rc) {
-    if (!echo_has_copies() && !echo_hooks.delivered) return rc;
-    if (buf == MPI_IN_PLACE || !blocks_ok(n, counts, dt, NULL)) return echo_forward(NULL, 0, MPI_BYTE, rc);
+MPI_Datatype echo_blocks_type(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt,
+                              const MPI_Datatype *types) {
+    if (buf == MPI_IN_PLACE || !blocks_ok(n, counts, types ? MPI_BYTE : dt, types)) return MPI_DATATYPE_NULL;
     MPI_Datatype t;
-    PMPI_Type_indexed(n, counts, displs, dt, &t);
+    if (types) { /* w-collectives: byte displacements, a type per block */
+        MPI_Aint *d = malloc(sizeof *d * (size_t)n);
+        for (int i = 0; i < n; i++) d[i] = displs[i];
+        PMPI_Type_create_struct(n, counts, d, (MPI_Datatype *)types, &t);
+        free(d);
+    } else {
+        PMPI_Type_indexed(n, counts, displs, dt, &t);
+    }
     PMPI_Type_commit(&t);
+    return t;
+}
+
+static int forward_layout(void *buf, MPI_Datatype t, int rc) {
+    if (t == MPI_DATATYPE_NULL) return echo_forward(NULL, 0, MPI_BYTE, rc);
     rc = echo_forward(buf, 1, t, rc);
     PMPI_Type_free(&t);
     return rc;
 }
 
+int echo_forward_blocks(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt, int rc) {
+    if (!echo_has_copies() && !echo_hooks.delivered) return rc;
+    return forward_layout(buf, echo_blocks_type(buf, n, counts, displs, dt, NULL), rc);
+}
+
 int echo_forward_wblocks(void *buf, int n, const int *counts, const int *bdispls, const MPI_Datatype *types, int rc) {
     if (!echo_has_copies() && !echo_hooks.delivered) return rc;
-    if (buf == MPI_IN_PLACE || !blocks_ok(n, counts, MPI_BYTE, types)) return echo_forward(NULL, 0, MPI_BYTE, rc);
-    MPI_Aint *d = malloc(sizeof *d * (size_t)n);
-    for (int i = 0; i < n; i++) d[i] = bdispls[i];
-    MPI_Datatype t;
-    PMPI_Type_create_struct(n, counts, d, (MPI_Datatype *)types, &t);
-    PMPI_Type_commit(&t);
-    rc = echo_forward(buf, 1, t, rc);
-    PMPI_Type_free(&t);
-    free(d);
-    return rc;
+    return forward_layout(buf, echo_blocks_type(buf, n, counts, bdispls, MPI_BYTE, types), rc);
 }

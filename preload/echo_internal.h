@@ -126,6 +126,10 @@ int echo_forward_bytes(void *data, size_t len, int rc);
 /* datatype with its blocks at displs (element units of dt); to forward v-buffers */
 int echo_forward_blocks(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt, int rc);
 int echo_forward_wblocks(void *buf, int n, const int *counts, const int *bdispls, const MPI_Datatype *types, int rc);
+/* those blocks as one committed datatype (types: w-blocks, displs in bytes);
+ * MPI_DATATYPE_NULL if there is nothing to deliver (MPI_IN_PLACE, blocks MPI rejects) */
+MPI_Datatype echo_blocks_type(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt,
+                              const MPI_Datatype *types);
 
 /* a message of a replicated communicator's Mprobe/Improbe (and forget it): 0 for a local one (echo_p2p.c) */
 int echo_message_take(MPI_Message m);

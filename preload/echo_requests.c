@@ -36,12 +36,9 @@ typedef struct echo_req {
     void *buf;
     int count;
     MPI_Datatype dt;
-    int nblocks;       /* > 0: output in blocks (v- and w-collectives) */
     int owns_dt;       /* dt was built for this request: freed with it */
     int partitions;    /* > 0: partitioned communication (echo_partitioned.c) */
     int32_t comm_id, peer; /* a persistent send's, for the SDC check at each start */
-    const int *counts, *displs;
-    const MPI_Datatype *types;
     int (*done)(void *arg, int rc); /* run on every side when a Wait/Test retires the request */
     void *arg;
 } echo_req_t;
@@ -121,9 +118,7 @@ static int finish(MPI_Request *h, MPI_Status *status, int rc) {
     if (r->kind == REQ_RECV) {
         rc = echo_forward_status(r->buf, r->count, r->dt, st, rc);
     } else if (r->kind == REQ_COLL) {
-        rc = r->nblocks == 0 ? echo_forward(r->buf, r->count, r->dt, rc)
-             : r->types    ? echo_forward_wblocks(r->buf, r->nblocks, r->counts, r->displs, r->types, rc)
-                           : echo_forward_blocks(r->buf, r->nblocks, r->counts, r->displs, r->dt, rc);
+        rc = echo_forward(r->buf, r->count, r->dt, rc);
         if (!echo_is_rep() && status != MPI_STATUS_IGNORE) memset(status, 0, sizeof *status);
     } else if (r->cancelled) {
         rc = echo_forward_status(NULL, 0, MPI_BYTE, st, rc); /* whether the cancel won */
@@ -434,13 +429,12 @@ MPI_Request echo_request_new(MPI_Request real, int persistent, int with_status, 
 
 MPI_Request echo_request_new_blocks(MPI_Request real, int persistent, void *buf, int n, const int *counts,
                                     const int *displs, MPI_Datatype dt, const MPI_Datatype *types) {
-    MPI_Request h = new_req(REQ_COLL, persistent, real, buf, 0, dt);
-    echo_req_t *r = req_of(h);
-    r->nblocks = n;
-    r->counts = counts;
-    r->displs = displs;
-    r->types = types;
-    return h;
+    /* the layout is taken now: programs (mpi4py among them) may free the count
+     * and displacement arrays before completion, as Open MPI lets them */
+    MPI_Datatype t = echo_has_copies() || echo_hooks.delivered
+                         ? echo_blocks_type(buf, n, counts, displs, dt, types) : MPI_DATATYPE_NULL;
+    if (t == MPI_DATATYPE_NULL) return new_req(REQ_COLL, persistent, real, NULL, 0, MPI_BYTE);
+    return echo_request_new_typed(real, persistent, buf, t);
 }
 
 MPI_Request echo_request_new_typed(MPI_Request real, int persistent, void *buf, MPI_Datatype owned) {
