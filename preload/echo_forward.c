@@ -93,7 +93,9 @@ static int forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *sta
         if (*k > 0) PMPI_Pack_size(*k, dt, echo.clone_comm, &psize);
         memcpy(packed, status, sizeof *status);
         memcpy(packed + sizeof *status, k, sizeof *k);
-        if (psize <= SMALL_PACKED - pos) {
+        /* MPI_BOTTOM (NULL, with a datatype of absolute addresses): Open MPI will not
+         * unpack into it, so its data always travels as a message of its own */
+        if (psize <= SMALL_PACKED - pos && (buf != NULL || *k == 0)) {
             if (*k > 0) PMPI_Pack(buf, *k, dt, packed, SMALL_PACKED, &pos, echo.clone_comm);
             send_to_copies(packed, pos, MPI_PACKED, rc << 1);
         } else {

@@ -115,7 +115,10 @@ int echo_MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MP
     int rc = MPI_SUCCESS;
     if (echo_is_rep()) rc = PMPI_Mprobe(source, tag, c->real, message, st);
     rc = echo_forward_status(NULL, 0, MPI_BYTE, st, rc);
-    if (rc == MPI_SUCCESS) *message = remember(echo_is_rep() ? *message : MPI_MESSAGE_NULL);
+    /* a probe of MPI_PROC_NULL gives MPI_MESSAGE_NO_PROC everywhere: each process receives it itself */
+    if (rc == MPI_SUCCESS)
+        *message = st->MPI_SOURCE == MPI_PROC_NULL ? MPI_MESSAGE_NO_PROC
+                                                    : remember(echo_is_rep() ? *message : MPI_MESSAGE_NULL);
     return rc;
 }
 
@@ -126,7 +129,9 @@ int echo_MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message 
     if (echo_is_rep()) rc = PMPI_Improbe(source, tag, c->real, &r.flag, message, &r.st);
     rc = echo_forward_bytes(&r, sizeof r, rc);
     *flag = r.flag;
-    if (r.flag && rc == MPI_SUCCESS) *message = remember(echo_is_rep() ? *message : MPI_MESSAGE_NULL);
+    if (r.flag && rc == MPI_SUCCESS)
+        *message = r.st.MPI_SOURCE == MPI_PROC_NULL ? MPI_MESSAGE_NO_PROC
+                                                     : remember(echo_is_rep() ? *message : MPI_MESSAGE_NULL);
     if (status != MPI_STATUS_IGNORE && r.flag) *status = r.st;
     return rc;
 }
