@@ -1,0 +1,47 @@
+/* Open MPI's ULFM extensions (mpi-ext.h: MPIX_Comm_revoke, shrink, agree...).
+ * They are not in mpi.h, so no wrapper is generated for them: these are.  With
+ * clones they cannot be replicated as they are (a copy is no member of the
+ * real communicator its representative would revoke or shrink; echo's own
+ * fault-tolerant modes use them underneath): the job stops naming the call.
+ * In Reinit mode (one process per rank) they act on the real communicator. */
+#include "echo_internal.h"
+
+#include <mpi-ext.h>
+
+static MPI_Comm real_of(MPI_Comm comm, const char *fn) {
+    if (!echo.active || !echo.cloned || echo_depth) return comm;
+    echo_comm_t *c = echo_comm_find(comm);
+    if (!c) return comm; /* MPI_COMM_SELF and what derives from it: each process's own */
+    if (!echo.reinit) echo_unsupported(fn);
+    return c->real;
+}
+
+int MPIX_Comm_revoke(MPI_Comm comm) { return PMPIX_Comm_revoke(real_of(comm, "MPIX_Comm_revoke")); }
+
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag) {
+    return PMPIX_Comm_is_revoked(real_of(comm, "MPIX_Comm_is_revoked"), flag);
+}
+
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) {
+    return PMPIX_Comm_shrink(real_of(comm, "MPIX_Comm_shrink"), newcomm);
+}
+
+int MPIX_Comm_failure_ack(MPI_Comm comm) { return PMPIX_Comm_failure_ack(real_of(comm, "MPIX_Comm_failure_ack")); }
+
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp) {
+    return PMPIX_Comm_failure_get_acked(real_of(comm, "MPIX_Comm_failure_get_acked"), failedgrp);
+}
+
+int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgroup) {
+    return PMPIX_Comm_get_failed(real_of(comm, "MPIX_Comm_get_failed"), failedgroup);
+}
+
+int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked) {
+    return PMPIX_Comm_ack_failed(real_of(comm, "MPIX_Comm_ack_failed"), num_to_ack, num_acked);
+}
+
+int MPIX_Comm_agree(MPI_Comm comm, int *flag) { return PMPIX_Comm_agree(real_of(comm, "MPIX_Comm_agree"), flag); }
+
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) {
+    return PMPIX_Comm_iagree(real_of(comm, "MPIX_Comm_iagree"), flag, request);
+}
