@@ -157,6 +157,11 @@ def communicator_arg(proto: Prototype, kinds: list[str] | None) -> str | None:
     return None
 
 
+# Calls that reach other processes even on MPI_COMM_SELF (a connection to, or
+# the start of, another job): with clones the representatives make them, so they
+# are replicated whatever their communicator (echo_spawn.c).
+REPLICATED_ON_SELF = {"MPI_Comm_accept", "MPI_Comm_connect", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple"}
+
 # Where MPI raises the error of a call: the error handler of its file, window or
 # communicator (in that order).  Not MPI_FILE_NULL's (the handler of
 # MPI_File_open/delete and of calls given MPI_FILE_NULL): Open MPI refuses
@@ -222,7 +227,8 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
             continue
         comm = communicator_arg(p, kinds.get(name))
         # calls on MPI_COMM_SELF (and what derives from it) are each copy's own
-        cloned = f"echo.cloned && !echo_comm_is_local({comm})" if comm else "echo.cloned"
+        cloned = f"echo.cloned && !echo_comm_is_local({comm})" if comm and name not in REPLICATED_ON_SELF \
+            else "echo.cloned"
         guard = "echo_depth || !echo.active"
         if name in written and written[name]:
             out.append(f"int echo_always_{name}({params});")
