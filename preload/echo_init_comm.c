@@ -92,8 +92,10 @@ int echo_MPI_Comm_free(MPI_Comm *comm) {
 
 int echo_MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
     int rc = PMPI_Comm_set_errhandler(comm, errhandler);
-    /* MPI_COMM_WORLD's handler must govern the representatives' world too */
-    if (rc == MPI_SUCCESS && comm == MPI_COMM_WORLD && echo.reps_world != MPI_COMM_NULL)
+    /* MPI_COMM_WORLD's handler must govern the representatives' world too; in
+     * Reinit mode the world must keep returning errors, or a failure could not
+     * be repaired (the application's errors are then returned, not raised) */
+    if (rc == MPI_SUCCESS && comm == MPI_COMM_WORLD && echo.reps_world != MPI_COMM_NULL && !echo.reinit)
         rc = PMPI_Comm_set_errhandler(echo.reps_world, errhandler);
     return rc;
 }

@@ -199,7 +199,6 @@ void echo_placement_init(MPI_Comm world, int rank, int size);
 void echo_placement_share(MPI_Comm inter, int root_side, int nchildren, int size);
 int echo_placement_choose(const int *failed, int nfailed, int size, char (*out)[64]);
 int echo_placement_simulated(void);
-const char *echo_placement_host(int rank);
 
 /* ---- events and metrics of this process (echo_events.c) ---- */
 void echo_event(const char *kind, const char *fn, uint64_t seq, int32_t comm, int32_t peer, uint64_t bytes, int copy,

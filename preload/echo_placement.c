@@ -19,7 +19,6 @@ static char (*host_of)[HOST_LEN]; /* by application rank */
 static int simulated;
 
 int echo_placement_simulated(void) { return simulated; }
-const char *echo_placement_host(int rank) { return host_of[rank]; }
 
 /* at MPI_Init (original processes): every rank's host */
 void echo_placement_init(MPI_Comm world, int rank, int size) {
