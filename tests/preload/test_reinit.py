@@ -24,7 +24,7 @@ def kills(n: int, nranks: int, seed: int) -> str:
 def failure_free(mpi, programs) -> dict[str, str]:
     out = {}
     for name, args in (("c", [*programs["reinit_iter"], ITERATIONS, PAUSE_MS]),
-                       ("py", [*programs["py_reinit"], "60", PAUSE_MS])):
+                       ("py", [*programs["py_reinit"], ITERATIONS, PAUSE_MS])):
         r = mpirun_native(mpi, 4, args)
         assert r.returncode == 0, r.stderr
         out[name] = r.stdout
@@ -42,12 +42,15 @@ def test_c_program_survives_kills(programs, failure_free, tmp_path, nkills):
     assert r.stderr.count(": restarted, resuming at iteration") == nkills
 
 
-def test_python_program_survives_a_kill(programs, failure_free, tmp_path):
-    r = echorun(["--no-store", "-n", "4", "--mode", "reinit", "--inject", "kill:rank=1,after=1.2s",
-                 *programs["py_reinit"], "60", PAUSE_MS], tmp_path / "run", timeout=240)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == failure_free["py"]
-    assert "rank 1: restarted" in r.stderr and "rank 0: reinited" in r.stderr
+@pytest.mark.parametrize("nkills", [1, 2, 3])
+def test_python_program_survives_kills(programs, failure_free, tmp_path, nkills):
+    spec = kills(nkills, 4, seed=10 + nkills)
+    r = echorun(["--no-store", "-n", "4", "--mode", "reinit", "--inject", spec,
+                 *programs["py_reinit"], ITERATIONS, PAUSE_MS], tmp_path / "run", timeout=240)
+    assert r.returncode == 0, spec + "\n" + r.stderr
+    assert r.stdout == failure_free["py"], spec
+    assert r.stderr.count(": restarted, resuming at iteration") == nkills, spec + "\n" + r.stderr
+    assert "reinited" in r.stderr
 
 
 def test_program_without_checkpoints_restarts_from_the_beginning(programs, tmp_path):
