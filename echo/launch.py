@@ -71,9 +71,8 @@ def run(opts: Options) -> int:
     meta.update(duration=time.monotonic() - start, exit_status=rc)
     meta_path.write_text(json.dumps(meta))
     stopped_by_sdc = opts.sdc == "stop" and rc == ECHO_EXIT_DIVERGED  # the SDC report explains it
-    repaired = opts.mode == "reinit" and reinit_verdict(Path(opts.run_dir))
-    if repaired:
-        rc = 0  # mpirun's status counts the failed processes the repairs replaced
+    if opts.mode == "reinit":  # mpirun's status counts the processes the repairs replaced, or misses a failure
+        rc = reinit_verdict(Path(opts.run_dir), plan.nprocs, rc)
     for line in describe_failures(plan, Path(opts.run_dir)) if rc != 0 and not stopped_by_sdc else []:
         say(line)
     if opts.output == "rep" and max(plan.copies) > 1:
@@ -123,17 +122,25 @@ def upload_run(run_dir: Path, server: str, token: str | None, run_id: str, tries
     return False
 
 
-def reinit_verdict(run_dir: Path) -> bool:
-    """True if a Reinit job was repaired and then finished: failures were replaced, not lost."""
+def reinit_verdict(run_dir: Path, nprocs: int, rc: int) -> int:
+    """A Reinit job's exit status: 0 if it was repaired and then finished (failures were replaced, not lost);
+    not 0 if it ended without finishing (with ULFM, mpirun may report 0 for a job whose processes failed)."""
+    from echo.procstatus import read_status
+
     done = run_dir / "reinit.done"
     if not done.exists():
-        return False
+        ends = [read_status(run_dir, real) for real in range(nprocs)]
+        if rc == 0 and any(e is None or e.state != "finalized" for e in ends):
+            say("Reinit: the application did not finish: a process failed where no restart point could take "
+                "it back (see the messages above)")
+            return 1
+        return rc
     words = done.read_text().split()
     repairs = int(words[1]) if len(words) == 2 and words[1].isdigit() else 0
     say(f"Reinit: the application finished after {repairs} repair{'s' if repairs != 1 else ''} of its world "
         "(mpirun's messages about processes that ended without MPI_Finalize are those repairs: after one, "
         "processes end without Open MPI's closing fence, which would wait for the failed ones)")
-    return True
+    return 0
 
 
 def sdc_verdict(opts: Options, rc: int) -> int:
