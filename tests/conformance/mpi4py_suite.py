@@ -144,8 +144,9 @@ def job_argv(config: Config, testdir: Path, outdir: Path, jobfile: Path, run_dir
         argv = [mpirun(), "-n", str(config.nranks), "--oversubscribe"]
         return argv + (["--allow-run-as-root"] if os.geteuid() == 0 else []) + program
     # the records are not needed here: echorun bounds them (a process spinning on a test call writes gigabytes)
+    # and, as the native runs, --oversubscribe: spawning tests need slots beyond the job's
     return [str(VENV_BIN / "echorun"), "--run-dir", str(run_dir), "--no-store", "--records-max-mb", "64",
-            "-n", str(config.nranks),
+            "--mpirun-args=--oversubscribe", "-n", str(config.nranks),
             "--clones", str(config.clones), *program]
 
 
