@@ -56,7 +56,9 @@ void echo_fatal(const char *fmt, ...) {
     msg[n++] = '\n';
     write_all(term_fd, msg, (size_t)n);
     if (output_redirected) write_all(2, msg, (size_t)n); /* the copy's own error file too */
-    PMPI_Abort(MPI_COMM_WORLD, 70);
+    /* under ULFM (Reinit) MPI_Abort can wait forever once a process has failed;
+     * there every survivor sees the failure and ends itself */
+    if (!echo.reinit) PMPI_Abort(MPI_COMM_WORLD, 70);
     _exit(70);
 }
 
