@@ -10,7 +10,6 @@
 
 #include <stdlib.h>
 
-#define REAL(fn, ...) (echo_is_rep() ? P##fn(__VA_ARGS__) : MPI_SUCCESS)
 #define COMM(fn) echo_comm_t *c = echo_comm_get(comm, #fn)
 /* the data this copy contributes, checked for corruption before the real call */
 #define SDC(fn, buf, count, dt) echo_outgoing(#fn, 1, buf, count, dt, echo_comm_id(comm), -1)
@@ -21,13 +20,13 @@
 int echo_MPI_Barrier(MPI_Comm comm) {
     COMM(MPI_Barrier);
     /* a target may read its window after a barrier that follows other ranks' unlocks */
-    return echo_win_after_barrier(echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Barrier, c->real)));
+    return echo_win_after_barrier(echo_forward(NULL, 0, MPI_BYTE, ECHO_REP(PMPI_Barrier(c->real))));
 }
 
 int echo_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
     COMM(MPI_Bcast);
     if (echo_is_root(c, root)) SDC(MPI_Bcast, buffer, count, datatype);
-    int rc = REAL(MPI_Bcast, buffer, count, datatype, root, c->real);
+    int rc = ECHO_REP(PMPI_Bcast(buffer, count, datatype, root, c->real));
     return echo_gets_from_root(c, root) ? echo_forward(buffer, count, datatype, rc) : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
 
@@ -35,7 +34,7 @@ int echo_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
                     MPI_Comm comm) {
     COMM(MPI_Reduce);
     if (echo_contributes(c, root)) SDC(MPI_Reduce, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
-    int rc = REAL(MPI_Reduce, sendbuf, recvbuf, count, datatype, op, root, c->real);
+    int rc = ECHO_REP(PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, c->real));
     return echo_is_root(c, root) ? echo_forward(recvbuf, count, datatype, rc) : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
 
@@ -43,20 +42,20 @@ int echo_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
                        MPI_Comm comm) {
     COMM(MPI_Allreduce);
     SDC(MPI_Allreduce, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
-    return echo_forward(recvbuf, count, datatype, REAL(MPI_Allreduce, sendbuf, recvbuf, count, datatype, op, c->real));
+    return echo_forward(recvbuf, count, datatype, ECHO_REP(PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, c->real)));
 }
 
 int echo_MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
     COMM(MPI_Scan);
     SDC(MPI_Scan, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
-    return echo_forward(recvbuf, count, datatype, REAL(MPI_Scan, sendbuf, recvbuf, count, datatype, op, c->real));
+    return echo_forward(recvbuf, count, datatype, ECHO_REP(PMPI_Scan(sendbuf, recvbuf, count, datatype, op, c->real)));
 }
 
 int echo_MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     MPI_Comm comm) {
     COMM(MPI_Exscan);
     SDC(MPI_Exscan, CONTRIBUTION(sendbuf, recvbuf), count, datatype);
-    int rc = REAL(MPI_Exscan, sendbuf, recvbuf, count, datatype, op, c->real);
+    int rc = ECHO_REP(PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, c->real));
     /* rank 0's receive buffer is left undefined by MPI: nothing to forward */
     return c->rank == 0 ? echo_forward(NULL, 0, MPI_BYTE, rc) : echo_forward(recvbuf, count, datatype, rc);
 }
@@ -67,7 +66,7 @@ int echo_MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvco
     int total = 0;
     for (int i = 0; i < c->size; i++) total += recvcounts[i];
     SDC(MPI_Reduce_scatter, CONTRIBUTION(sendbuf, recvbuf), total, datatype);
-    int rc = REAL(MPI_Reduce_scatter, sendbuf, recvbuf, recvcounts, datatype, op, c->real);
+    int rc = ECHO_REP(PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, c->real));
     return echo_forward(recvbuf, recvcounts[c->rank], datatype, rc);
 }
 
@@ -75,7 +74,7 @@ int echo_MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvco
                                   MPI_Op op, MPI_Comm comm) {
     COMM(MPI_Reduce_scatter_block);
     SDC(MPI_Reduce_scatter_block, CONTRIBUTION(sendbuf, recvbuf), recvcount * echo_comm_peers(c), datatype);
-    int rc = REAL(MPI_Reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, c->real);
+    int rc = ECHO_REP(PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, c->real));
     return echo_forward(recvbuf, recvcount, datatype, rc);
 }
 
@@ -83,7 +82,7 @@ int echo_MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     MPI_Datatype recvtype, int root, MPI_Comm comm) {
     COMM(MPI_Gather);
     if (echo_contributes(c, root)) SDC(MPI_Gather, sendbuf, sendcount, sendtype);
-    int rc = REAL(MPI_Gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
+    int rc = ECHO_REP(PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real));
     return echo_is_root(c, root) ? echo_forward(recvbuf, recvcount * echo_comm_peers(c), recvtype, rc)
                            : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
@@ -92,7 +91,7 @@ int echo_MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
     COMM(MPI_Gatherv);
     if (echo_contributes(c, root)) SDC(MPI_Gatherv, sendbuf, sendcount, sendtype);
-    int rc = REAL(MPI_Gatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, c->real);
+    int rc = ECHO_REP(PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, c->real));
     return echo_is_root(c, root) ? echo_forward_blocks(recvbuf, echo_comm_peers(c), recvcounts, displs, recvtype, rc)
                            : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
@@ -101,7 +100,7 @@ int echo_MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      MPI_Datatype recvtype, int root, MPI_Comm comm) {
     COMM(MPI_Scatter);
     if (echo_is_root(c, root)) SDC(MPI_Scatter, sendbuf, sendcount * echo_comm_peers(c), sendtype);
-    int rc = REAL(MPI_Scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
+    int rc = ECHO_REP(PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real));
     /* (MPI_BOTTOM is NULL in Open MPI: "nothing" must be said with a count of 0) */
     return echo_contributes(c, root) ? echo_forward(recvbuf, recvcount, recvtype, rc) : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
@@ -110,7 +109,7 @@ int echo_MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int dis
                       void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
     COMM(MPI_Scatterv);
     if (echo_is_root(c, root)) SDC_BLOCKS(MPI_Scatterv, sendbuf, sendcounts, displs, sendtype);
-    int rc = REAL(MPI_Scatterv, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, c->real);
+    int rc = ECHO_REP(PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, c->real));
     /* (MPI_BOTTOM is NULL in Open MPI: "nothing" must be said with a count of 0) */
     return echo_contributes(c, root) ? echo_forward(recvbuf, recvcount, recvtype, rc) : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
@@ -119,7 +118,7 @@ int echo_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                        MPI_Datatype recvtype, MPI_Comm comm) {
     COMM(MPI_Allgather);
     SDC(MPI_Allgather, sendbuf, sendcount, sendtype);
-    int rc = REAL(MPI_Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real);
+    int rc = ECHO_REP(PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real));
     return echo_forward(recvbuf, recvcount * echo_comm_peers(c), recvtype, rc);
 }
 
@@ -127,7 +126,7 @@ int echo_MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                         const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
     COMM(MPI_Allgatherv);
     SDC(MPI_Allgatherv, sendbuf, sendcount, sendtype);
-    int rc = REAL(MPI_Allgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, c->real);
+    int rc = ECHO_REP(PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, c->real));
     return echo_forward_blocks(recvbuf, echo_comm_peers(c), recvcounts, displs, recvtype, rc);
 }
 
@@ -135,7 +134,7 @@ int echo_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       MPI_Datatype recvtype, MPI_Comm comm) {
     COMM(MPI_Alltoall);
     SDC(MPI_Alltoall, sendbuf, sendcount * echo_comm_peers(c), sendtype);
-    int rc = REAL(MPI_Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real);
+    int rc = ECHO_REP(PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real));
     return echo_forward(recvbuf, recvcount * echo_comm_peers(c), recvtype, rc);
 }
 
@@ -144,8 +143,8 @@ int echo_MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sd
                        MPI_Comm comm) {
     COMM(MPI_Alltoallv);
     SDC_BLOCKS(MPI_Alltoallv, sendbuf, sendcounts, sdispls, sendtype);
-    int rc = REAL(MPI_Alltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                  c->real);
+    int rc = ECHO_REP(PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                  c->real));
     return echo_forward_blocks(recvbuf, echo_comm_peers(c), recvcounts, rdispls, recvtype, rc);
 }
 
@@ -154,7 +153,7 @@ int echo_MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sd
                        const MPI_Datatype recvtypes[], MPI_Comm comm) {
     COMM(MPI_Alltoallw);
     echo_outgoing_wblocks("MPI_Alltoallw", sendbuf, echo_comm_peers(c), sendcounts, sdispls, sendtypes, echo_comm_id(comm));
-    int rc = REAL(MPI_Alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
-                  c->real);
+    int rc = ECHO_REP(PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                  c->real));
     return echo_forward_wblocks(recvbuf, echo_comm_peers(c), recvcounts, rdispls, recvtypes, rc);
 }

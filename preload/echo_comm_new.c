@@ -6,17 +6,16 @@
 
 #include <stdlib.h>
 
-#define REAL(call) (echo_is_rep() ? (call) : MPI_SUCCESS)
 #define COMM(fn) echo_comm_t *c = echo_comm_get(comm, #fn)
 
 int echo_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     COMM(MPI_Comm_dup);
-    return echo_comm_register_new(comm, newcomm, REAL(PMPI_Comm_dup(c->real, newcomm)), 1);
+    return echo_comm_register_new(comm, newcomm, ECHO_REP(PMPI_Comm_dup(c->real, newcomm)), 1);
 }
 
 int echo_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
     COMM(MPI_Comm_dup_with_info);
-    return echo_comm_register_new(comm, newcomm, REAL(PMPI_Comm_dup_with_info(c->real, info, newcomm)), 1);
+    return echo_comm_register_new(comm, newcomm, ECHO_REP(PMPI_Comm_dup_with_info(c->real, info, newcomm)), 1);
 }
 
 /* MPI_Comm_idup: the new communicator exists for copies once the request
@@ -57,12 +56,12 @@ int echo_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm
 
 int echo_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     COMM(MPI_Comm_split);
-    return echo_comm_register_new(comm, newcomm, REAL(PMPI_Comm_split(c->real, color, key, newcomm)), 0);
+    return echo_comm_register_new(comm, newcomm, ECHO_REP(PMPI_Comm_split(c->real, color, key, newcomm)), 0);
 }
 
 int echo_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
     COMM(MPI_Comm_split_type);
-    return echo_comm_register_new(comm, newcomm, REAL(PMPI_Comm_split_type(c->real, split_type, key, info, newcomm)),
+    return echo_comm_register_new(comm, newcomm, ECHO_REP(PMPI_Comm_split_type(c->real, split_type, key, info, newcomm)),
                                   0);
 }
 
@@ -70,12 +69,12 @@ int echo_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info in
  * representative's own group of the same ranks is what MPI sees. */
 int echo_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     COMM(MPI_Comm_create);
-    return echo_comm_register_new(comm, newcomm, REAL(PMPI_Comm_create(c->real, group, newcomm)), 0);
+    return echo_comm_register_new(comm, newcomm, ECHO_REP(PMPI_Comm_create(c->real, group, newcomm)), 0);
 }
 
 int echo_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
     COMM(MPI_Comm_create_group);
-    return echo_comm_register_new(comm, newcomm, REAL(PMPI_Comm_create_group(c->real, group, tag, newcomm)), 0);
+    return echo_comm_register_new(comm, newcomm, ECHO_REP(PMPI_Comm_create_group(c->real, group, tag, newcomm)), 0);
 }
 
 /* the error handler is given, not inherited: copies set it on their stand-in */
@@ -87,7 +86,7 @@ static int with_errhandler(MPI_Comm *newcomm, MPI_Errhandler errhandler, int rc)
 
 int echo_MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
                                     MPI_Comm *newcomm) {
-    int rc = REAL(PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm));
+    int rc = ECHO_REP(PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm));
     return with_errhandler(newcomm, errhandler, echo_comm_register_new(MPI_COMM_NULL, newcomm, rc, 0));
 }
 
@@ -99,19 +98,19 @@ int echo_MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm pe
     /* peer_comm matters at the leaders only; elsewhere it may be anything */
     echo_comm_t *peer = echo_comm_find(peer_comm);
     MPI_Comm real_peer = peer ? peer->real : peer_comm;
-    int rc = REAL(PMPI_Intercomm_create(c->real, local_leader, real_peer, remote_leader, tag, newintercomm));
+    int rc = ECHO_REP(PMPI_Intercomm_create(c->real, local_leader, real_peer, remote_leader, tag, newintercomm));
     return echo_comm_register_new(local_comm, newintercomm, rc, 0);
 }
 
 int echo_MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
                                           int remote_leader, const char *stringtag, MPI_Info info,
                                           MPI_Errhandler errhandler, MPI_Comm *newintercomm) {
-    int rc = REAL(PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag,
+    int rc = ECHO_REP(PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag,
                                                     info, errhandler, newintercomm));
     return with_errhandler(newintercomm, errhandler, echo_comm_register_new(MPI_COMM_NULL, newintercomm, rc, 0));
 }
 
 int echo_MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
     echo_comm_t *c = echo_comm_get(intercomm, "MPI_Intercomm_merge");
-    return echo_comm_register_new(intercomm, newintracomm, REAL(PMPI_Intercomm_merge(c->real, high, newintracomm)), 0);
+    return echo_comm_register_new(intercomm, newintracomm, ECHO_REP(PMPI_Intercomm_merge(c->real, high, newintracomm)), 0);
 }

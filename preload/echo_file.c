@@ -63,7 +63,6 @@ static void forget(echo_file_t *f) {
 #define KNOWN_OR_NATIVE(fn, ...)   \
     echo_file_t *f = find(fh);     \
     if (!f) return P##fn(__VA_ARGS__)
-#define REP(call) (echo_is_rep() ? (call) : MPI_SUCCESS)
 /* the status MPI fills: the caller's, or ours (copies need the representative's) */
 #define STATUS(status) MPI_Status status_local, *st = (status) == MPI_STATUS_IGNORE ? &status_local : (status)
 
@@ -138,7 +137,7 @@ int echo_always_MPI_File_open(MPI_Comm comm, const char *filename, int amode, MP
 int echo_MPI_File_close(MPI_File *fh) {
     echo_file_t *f = find(*fh);
     if (!f) return PMPI_File_close(fh);
-    int rc = forward_rc(REP(PMPI_File_close(fh)));
+    int rc = forward_rc(ECHO_REP(PMPI_File_close(fh)));
     if (rc != MPI_SUCCESS) return rc;
     if (!echo_is_rep()) PMPI_File_close(fh); /* the stand-in: its scratch file goes with it */
     *fh = MPI_FILE_NULL;
@@ -165,39 +164,39 @@ int echo_MPI_File_delete(const char *filename, MPI_Info info) {
 int echo_MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_read, fh, buf, count, datatype, status);
     STATUS(status);
-    return echo_forward_status(buf, count, datatype, st, REP(PMPI_File_read(fh, buf, count, datatype, st)));
+    return echo_forward_status(buf, count, datatype, st, ECHO_REP(PMPI_File_read(fh, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_read_all, fh, buf, count, datatype, status);
     STATUS(status);
-    return echo_forward_status(buf, count, datatype, st, REP(PMPI_File_read_all(fh, buf, count, datatype, st)));
+    return echo_forward_status(buf, count, datatype, st, ECHO_REP(PMPI_File_read_all(fh, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_read_shared, fh, buf, count, datatype, status);
     STATUS(status);
-    return echo_forward_status(buf, count, datatype, st, REP(PMPI_File_read_shared(fh, buf, count, datatype, st)));
+    return echo_forward_status(buf, count, datatype, st, ECHO_REP(PMPI_File_read_shared(fh, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_read_ordered, fh, buf, count, datatype, status);
     STATUS(status);
-    return echo_forward_status(buf, count, datatype, st, REP(PMPI_File_read_ordered(fh, buf, count, datatype, st)));
+    return echo_forward_status(buf, count, datatype, st, ECHO_REP(PMPI_File_read_ordered(fh, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
                           MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_read_at, fh, offset, buf, count, datatype, status);
     STATUS(status);
-    return echo_forward_status(buf, count, datatype, st, REP(PMPI_File_read_at(fh, offset, buf, count, datatype, st)));
+    return echo_forward_status(buf, count, datatype, st, ECHO_REP(PMPI_File_read_at(fh, offset, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
                               MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_read_at_all, fh, offset, buf, count, datatype, status);
     STATUS(status);
-    return echo_forward_status(buf, count, datatype, st, REP(PMPI_File_read_at_all(fh, offset, buf, count, datatype, st)));
+    return echo_forward_status(buf, count, datatype, st, ECHO_REP(PMPI_File_read_at_all(fh, offset, buf, count, datatype, st)));
 }
 
 /* ---- writes: copies write nothing; they get the status and the return code ---- */
@@ -209,28 +208,28 @@ int echo_MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype da
     KNOWN_OR_NATIVE(MPI_File_write, fh, buf, count, datatype, status);
     STATUS(status);
     outgoing(f, "MPI_File_write", 0, buf, count, datatype);
-    return write_done(st, REP(PMPI_File_write(fh, buf, count, datatype, st)));
+    return write_done(st, ECHO_REP(PMPI_File_write(fh, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_write_all, fh, buf, count, datatype, status);
     STATUS(status);
     outgoing(f, "MPI_File_write_all", 1, buf, count, datatype);
-    return write_done(st, REP(PMPI_File_write_all(fh, buf, count, datatype, st)));
+    return write_done(st, ECHO_REP(PMPI_File_write_all(fh, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_write_shared, fh, buf, count, datatype, status);
     STATUS(status);
     outgoing(f, "MPI_File_write_shared", 0, buf, count, datatype);
-    return write_done(st, REP(PMPI_File_write_shared(fh, buf, count, datatype, st)));
+    return write_done(st, ECHO_REP(PMPI_File_write_shared(fh, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_write_ordered, fh, buf, count, datatype, status);
     STATUS(status);
     outgoing(f, "MPI_File_write_ordered", 1, buf, count, datatype);
-    return write_done(st, REP(PMPI_File_write_ordered(fh, buf, count, datatype, st)));
+    return write_done(st, ECHO_REP(PMPI_File_write_ordered(fh, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
@@ -238,7 +237,7 @@ int echo_MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int 
     KNOWN_OR_NATIVE(MPI_File_write_at, fh, offset, buf, count, datatype, status);
     STATUS(status);
     outgoing(f, "MPI_File_write_at", 0, buf, count, datatype);
-    return write_done(st, REP(PMPI_File_write_at(fh, offset, buf, count, datatype, st)));
+    return write_done(st, ECHO_REP(PMPI_File_write_at(fh, offset, buf, count, datatype, st)));
 }
 
 int echo_MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
@@ -246,7 +245,7 @@ int echo_MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, 
     KNOWN_OR_NATIVE(MPI_File_write_at_all, fh, offset, buf, count, datatype, status);
     STATUS(status);
     outgoing(f, "MPI_File_write_at_all", 1, buf, count, datatype);
-    return write_done(st, REP(PMPI_File_write_at_all(fh, offset, buf, count, datatype, st)));
+    return write_done(st, ECHO_REP(PMPI_File_write_at_all(fh, offset, buf, count, datatype, st)));
 }
 
 /* ---- nonblocking: echo requests that deliver data and status at completion ----
@@ -262,12 +261,12 @@ static int started(MPI_Request real, MPI_Request *request, void *buf, int count,
 
 #define IREAD(fn, ...)                                  \
     MPI_Request real = MPI_REQUEST_NULL;                \
-    int rc = REP(P##fn(__VA_ARGS__, &real));            \
+    int rc = ECHO_REP(P##fn(__VA_ARGS__, &real));            \
     return started(real, request, buf, count, datatype, rc)
 #define IWRITE(fn, collective, ...)                     \
     MPI_Request real = MPI_REQUEST_NULL;                \
     outgoing(f, #fn, collective, buf, count, datatype); \
-    int rc = REP(P##fn(__VA_ARGS__, &real));            \
+    int rc = ECHO_REP(P##fn(__VA_ARGS__, &real));            \
     return started(real, request, NULL, 0, datatype, rc)
 
 int echo_MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
@@ -348,144 +347,144 @@ static int ended(echo_file_t *f, MPI_Status *st, int rc) {
 
 int echo_MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) {
     KNOWN_OR_NATIVE(MPI_File_read_all_begin, fh, buf, count, datatype);
-    return begun(f, buf, count, datatype, REP(PMPI_File_read_all_begin(fh, buf, count, datatype)));
+    return begun(f, buf, count, datatype, ECHO_REP(PMPI_File_read_all_begin(fh, buf, count, datatype)));
 }
 
 int echo_MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) {
     KNOWN_OR_NATIVE(MPI_File_read_ordered_begin, fh, buf, count, datatype);
-    return begun(f, buf, count, datatype, REP(PMPI_File_read_ordered_begin(fh, buf, count, datatype)));
+    return begun(f, buf, count, datatype, ECHO_REP(PMPI_File_read_ordered_begin(fh, buf, count, datatype)));
 }
 
 int echo_MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype) {
     KNOWN_OR_NATIVE(MPI_File_read_at_all_begin, fh, offset, buf, count, datatype);
-    return begun(f, buf, count, datatype, REP(PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype)));
+    return begun(f, buf, count, datatype, ECHO_REP(PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype)));
 }
 
 int echo_MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) {
     KNOWN_OR_NATIVE(MPI_File_write_all_begin, fh, buf, count, datatype);
     outgoing(f, "MPI_File_write_all_begin", 1, buf, count, datatype);
-    return begun(f, NULL, 0, MPI_BYTE, REP(PMPI_File_write_all_begin(fh, buf, count, datatype)));
+    return begun(f, NULL, 0, MPI_BYTE, ECHO_REP(PMPI_File_write_all_begin(fh, buf, count, datatype)));
 }
 
 int echo_MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) {
     KNOWN_OR_NATIVE(MPI_File_write_ordered_begin, fh, buf, count, datatype);
     outgoing(f, "MPI_File_write_ordered_begin", 1, buf, count, datatype);
-    return begun(f, NULL, 0, MPI_BYTE, REP(PMPI_File_write_ordered_begin(fh, buf, count, datatype)));
+    return begun(f, NULL, 0, MPI_BYTE, ECHO_REP(PMPI_File_write_ordered_begin(fh, buf, count, datatype)));
 }
 
 int echo_MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                                      MPI_Datatype datatype) {
     KNOWN_OR_NATIVE(MPI_File_write_at_all_begin, fh, offset, buf, count, datatype);
     outgoing(f, "MPI_File_write_at_all_begin", 1, buf, count, datatype);
-    return begun(f, NULL, 0, MPI_BYTE, REP(PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype)));
+    return begun(f, NULL, 0, MPI_BYTE, ECHO_REP(PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype)));
 }
 
 int echo_MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_read_all_end, fh, buf, status);
     STATUS(status);
-    return ended(f, st, REP(PMPI_File_read_all_end(fh, buf, st)));
+    return ended(f, st, ECHO_REP(PMPI_File_read_all_end(fh, buf, st)));
 }
 
 int echo_MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_read_ordered_end, fh, buf, status);
     STATUS(status);
-    return ended(f, st, REP(PMPI_File_read_ordered_end(fh, buf, st)));
+    return ended(f, st, ECHO_REP(PMPI_File_read_ordered_end(fh, buf, st)));
 }
 
 int echo_MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_read_at_all_end, fh, buf, status);
     STATUS(status);
-    return ended(f, st, REP(PMPI_File_read_at_all_end(fh, buf, st)));
+    return ended(f, st, ECHO_REP(PMPI_File_read_at_all_end(fh, buf, st)));
 }
 
 int echo_MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_write_all_end, fh, buf, status);
     STATUS(status);
-    return ended(f, st, REP(PMPI_File_write_all_end(fh, buf, st)));
+    return ended(f, st, ECHO_REP(PMPI_File_write_all_end(fh, buf, st)));
 }
 
 int echo_MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_write_ordered_end, fh, buf, status);
     STATUS(status);
-    return ended(f, st, REP(PMPI_File_write_ordered_end(fh, buf, st)));
+    return ended(f, st, ECHO_REP(PMPI_File_write_ordered_end(fh, buf, st)));
 }
 
 int echo_MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status) {
     KNOWN_OR_NATIVE(MPI_File_write_at_all_end, fh, buf, status);
     STATUS(status);
-    return ended(f, st, REP(PMPI_File_write_at_all_end(fh, buf, st)));
+    return ended(f, st, ECHO_REP(PMPI_File_write_at_all_end(fh, buf, st)));
 }
 
 /* ---- file pointers, size, consistency: the representative acts and answers ---- */
 
 int echo_MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) {
     KNOWN_OR_NATIVE(MPI_File_seek, fh, offset, whence);
-    return forward_rc(REP(PMPI_File_seek(fh, offset, whence)));
+    return forward_rc(ECHO_REP(PMPI_File_seek(fh, offset, whence)));
 }
 
 int echo_MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
     KNOWN_OR_NATIVE(MPI_File_seek_shared, fh, offset, whence);
-    return forward_rc(REP(PMPI_File_seek_shared(fh, offset, whence)));
+    return forward_rc(ECHO_REP(PMPI_File_seek_shared(fh, offset, whence)));
 }
 
 int echo_MPI_File_get_position(MPI_File fh, MPI_Offset *offset) {
     KNOWN_OR_NATIVE(MPI_File_get_position, fh, offset);
-    return forward_answer(offset, sizeof *offset, REP(PMPI_File_get_position(fh, offset)));
+    return forward_answer(offset, sizeof *offset, ECHO_REP(PMPI_File_get_position(fh, offset)));
 }
 
 int echo_MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) {
     KNOWN_OR_NATIVE(MPI_File_get_position_shared, fh, offset);
-    return forward_answer(offset, sizeof *offset, REP(PMPI_File_get_position_shared(fh, offset)));
+    return forward_answer(offset, sizeof *offset, ECHO_REP(PMPI_File_get_position_shared(fh, offset)));
 }
 
 int echo_MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp) {
     KNOWN_OR_NATIVE(MPI_File_get_byte_offset, fh, offset, disp);
-    return forward_answer(disp, sizeof *disp, REP(PMPI_File_get_byte_offset(fh, offset, disp)));
+    return forward_answer(disp, sizeof *disp, ECHO_REP(PMPI_File_get_byte_offset(fh, offset, disp)));
 }
 
 int echo_MPI_File_get_size(MPI_File fh, MPI_Offset *size) {
     KNOWN_OR_NATIVE(MPI_File_get_size, fh, size);
-    return forward_answer(size, sizeof *size, REP(PMPI_File_get_size(fh, size)));
+    return forward_answer(size, sizeof *size, ECHO_REP(PMPI_File_get_size(fh, size)));
 }
 
 int echo_MPI_File_set_size(MPI_File fh, MPI_Offset size) {
     KNOWN_OR_NATIVE(MPI_File_set_size, fh, size);
-    return forward_rc(REP(PMPI_File_set_size(fh, size)));
+    return forward_rc(ECHO_REP(PMPI_File_set_size(fh, size)));
 }
 
 int echo_MPI_File_preallocate(MPI_File fh, MPI_Offset size) {
     KNOWN_OR_NATIVE(MPI_File_preallocate, fh, size);
-    return forward_rc(REP(PMPI_File_preallocate(fh, size)));
+    return forward_rc(ECHO_REP(PMPI_File_preallocate(fh, size)));
 }
 
 int echo_MPI_File_sync(MPI_File fh) {
     KNOWN_OR_NATIVE(MPI_File_sync, fh);
-    return forward_rc(REP(PMPI_File_sync(fh)));
+    return forward_rc(ECHO_REP(PMPI_File_sync(fh)));
 }
 
 int echo_MPI_File_get_atomicity(MPI_File fh, int *flag) {
     KNOWN_OR_NATIVE(MPI_File_get_atomicity, fh, flag);
-    return forward_answer(flag, sizeof *flag, REP(PMPI_File_get_atomicity(fh, flag)));
+    return forward_answer(flag, sizeof *flag, ECHO_REP(PMPI_File_get_atomicity(fh, flag)));
 }
 
 int echo_MPI_File_set_atomicity(MPI_File fh, int flag) {
     KNOWN_OR_NATIVE(MPI_File_set_atomicity, fh, flag);
-    return forward_rc(REP(PMPI_File_set_atomicity(fh, flag)));
+    return forward_rc(ECHO_REP(PMPI_File_set_atomicity(fh, flag)));
 }
 
 int echo_MPI_File_get_amode(MPI_File fh, int *amode) {
     KNOWN_OR_NATIVE(MPI_File_get_amode, fh, amode);
-    return forward_answer(amode, sizeof *amode, REP(PMPI_File_get_amode(fh, amode)));
+    return forward_answer(amode, sizeof *amode, ECHO_REP(PMPI_File_get_amode(fh, amode)));
 }
 
 int echo_MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent) {
     KNOWN_OR_NATIVE(MPI_File_get_type_extent, fh, datatype, extent);
-    return forward_answer(extent, sizeof *extent, REP(PMPI_File_get_type_extent(fh, datatype, extent)));
+    return forward_answer(extent, sizeof *extent, ECHO_REP(PMPI_File_get_type_extent(fh, datatype, extent)));
 }
 
 int echo_MPI_File_get_group(MPI_File fh, MPI_Group *group) {
     KNOWN_OR_NATIVE(MPI_File_get_group, fh, group);
-    int rc = REP(PMPI_File_get_group(fh, group));
+    int rc = ECHO_REP(PMPI_File_get_group(fh, group));
     if (!echo_is_rep()) rc = PMPI_Group_union(f->group, MPI_GROUP_EMPTY, group); /* a handle of its own to free */
     return forward_rc(rc);
 }
@@ -499,7 +498,7 @@ int echo_MPI_File_get_group(MPI_File fh, MPI_Group *group) {
 int echo_MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                            const char *datarep, MPI_Info info) {
     KNOWN_OR_NATIVE(MPI_File_set_view, fh, disp, etype, filetype, datarep, info);
-    int rc = forward_rc(REP(PMPI_File_set_view(fh, disp, etype, filetype, datarep, info)));
+    int rc = forward_rc(ECHO_REP(PMPI_File_set_view(fh, disp, etype, filetype, datarep, info)));
     /* MPI_DISPLACEMENT_CURRENT is only valid in sequential mode, which a stand-in is not */
     if (rc == MPI_SUCCESS && !echo_is_rep())
         PMPI_File_set_view(fh, disp == MPI_DISPLACEMENT_CURRENT ? 0 : disp, etype, filetype, datarep, info);
@@ -511,7 +510,7 @@ int echo_MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, M
     KNOWN_OR_NATIVE(MPI_File_get_view, fh, disp, etype, filetype, datarep);
     struct { MPI_Offset disp; char datarep[MPI_MAX_DATAREP_STRING]; } answer = {0, ""};
     int rc = PMPI_File_get_view(fh, &answer.disp, etype, filetype, answer.datarep);
-    rc = forward_answer(&answer, sizeof answer, REP(rc));
+    rc = forward_answer(&answer, sizeof answer, ECHO_REP(rc));
     *disp = answer.disp;
     strcpy(datarep, answer.datarep);
     return rc;
@@ -519,49 +518,12 @@ int echo_MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, M
 
 /* ---- hints: the representative's info, rebuilt on the copies ---- */
 
-/* "key\0value\0" for every hint of `info` */
-static char *info_text(MPI_Info info, size_t *len) {
-    int nkeys = 0;
-    PMPI_Info_get_nkeys(info, &nkeys);
-    char *text = NULL;
-    *len = 0;
-    for (int i = 0; i < nkeys; i++) {
-        char key[MPI_MAX_INFO_KEY + 1];
-        int vlen = 0, flag;
-        PMPI_Info_get_nthkey(info, i, key);
-        PMPI_Info_get_string(info, key, &vlen, NULL, &flag); /* the value's size, with its NUL */
-        size_t klen = strlen(key) + 1;
-        text = realloc(text, *len + klen + (size_t)vlen + 1);
-        memcpy(text + *len, key, klen);
-        *len += klen;
-        PMPI_Info_get_string(info, key, &vlen, text + *len, &flag);
-        *len += strlen(text + *len) + 1;
-    }
-    return text;
-}
-
 int echo_MPI_File_get_info(MPI_File fh, MPI_Info *info_used) {
     KNOWN_OR_NATIVE(MPI_File_get_info, fh, info_used);
-    int rc = REP(PMPI_File_get_info(fh, info_used));
-    if (!echo_has_copies()) return rc;
-    size_t len = 0;
-    char *text = echo_is_rep() && rc == MPI_SUCCESS ? info_text(*info_used, &len) : NULL;
-    rc = echo_forward_bytes(&len, sizeof len, rc);
-    if (!echo_is_rep()) text = malloc(len + 1);
-    echo_forward_bytes(text, len, rc);
-    if (!echo_is_rep() && rc == MPI_SUCCESS) {
-        PMPI_Info_create(info_used);
-        for (size_t at = 0; at < len;) {
-            const char *key = text + at, *value = key + strlen(key) + 1;
-            PMPI_Info_set(*info_used, key, value);
-            at = (size_t)(value - text) + strlen(value) + 1;
-        }
-    }
-    free(text);
-    return rc;
+    return echo_forward_info(info_used, ECHO_REP(PMPI_File_get_info(fh, info_used)));
 }
 
 int echo_MPI_File_set_info(MPI_File fh, MPI_Info info) {
     KNOWN_OR_NATIVE(MPI_File_set_info, fh, info);
-    return forward_rc(REP(PMPI_File_set_info(fh, info)));
+    return forward_rc(ECHO_REP(PMPI_File_set_info(fh, info)));
 }

@@ -152,3 +152,40 @@ int echo_forward_wblocks(void *buf, int n, const int *counts, const int *bdispls
     if (!echo_has_copies() && !echo_hooks.delivered) return rc;
     return forward_layout(buf, echo_blocks_type(buf, n, counts, bdispls, MPI_BYTE, types), rc);
 }
+
+/* An info object the representative got from MPI (its hints, "key\0value\0"
+ * each), rebuilt on every copy as a new info object. */
+int echo_forward_info(MPI_Info *info, int rc) {
+    if (!echo_has_copies()) return rc;
+    char *text = NULL;
+    size_t len = 0;
+    if (echo_is_rep() && rc == MPI_SUCCESS) {
+        int nkeys = 0;
+        PMPI_Info_get_nkeys(*info, &nkeys);
+        for (int i = 0; i < nkeys; i++) {
+            char key[MPI_MAX_INFO_KEY + 1];
+            int vlen = 0, flag;
+            PMPI_Info_get_nthkey(*info, i, key);
+            PMPI_Info_get_string(*info, key, &vlen, NULL, &flag); /* the value's size, with its NUL */
+            size_t klen = strlen(key) + 1;
+            text = realloc(text, len + klen + (size_t)vlen + 1);
+            memcpy(text + len, key, klen);
+            len += klen;
+            PMPI_Info_get_string(*info, key, &vlen, text + len, &flag);
+            len += strlen(text + len) + 1;
+        }
+    }
+    rc = echo_forward_bytes(&len, sizeof len, rc);
+    if (!echo_is_rep()) text = malloc(len + 1);
+    echo_forward_bytes(text, len, rc);
+    if (!echo_is_rep() && rc == MPI_SUCCESS) {
+        PMPI_Info_create(info);
+        for (size_t at = 0; at < len;) {
+            const char *key = text + at, *value = key + strlen(key) + 1;
+            PMPI_Info_set(*info, key, value);
+            at = (size_t)(value - text) + strlen(value) + 1;
+        }
+    }
+    free(text);
+    return rc;
+}

@@ -120,12 +120,17 @@ static inline int echo_gets_from_root(const echo_comm_t *c, int root) { return c
  * every process communicates for real: each is its world's representative. */
 static inline int echo_is_rep(void) { return echo.copy == 0 || echo.independent; }
 static inline int echo_has_copies(void) { return echo.ncopies > 1 && !echo.independent; }
+/* the real call, made by the representative; a copy makes none (MPI_SUCCESS:
+ * it gets the representative's outcome forwarded) */
+#define ECHO_REP(call) (echo_is_rep() ? (call) : MPI_SUCCESS)
 int echo_forward(void *buf, int count, MPI_Datatype dt, int rc);
 int echo_forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *status, int rc);
 int echo_forward_bytes(void *data, size_t len, int rc);
 /* datatype with its blocks at displs (element units of dt); to forward v-buffers */
 int echo_forward_blocks(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt, int rc);
 int echo_forward_wblocks(void *buf, int n, const int *counts, const int *bdispls, const MPI_Datatype *types, int rc);
+/* an info object MPI gave the representative, rebuilt on every copy */
+int echo_forward_info(MPI_Info *info, int rc);
 /* those blocks as one committed datatype (types: w-blocks, displs in bytes);
  * MPI_DATATYPE_NULL if there is nothing to deliver (MPI_IN_PLACE, blocks MPI rejects) */
 MPI_Datatype echo_blocks_type(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt,

@@ -14,7 +14,6 @@
 
 #include <string.h>
 
-#define REAL(call) (echo_is_rep() ? (call) : MPI_SUCCESS)
 
 /* the communicator MPI uses: a replicated one's real handle, or MPI_COMM_SELF
  * (and what derives from it) as it is: the representative's own */
@@ -30,7 +29,7 @@ static int spawned(MPI_Comm comm, MPI_Comm *intercomm, int *errcodes, int n, int
 
 int echo_MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
                         MPI_Comm *intercomm, int array_of_errcodes[]) {
-    int rc = REAL(PMPI_Comm_spawn(command, argv, maxprocs, info, root, real_comm(comm), intercomm,
+    int rc = ECHO_REP(PMPI_Comm_spawn(command, argv, maxprocs, info, root, real_comm(comm), intercomm,
                                   array_of_errcodes));
     /* maxprocs is significant at the root only: the error codes travel with the count spawned */
     int n = 0;
@@ -42,7 +41,7 @@ int echo_MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Inf
 int echo_MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
                                  const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
                                  MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) {
-    int rc = REAL(PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info,
+    int rc = ECHO_REP(PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info,
                                            root, real_comm(comm), intercomm, array_of_errcodes));
     int n = 0; /* the error codes travel with the count spawned, known on every rank */
     if (echo_is_rep() && rc == MPI_SUCCESS) PMPI_Comm_remote_size(*intercomm, &n);
@@ -68,35 +67,35 @@ int echo_MPI_Comm_disconnect(MPI_Comm *comm) {
 }
 
 int echo_MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) {
-    return echo_comm_register_new(comm, newcomm, REAL(PMPI_Comm_accept(port_name, info, root, real_comm(comm),
+    return echo_comm_register_new(comm, newcomm, ECHO_REP(PMPI_Comm_accept(port_name, info, root, real_comm(comm),
                                                                        newcomm)), 0);
 }
 
 int echo_MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) {
-    return echo_comm_register_new(comm, newcomm, REAL(PMPI_Comm_connect(port_name, info, root, real_comm(comm),
+    return echo_comm_register_new(comm, newcomm, ECHO_REP(PMPI_Comm_connect(port_name, info, root, real_comm(comm),
                                                                         newcomm)), 0);
 }
 
 /* names are published once per rank: by its representative */
 int echo_MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) {
-    return echo_forward(NULL, 0, MPI_BYTE, REAL(PMPI_Publish_name(service_name, info, port_name)));
+    return echo_forward(NULL, 0, MPI_BYTE, ECHO_REP(PMPI_Publish_name(service_name, info, port_name)));
 }
 
 int echo_MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) {
-    return echo_forward(NULL, 0, MPI_BYTE, REAL(PMPI_Unpublish_name(service_name, info, port_name)));
+    return echo_forward(NULL, 0, MPI_BYTE, ECHO_REP(PMPI_Unpublish_name(service_name, info, port_name)));
 }
 
 int echo_MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) {
-    int rc = REAL(PMPI_Lookup_name(service_name, info, port_name));
+    int rc = ECHO_REP(PMPI_Lookup_name(service_name, info, port_name));
     return echo_forward(port_name, MPI_MAX_PORT_NAME, MPI_CHAR, rc);
 }
 
 /* ports are the representative's: copies hold its port name, as they hold its communicators */
 int echo_MPI_Open_port(MPI_Info info, char *port_name) {
-    int rc = REAL(PMPI_Open_port(info, port_name));
+    int rc = ECHO_REP(PMPI_Open_port(info, port_name));
     return echo_forward(port_name, MPI_MAX_PORT_NAME, MPI_CHAR, rc);
 }
 
 int echo_MPI_Close_port(const char *port_name) {
-    return echo_forward(NULL, 0, MPI_BYTE, REAL(PMPI_Close_port(port_name)));
+    return echo_forward(NULL, 0, MPI_BYTE, ECHO_REP(PMPI_Close_port(port_name)));
 }

@@ -171,25 +171,24 @@ void echo_topo_free(struct echo_topo *t) {
 
 /* ---- creation: the representative's real communicator, the copies' stand-in ---- */
 
-#define REAL(fn, ...) (echo_is_rep() ? P##fn(__VA_ARGS__) : MPI_SUCCESS)
 
 int echo_MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
                          MPI_Comm *comm_cart) {
     echo_comm_t *c = echo_comm_get(comm_old, "MPI_Cart_create");
     return echo_comm_register_new(comm_old, comm_cart,
-                                  REAL(MPI_Cart_create, c->real, ndims, dims, periods, reorder, comm_cart), 0);
+                                  ECHO_REP(PMPI_Cart_create(c->real, ndims, dims, periods, reorder, comm_cart)), 0);
 }
 
 int echo_MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *new_comm) {
     echo_comm_t *c = echo_comm_get(comm, "MPI_Cart_sub");
-    return echo_comm_register_new(comm, new_comm, REAL(MPI_Cart_sub, c->real, remain_dims, new_comm), 0);
+    return echo_comm_register_new(comm, new_comm, ECHO_REP(PMPI_Cart_sub(c->real, remain_dims, new_comm)), 0);
 }
 
 int echo_MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
                           MPI_Comm *comm_graph) {
     echo_comm_t *c = echo_comm_get(comm_old, "MPI_Graph_create");
     return echo_comm_register_new(comm_old, comm_graph,
-                                  REAL(MPI_Graph_create, c->real, nnodes, index, edges, reorder, comm_graph), 0);
+                                  ECHO_REP(PMPI_Graph_create(c->real, nnodes, index, edges, reorder, comm_graph)), 0);
 }
 
 int echo_MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int nodes[], const int degrees[],
@@ -198,7 +197,7 @@ int echo_MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int nodes[], cons
     echo_comm_t *c = echo_comm_get(comm_old, "MPI_Dist_graph_create");
     return echo_comm_register_new(
         comm_old, newcomm,
-        REAL(MPI_Dist_graph_create, c->real, n, nodes, degrees, targets, weights, info, reorder, newcomm), 0);
+        ECHO_REP(PMPI_Dist_graph_create(c->real, n, nodes, degrees, targets, weights, info, reorder, newcomm)), 0);
 }
 
 int echo_MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
@@ -207,8 +206,8 @@ int echo_MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const i
                                         MPI_Comm *comm_dist_graph) {
     echo_comm_t *c = echo_comm_get(comm_old, "MPI_Dist_graph_create_adjacent");
     return echo_comm_register_new(comm_old, comm_dist_graph,
-                                  REAL(MPI_Dist_graph_create_adjacent, c->real, indegree, sources, sourceweights,
-                                       outdegree, destinations, destweights, info, reorder, comm_dist_graph),
+                                  ECHO_REP(PMPI_Dist_graph_create_adjacent(c->real, indegree, sources, sourceweights,
+                                       outdegree, destinations, destweights, info, reorder, comm_dist_graph)),
                                   0);
 }
 
@@ -251,7 +250,7 @@ int echo_MPI_Topo_test(MPI_Comm comm, int *status) {
 int echo_MPI_Cartdim_get(MPI_Comm comm, int *ndims) {
     echo_comm_t *c = echo_comm_get(comm, "MPI_Cartdim_get");
     const struct echo_topo *t = topo_of(c, MPI_CART);
-    if (!t) return REP_ANSWER(REAL(MPI_Cartdim_get, c->real, ndims), {ndims, 1});
+    if (!t) return REP_ANSWER(ECHO_REP(PMPI_Cartdim_get(c->real, ndims)), {ndims, 1});
     if (echo_is_rep()) return PMPI_Cartdim_get(c->real, ndims);
     *ndims = t->ndims;
     return MPI_SUCCESS;
@@ -261,7 +260,7 @@ int echo_MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int
     echo_comm_t *c = echo_comm_get(comm, "MPI_Cart_get");
     const struct echo_topo *t = topo_of(c, MPI_CART);
     if (!t || t->ndims == 0 || maxdims < t->ndims)
-        return REP_ANSWER(REAL(MPI_Cart_get, c->real, maxdims, dims, periods, coords), {dims, maxdims},
+        return REP_ANSWER(ECHO_REP(PMPI_Cart_get(c->real, maxdims, dims, periods, coords)), {dims, maxdims},
                           {periods, maxdims}, {coords, maxdims});
     if (echo_is_rep()) return PMPI_Cart_get(c->real, maxdims, dims, periods, coords);
     memcpy(dims, t->dims, sizeof(int) * (size_t)t->ndims);
@@ -275,7 +274,7 @@ int echo_MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) {
     const struct echo_topo *t = topo_of(c, MPI_CART);
     int valid = t && t->ndims > 0;
     for (int i = 0; valid && i < t->ndims; i++) valid = t->periods[i] || (coords[i] >= 0 && coords[i] < t->dims[i]);
-    if (!valid) return REP_ANSWER(REAL(MPI_Cart_rank, c->real, coords, rank), {rank, 1});
+    if (!valid) return REP_ANSWER(ECHO_REP(PMPI_Cart_rank(c->real, coords, rank)), {rank, 1});
     if (echo_is_rep()) return PMPI_Cart_rank(c->real, coords, rank);
     *rank = rank_of(t, coords);
     return MPI_SUCCESS;
@@ -285,7 +284,7 @@ int echo_MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
     echo_comm_t *c = echo_comm_get(comm, "MPI_Cart_coords");
     const struct echo_topo *t = topo_of(c, MPI_CART);
     if (!t || t->ndims == 0 || rank < 0 || rank >= t->size || maxdims < t->ndims)
-        return REP_ANSWER(REAL(MPI_Cart_coords, c->real, rank, maxdims, coords), {coords, maxdims});
+        return REP_ANSWER(ECHO_REP(PMPI_Cart_coords(c->real, rank, maxdims, coords)), {coords, maxdims});
     if (echo_is_rep()) return PMPI_Cart_coords(c->real, rank, maxdims, coords);
     coords_of(t, rank, coords);
     return MPI_SUCCESS;
@@ -295,7 +294,7 @@ int echo_MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source
     echo_comm_t *c = echo_comm_get(comm, "MPI_Cart_shift");
     const struct echo_topo *t = topo_of(c, MPI_CART);
     if (!t || direction < 0 || direction >= t->ndims)
-        return REP_ANSWER(REAL(MPI_Cart_shift, c->real, direction, disp, rank_source, rank_dest), {rank_source, 1},
+        return REP_ANSWER(ECHO_REP(PMPI_Cart_shift(c->real, direction, disp, rank_source, rank_dest)), {rank_source, 1},
                           {rank_dest, 1});
     if (echo_is_rep()) return PMPI_Cart_shift(c->real, direction, disp, rank_source, rank_dest);
     *rank_source = shifted(t, direction, -(long)disp);
@@ -306,18 +305,18 @@ int echo_MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source
 /* Cart_map and Graph_map leave the choice to the implementation: always the representative's */
 int echo_MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) {
     echo_comm_t *c = echo_comm_get(comm, "MPI_Cart_map");
-    return REP_ANSWER(REAL(MPI_Cart_map, c->real, ndims, dims, periods, newrank), {newrank, 1});
+    return REP_ANSWER(ECHO_REP(PMPI_Cart_map(c->real, ndims, dims, periods, newrank)), {newrank, 1});
 }
 
 int echo_MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank) {
     echo_comm_t *c = echo_comm_get(comm, "MPI_Graph_map");
-    return REP_ANSWER(REAL(MPI_Graph_map, c->real, nnodes, index, edges, newrank), {newrank, 1});
+    return REP_ANSWER(ECHO_REP(PMPI_Graph_map(c->real, nnodes, index, edges, newrank)), {newrank, 1});
 }
 
 int echo_MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) {
     echo_comm_t *c = echo_comm_get(comm, "MPI_Graphdims_get");
     const struct echo_topo *t = topo_of(c, MPI_GRAPH);
-    if (!t) return REP_ANSWER(REAL(MPI_Graphdims_get, c->real, nnodes, nedges), {nnodes, 1}, {nedges, 1});
+    if (!t) return REP_ANSWER(ECHO_REP(PMPI_Graphdims_get(c->real, nnodes, nedges)), {nnodes, 1}, {nedges, 1});
     if (echo_is_rep()) return PMPI_Graphdims_get(c->real, nnodes, nedges);
     *nnodes = t->nnodes;
     *nedges = t->nedges;
@@ -328,7 +327,7 @@ int echo_MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], i
     echo_comm_t *c = echo_comm_get(comm, "MPI_Graph_get");
     const struct echo_topo *t = topo_of(c, MPI_GRAPH);
     if (!t || maxindex < t->nnodes || maxedges < t->nedges)
-        return REP_ANSWER(REAL(MPI_Graph_get, c->real, maxindex, maxedges, index, edges), {index, maxindex},
+        return REP_ANSWER(ECHO_REP(PMPI_Graph_get(c->real, maxindex, maxedges, index, edges)), {index, maxindex},
                           {edges, maxedges});
     if (echo_is_rep()) return PMPI_Graph_get(c->real, maxindex, maxedges, index, edges);
     memcpy(index, t->index, sizeof(int) * (size_t)t->nnodes);
@@ -344,7 +343,7 @@ int echo_MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors) {
     echo_comm_t *c = echo_comm_get(comm, "MPI_Graph_neighbors_count");
     const struct echo_topo *t = topo_of(c, MPI_GRAPH);
     if (!t || rank < 0 || rank >= t->nnodes)
-        return REP_ANSWER(REAL(MPI_Graph_neighbors_count, c->real, rank, nneighbors), {nneighbors, 1});
+        return REP_ANSWER(ECHO_REP(PMPI_Graph_neighbors_count(c->real, rank, nneighbors)), {nneighbors, 1});
     if (echo_is_rep()) return PMPI_Graph_neighbors_count(c->real, rank, nneighbors);
     *nneighbors = graph_degree(t, rank);
     return MPI_SUCCESS;
@@ -354,7 +353,7 @@ int echo_MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neig
     echo_comm_t *c = echo_comm_get(comm, "MPI_Graph_neighbors");
     const struct echo_topo *t = topo_of(c, MPI_GRAPH);
     if (!t || rank < 0 || rank >= t->nnodes || maxneighbors < graph_degree(t, rank))
-        return REP_ANSWER(REAL(MPI_Graph_neighbors, c->real, rank, maxneighbors, neighbors),
+        return REP_ANSWER(ECHO_REP(PMPI_Graph_neighbors(c->real, rank, maxneighbors, neighbors)),
                           {neighbors, maxneighbors});
     if (echo_is_rep()) return PMPI_Graph_neighbors(c->real, rank, maxneighbors, neighbors);
     int first = rank == 0 ? 0 : t->index[rank - 1];
@@ -366,7 +365,7 @@ int echo_MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outde
     echo_comm_t *c = echo_comm_get(comm, "MPI_Dist_graph_neighbors_count");
     const struct echo_topo *t = topo_of(c, MPI_DIST_GRAPH);
     if (!t)
-        return REP_ANSWER(REAL(MPI_Dist_graph_neighbors_count, c->real, indegree, outdegree, weighted),
+        return REP_ANSWER(ECHO_REP(PMPI_Dist_graph_neighbors_count(c->real, indegree, outdegree, weighted)),
                           {indegree, 1}, {outdegree, 1}, {weighted, 1});
     if (echo_is_rep()) return PMPI_Dist_graph_neighbors_count(c->real, indegree, outdegree, weighted);
     *indegree = t->indegree;
@@ -384,8 +383,8 @@ int echo_MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
                 (t->indegree == 0 || (is_array(sources) && (!t->inw || is_array(sourceweights)))) &&
                 (t->outdegree == 0 || (is_array(destinations) && (!t->outw || is_array(destweights))));
     if (!valid)
-        return REP_ANSWER(REAL(MPI_Dist_graph_neighbors, c->real, maxindegree, sources, sourceweights, maxoutdegree,
-                               destinations, destweights),
+        return REP_ANSWER(ECHO_REP(PMPI_Dist_graph_neighbors(c->real, maxindegree, sources, sourceweights, maxoutdegree,
+                               destinations, destweights)),
                           {sources, maxindegree}, {sourceweights, maxindegree}, {destinations, maxoutdegree},
                           {destweights, maxoutdegree});
     if (echo_is_rep())

@@ -511,38 +511,37 @@ int echo_MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Data
 
 /* ---- synchronization ---- */
 
-#define REAL(fn, ...) (echo_is_rep() ? P##fn(__VA_ARGS__) : MPI_SUCCESS)
 
 int echo_MPI_Win_fence(int mpi_assert, MPI_Win win) {
     WIN_OR_PASS(MPI_Win_fence, mpi_assert, win);
-    return settle(w, ALL_TARGETS, 1, REAL(MPI_Win_fence, mpi_assert, win));
+    return settle(w, ALL_TARGETS, 1, ECHO_REP(PMPI_Win_fence(mpi_assert, win)));
 }
 
 /* PSCW: post and start complete nothing; complete ends the access epoch
  * (results), wait and a successful test the exposure epoch (memory) */
 int echo_MPI_Win_post(MPI_Group group, int mpi_assert, MPI_Win win) {
     WIN_OR_PASS(MPI_Win_post, group, mpi_assert, win);
-    return echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Win_post, group, mpi_assert, win));
+    return echo_forward(NULL, 0, MPI_BYTE, ECHO_REP(PMPI_Win_post(group, mpi_assert, win)));
 }
 
 int echo_MPI_Win_start(MPI_Group group, int mpi_assert, MPI_Win win) {
     WIN_OR_PASS(MPI_Win_start, group, mpi_assert, win);
-    return echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Win_start, group, mpi_assert, win));
+    return echo_forward(NULL, 0, MPI_BYTE, ECHO_REP(PMPI_Win_start(group, mpi_assert, win)));
 }
 
 int echo_MPI_Win_complete(MPI_Win win) {
     WIN_OR_PASS(MPI_Win_complete, win);
-    return settle(w, ALL_TARGETS, 0, REAL(MPI_Win_complete, win));
+    return settle(w, ALL_TARGETS, 0, ECHO_REP(PMPI_Win_complete(win)));
 }
 
 int echo_MPI_Win_wait(MPI_Win win) {
     WIN_OR_PASS(MPI_Win_wait, win);
-    return settle(w, ALL_TARGETS, 1, REAL(MPI_Win_wait, win));
+    return settle(w, ALL_TARGETS, 1, ECHO_REP(PMPI_Win_wait(win)));
 }
 
 int echo_MPI_Win_test(MPI_Win win, int *flag) {
     WIN_OR_PASS(MPI_Win_test, win, flag);
-    int rc = echo_forward(flag, 1, MPI_INT, REAL(MPI_Win_test, win, flag));
+    int rc = echo_forward(flag, 1, MPI_INT, ECHO_REP(PMPI_Win_test(win, flag)));
     return *flag ? settle(w, ALL_TARGETS, 1, rc) : rc;
 }
 
@@ -551,50 +550,50 @@ int echo_MPI_Win_test(MPI_Win win, int *flag) {
  * and updates to this process's window when it is that target. */
 int echo_MPI_Win_lock(int lock_type, int rank, int mpi_assert, MPI_Win win) {
     WIN_OR_PASS(MPI_Win_lock, lock_type, rank, mpi_assert, win);
-    int rc = REAL(MPI_Win_lock, lock_type, rank, mpi_assert, win);
+    int rc = ECHO_REP(PMPI_Win_lock(lock_type, rank, mpi_assert, win));
     return rank == w->group.rank ? forward_memory(w, 0, 0, rc) : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
 
 int echo_MPI_Win_unlock(int rank, MPI_Win win) {
     WIN_OR_PASS(MPI_Win_unlock, rank, win);
-    return settle(w, rank, rank == w->group.rank, REAL(MPI_Win_unlock, rank, win));
+    return settle(w, rank, rank == w->group.rank, ECHO_REP(PMPI_Win_unlock(rank, win)));
 }
 
 int echo_MPI_Win_lock_all(int mpi_assert, MPI_Win win) {
     WIN_OR_PASS(MPI_Win_lock_all, mpi_assert, win);
-    return forward_memory(w, 0, 0, REAL(MPI_Win_lock_all, mpi_assert, win));
+    return forward_memory(w, 0, 0, ECHO_REP(PMPI_Win_lock_all(mpi_assert, win)));
 }
 
 int echo_MPI_Win_unlock_all(MPI_Win win) {
     WIN_OR_PASS(MPI_Win_unlock_all, win);
-    return settle(w, ALL_TARGETS, 1, REAL(MPI_Win_unlock_all, win));
+    return settle(w, ALL_TARGETS, 1, ECHO_REP(PMPI_Win_unlock_all(win)));
 }
 
 int echo_MPI_Win_flush(int rank, MPI_Win win) {
     WIN_OR_PASS(MPI_Win_flush, rank, win);
-    return settle(w, rank, rank == w->group.rank, REAL(MPI_Win_flush, rank, win));
+    return settle(w, rank, rank == w->group.rank, ECHO_REP(PMPI_Win_flush(rank, win)));
 }
 
 int echo_MPI_Win_flush_all(MPI_Win win) {
     WIN_OR_PASS(MPI_Win_flush_all, win);
-    return settle(w, ALL_TARGETS, 1, REAL(MPI_Win_flush_all, win));
+    return settle(w, ALL_TARGETS, 1, ECHO_REP(PMPI_Win_flush_all(win)));
 }
 
 /* local completion is enough for a get's buffer to hold its data */
 int echo_MPI_Win_flush_local(int rank, MPI_Win win) {
     WIN_OR_PASS(MPI_Win_flush_local, rank, win);
-    return settle(w, rank, rank == w->group.rank, REAL(MPI_Win_flush_local, rank, win));
+    return settle(w, rank, rank == w->group.rank, ECHO_REP(PMPI_Win_flush_local(rank, win)));
 }
 
 int echo_MPI_Win_flush_local_all(MPI_Win win) {
     WIN_OR_PASS(MPI_Win_flush_local_all, win);
-    return settle(w, ALL_TARGETS, 1, REAL(MPI_Win_flush_local_all, win));
+    return settle(w, ALL_TARGETS, 1, ECHO_REP(PMPI_Win_flush_local_all(win)));
 }
 
 /* the unified model's way for a target to see updates: copies see them too */
 int echo_MPI_Win_sync(MPI_Win win) {
     WIN_OR_PASS(MPI_Win_sync, win);
-    return forward_memory(w, 0, 0, REAL(MPI_Win_sync, win));
+    return forward_memory(w, 0, 0, ECHO_REP(PMPI_Win_sync(win)));
 }
 
 /* ---- queries that must answer as on the representative ---- */
@@ -605,49 +604,15 @@ int echo_MPI_Win_get_group(MPI_Win win, MPI_Group *group) {
     return echo_is_rep() ? PMPI_Win_get_group(win, group) : echo_comm_group(&w->group, group);
 }
 
-/* the representative's info, key by key (a copy's stand-in may answer otherwise) */
+/* the representative's info (a copy's stand-in may answer otherwise) */
 int echo_MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
     WIN_OR_PASS(MPI_Win_get_info, win, info_used);
-    char *text = NULL;
-    int len = 0, rc = MPI_SUCCESS;
-    if (echo_is_rep()) {
-        rc = PMPI_Win_get_info(win, info_used);
-        int nkeys = 0;
-        if (rc == MPI_SUCCESS) PMPI_Info_get_nkeys(*info_used, &nkeys);
-        for (int i = 0; i < nkeys; i++) { /* "key\0value\0" each */
-            char key[MPI_MAX_INFO_KEY + 1];
-            int vlen = 0, flag;
-            PMPI_Info_get_nthkey(*info_used, i, key);
-            PMPI_Info_get_string(*info_used, key, &vlen, NULL, &flag);
-            int klen = (int)strlen(key) + 1;
-            text = realloc(text, (size_t)(len + klen + vlen));
-            memcpy(text + len, key, (size_t)klen);
-            PMPI_Info_get_string(*info_used, key, &vlen, text + len + klen, &flag);
-            len += klen + vlen;
-        }
-    }
-    if (!echo_has_copies()) {
-        free(text);
-        return rc;
-    }
-    rc = echo_forward(&len, 1, MPI_INT, rc);
-    if (!echo_is_rep()) text = malloc((size_t)len + 1);
-    rc = echo_forward_bytes(text, (size_t)len, rc);
-    if (!echo_is_rep()) {
-        PMPI_Info_create(info_used);
-        for (int pos = 0; pos < len;) {
-            const char *key = text + pos, *value = key + strlen(key) + 1;
-            PMPI_Info_set(*info_used, key, value);
-            pos = (int)(value - text) + (int)strlen(value) + 1;
-        }
-    }
-    free(text);
-    return rc;
+    return echo_forward_info(info_used, ECHO_REP(PMPI_Win_get_info(win, info_used)));
 }
 
 int echo_MPI_Win_set_info(MPI_Win win, MPI_Info info) {
     WIN_OR_PASS(MPI_Win_set_info, win, info);
-    return echo_forward(NULL, 0, MPI_BYTE, REAL(MPI_Win_set_info, win, info));
+    return echo_forward(NULL, 0, MPI_BYTE, ECHO_REP(PMPI_Win_set_info(win, info)));
 }
 
 /* A copy answers from the representative's layout, in its own memory */
