@@ -21,6 +21,10 @@ from echo.procstatus import read_status
 from echo.sdc import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
 
 TAGGED_LINE = re.compile(rb"^\[\d+,(\d+)\]<(?:stdout|stderr)>: ?")
+# mpirun itself failing to start, before any process exists: PRRTE's PMIx listener occasionally fails to bind
+# (seen about once in a few hundred launches on one host). Nothing ran, so starting again loses nothing.
+LAUNCHER_FAILED_TO_START = b"The PMIx server's listener thread failed to start"
+LAUNCH_TRIES = 3
 
 
 def new_run_id(program: str) -> str:
@@ -64,10 +68,17 @@ def run(opts: Options) -> int:
     meta_path = Path(opts.run_dir) / "run.json"
     meta_path.write_text(json.dumps(meta))
     start = time.monotonic()
-    if opts.output == "all" or opts.perturb:
-        rc = _run_relabelled(plan, env, Path(opts.run_dir) / "output" if opts.perturb else None, opts.output == "all")
-    else:
-        rc = _run_plain(plan.argv, env)
+    for attempt in range(1, LAUNCH_TRIES + 1):
+        if opts.output == "all" or opts.perturb:
+            rc, launcher_failed = _run_relabelled(plan, env, Path(opts.run_dir) / "output" if opts.perturb else None,
+                                                  opts.output == "all")
+        else:
+            rc, launcher_failed = _run_plain(plan.argv, env)
+        started = any(read_status(Path(opts.run_dir), real) for real in range(plan.nprocs))
+        if rc == 0 or not launcher_failed or started or attempt == LAUNCH_TRIES:
+            break
+        say(f"mpirun failed to start its launcher before any process ran (a transient Open MPI failure); "
+            f"starting again ({attempt + 1} of {LAUNCH_TRIES})")
     meta.update(duration=time.monotonic() - start, exit_status=rc)
     meta_path.write_text(json.dumps(meta))
     stopped_by_sdc = opts.sdc == "stop" and rc == ECHO_EXIT_DIVERGED  # the SDC report explains it
@@ -183,25 +194,43 @@ def _forward_termination(proc: subprocess.Popen) -> None:
         signal.signal(sig, handler)
 
 
-def _run_plain(argv: list[str], env: dict[str, str]) -> int:
-    proc = subprocess.Popen(argv, env=env)
+def _run_plain(argv: list[str], env: dict[str, str]) -> tuple[int, bool]:
+    """mpirun's exit status, and whether its launcher failed to start (its standard error is watched for it)."""
+    proc = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE)
     _forward_termination(proc)
+    failed = threading.Event()
+
+    def relay() -> None:
+        for line in proc.stderr:
+            if LAUNCHER_FAILED_TO_START in line:
+                failed.set()
+            sys.stderr.buffer.write(line)
+            sys.stderr.buffer.flush()
+
+    relayer = threading.Thread(target=relay)
+    relayer.start()
     try:
-        return proc.wait()
+        rc = proc.wait()
     except KeyboardInterrupt:  # let mpirun tear the job down, then report
         proc.send_signal(signal.SIGINT)
-        return proc.wait()
+        rc = proc.wait()
+    relayer.join()
+    return rc, failed.is_set()
 
 
-def _run_relabelled(plan: Plan, env: dict[str, str], save: Path | None = None, label: bool = True) -> int:
+def _run_relabelled(plan: Plan, env: dict[str, str], save: Path | None = None,
+                    label: bool = True) -> tuple[int, bool]:
     """Output tagged by mpirun: each line prefixed with its application rank and copy (`label`), or as the
     program wrote it; with `save`, copy 0's standard output is also kept in save/rank<R>.copy0.out."""
     proc = subprocess.Popen(plan.argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _forward_termination(proc)
     files: dict[int, object] = {}
+    failed = threading.Event()
 
     def relay(src, dst, keep: bool) -> None:  # noqa: ANN001 (binary streams)
         for line in src:
+            if LAUNCHER_FAILED_TO_START in line:
+                failed.set()
             m = TAGGED_LINE.match(line)
             if m and int(m.group(1)) < plan.nprocs:
                 p = plan.proc(int(m.group(1)))
@@ -223,7 +252,7 @@ def _run_relabelled(plan: Plan, env: dict[str, str], save: Path | None = None, l
         t.join()
     for f in files.values():
         f.close()
-    return rc
+    return rc, failed.is_set()
 
 
 def describe_failures(plan: Plan, run_dir: Path) -> list[str]:

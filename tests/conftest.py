@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from echo.build import PRELOAD_DIR, detect_mpi
+from echo.launch import LAUNCH_TRIES, LAUNCHER_FAILED_TO_START
 
 PROGRAMS = Path(__file__).parent / "programs"
 RANK_LINE = re.compile(r"^r(\d+): ")
@@ -61,7 +62,10 @@ def mpirun_native(mpi, n: int, cmd: list[str], timeout: float = 120) -> Result:
     argv = [mpi.mpirun, "-n", str(n), "--oversubscribe"]
     if os.geteuid() == 0:
         argv.append("--allow-run-as-root")
-    p = run_group(argv + cmd, timeout)
+    for _ in range(LAUNCH_TRIES):  # as echorun does: mpirun's launcher may fail to start before anything ran
+        p = run_group(argv + cmd, timeout)
+        if LAUNCHER_FAILED_TO_START.decode() not in p.stderr:
+            break
     return Result(p.returncode, p.stdout, p.stderr, Path())
 
 

@@ -107,3 +107,26 @@ def test_terminating_echorun_ends_the_job(tmp_path):
     alive = [pid for pid in pids if os.path.exists(f"/proc/{pid}") and
              open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
     assert alive == [], "no rank outlives echorun"
+
+
+def test_launcher_that_failed_to_start_is_started_again(mpi, programs, tmp_path):
+    """PRRTE's PMIx listener occasionally fails before any process exists. That failure cannot be provoked on
+    purpose, so an mpirun beside the real mpicc prints PRRTE's message and fails on its first call only, as
+    the real one did in CI; echorun must start the job again and finish it."""
+    from echo.launch import LAUNCHER_FAILED_TO_START
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "mpicc").symlink_to(mpi.mpicc)
+    marker = tmp_path / "failed-once"
+    (bindir / "mpirun").write_text(
+        f"#!/bin/sh\nif [ ! -e {marker} ]; then touch {marker}\n"
+        f"  echo \"{LAUNCHER_FAILED_TO_START.decode()}. We cannot\" >&2; exit 213; fi\n"
+        f"exec {mpi.mpirun} \"$@\"\n")
+    (bindir / "mpirun").chmod(0o755)
+    r = echorun(["-n", "2", "--clones", "2", *programs["p2p"]], tmp_path / "run",
+                env={"ECHO_MPICC": str(bindir / "mpicc")})
+    assert r.returncode == 0, r.stderr
+    assert "mpirun failed to start its launcher before any process ran" in r.stderr
+    assert "starting again (2 of 3)" in r.stderr
+    assert marker.exists() and r.stdout.strip()
