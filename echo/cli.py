@@ -59,10 +59,14 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--papi-sets", metavar="SPEC",
                    help="a PAPI counter set per copy: all, presets, EV1,EV2,... (packed into sets) or "
                         "EV1,EV2;EV3,EV4 (sets as given); mpiecho events shows what can be counted")
-    p.add_argument("--mode", choices=("clones", "reinit"), default="clones",
+    p.add_argument("--mode", choices=("clones", "reinit", "sdr"), default="clones",
                    help="reinit: on a process failure, restart the failed ranks and return every rank to its "
                         "MPI_Reinit / echo.reinit restart point (Open MPI's ULFM); --inject kill:rank=R,after=T "
-                        "kills a process for testing")
+                        "kills a process for testing. sdr: every rank runs as --replicas replicas and the job "
+                        "survives the death of all but one replica of each rank (send-deterministic programs; "
+                        "docs/sdr.md); --inject kill:rank=R,replica=K,call=N|after=T kills one")
+    p.add_argument("--replicas", type=int, default=2, metavar="R",
+                   help="--mode sdr: replicas of each rank (default 2; mpiecho plan --reliability helps choose)")
     p.add_argument("--checkpoint", default="memory", metavar="memory|files:DIR",
                    help="--mode reinit: keep checkpoints in memory with a copy on a buddy rank (default), or in "
                         "files under DIR (survive the loss of a node if DIR is shared)")
@@ -123,6 +127,7 @@ def run_command(args: argparse.Namespace) -> int:
         perturb_rep=getattr(args, "perturb_rep", False),
         records_max_mb=getattr(args, "records_max_mb", 1024),
         mode=getattr(args, "mode", "clones"),
+        replicas=getattr(args, "replicas", 2),
         checkpoint=_absolute_checkpoint(getattr(args, "checkpoint", "memory")),
         reinit_hosts=getattr(args, "reinit_hosts", None),
         server=getattr(args, "server", None),

@@ -84,6 +84,13 @@ def run(opts: Options) -> int:
     stopped_by_sdc = opts.sdc == "stop" and rc == ECHO_EXIT_DIVERGED  # the SDC report explains it
     if opts.mode == "reinit":  # mpirun's status counts the processes the repairs replaced, or misses a failure
         rc = reinit_verdict(Path(opts.run_dir), plan.nprocs, rc)
+    if opts.mode == "sdr":  # mpirun's status counts the replicas that died
+        from echo import sdr
+
+        outcome = sdr.verdict(Path(opts.run_dir), opts.nranks, opts.replicas, rc)
+        for line in outcome.lines:
+            say(line)
+        rc = outcome.status
     for line in describe_failures(plan, Path(opts.run_dir)) if rc != 0 and not stopped_by_sdc else []:
         say(line)
     if opts.output == "rep" and max(plan.copies) > 1:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from collectors import perturb as pt
 from collectors import valgrind as vg
+from echo import sdr
 from echo.copymap import parse_copies
 from echo.reinit import ReinitError, parse_kills
 from echo.sdc import SdcError, check_mode, parse_inject
@@ -59,7 +60,8 @@ class Options:
     worlds: str | None = None  # lockstep (default) | independent
     perturb_rep: bool = False  # perturb copy 0 too
     records_max_mb: int = 1024  # bound on each process's record file (0: none)
-    mode: str = "clones"  # or "reinit" (echo/reinit.py)
+    mode: str = "clones"  # or "reinit" (echo/reinit.py) or "sdr" (echo/sdr.py)
+    replicas: int = 2  # sdr: replicas of each rank
     checkpoint: str = "memory"  # reinit: "memory" or "files:DIR"
     reinit_hosts: str | None = None  # reinit: simulated host of each rank ("a,a,b"), to test placement on one machine
     server: str | None = None  # echo server to upload the run to
@@ -138,6 +140,8 @@ def role(app: int, copy: int, opts: Options, tools: dict[tuple[int, int], str]) 
         if kind == "rounding":
             return "rounding-" + ("nearest", "upward", "downward", "toward-zero")[copy % 4]
         return f"{kind}-{copy}"
+    if opts.mode == "sdr":
+        return "replica"
     return "representative" if copy == 0 else "copy"
 
 
@@ -206,11 +210,25 @@ def perturb_lines(opts: Options, copies: list[int]) -> list[str]:
     return lines + [f"perturb_rep {int(opts.perturb_rep)}"]
 
 
+def sdr_copies(opts: Options) -> list[int]:
+    """SDR: every rank's replicas, checked against the options it cannot combine with."""
+    others = [name for name, given in (("--sdc", opts.sdc), ("--papi-sets", opts.papi_sets),
+                                       ("--valgrind", opts.valgrind or opts.valgrind_slice),
+                                       ("--perturb", opts.perturb), ("--checkpoint", opts.checkpoint != "memory"),
+                                       ("--reinit-hosts", opts.reinit_hosts)) if given]
+    sdr.check(opts.replicas, opts.clones, others)
+    return [opts.replicas] * opts.nranks
+
+
+def sdr_lines(opts: Options) -> list[str]:
+    return ["mode sdr"] + (sdr.parse_kills(opts.inject, opts.nranks, opts.replicas) if opts.inject else [])
+
+
 def reinit_lines(opts: Options, copies: list[int]) -> list[str]:
-    if opts.mode == "clones":
+    if opts.mode in ("clones", "sdr"):
         return []
     if opts.mode != "reinit":
-        raise ReinitError(f"--mode {opts.mode}: expected clones or reinit")
+        raise ReinitError(f"--mode {opts.mode}: expected clones, reinit or sdr")
     if max(copies) > 1 or opts.sdc or opts.papi_sets or opts.valgrind or opts.valgrind_slice or opts.perturb:
         raise ReinitError("--mode reinit runs one process per rank: it does not combine with --clones, --sdc, "
                           "--papi-sets, --valgrind or --perturb")
@@ -260,11 +278,11 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
         raise ValueError(f"--output {opts.output}: expected 'rep' (copies' output to files) or 'all'")
     if not opts.program:
         raise ValueError("no program given: echorun -n 4 --clones 2 ./app [args]")
-    copies = parse_copies(opts.clones, opts.nranks)
+    copies = sdr_copies(opts) if opts.mode == "sdr" else parse_copies(opts.clones, opts.nranks)
     tools = valgrind_roles(opts, copies)
     procs = layout(copies, opts, tools)
-    reinit = reinit_lines(opts, copies)
-    sdc = [] if reinit else sdc_lines(opts, copies)  # --inject means kills in reinit mode
+    reinit = sdr_lines(opts) if opts.mode == "sdr" else reinit_lines(opts, copies)
+    sdc = [] if reinit else sdc_lines(opts, copies)  # --inject means kills in reinit and sdr modes
     extra = (sdc + papi_lines(opts, copies) + valgrind_lines(opts, procs, machine, tools)
              + perturb_lines(opts, copies) + reinit)
     plan_path = f"{opts.run_dir}/plan"
@@ -276,7 +294,7 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
         # Reinit respawns a failed rank while its slot still counts as taken
         if (len(procs) > machine.cores or opts.mode == "reinit") and not (opts.hosts or opts.hostfile):
             argv.append("--oversubscribe")
-        if opts.mode == "reinit":  # ULFM: survivors are told of failures instead of being killed
+        if opts.mode in ("reinit", "sdr"):  # ULFM: survivors are told of failures instead of being killed
             argv += ["--with-ft", "ulfm"]
         if opts.output == "all" or opts.perturb:  # perturbation keeps copy 0's output in a file too
             argv += ["--output", "tag"]

@@ -105,7 +105,7 @@ int echo_always_MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_functio
     return rc;
 }
 
-static int copy_attributes(MPI_Comm from, MPI_Comm to) {
+int echo_comm_copy_attributes(MPI_Comm from, MPI_Comm to) {
     for (int i = 0; i < nkeyvals; i++) {
         void *in, *out = NULL;
         int has = 0, keep = 0;
@@ -135,7 +135,7 @@ int echo_comm_register_new(MPI_Comm parent, MPI_Comm *newcomm, int rc, int dup) 
     struct { int exists, rank, size, inter, remote_size, topo; } hdr = {0, 0, 0, 0, 0, 0};
     int *topo = NULL;
     if (echo_is_rep() && rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
-        if (dup && parent == MPI_COMM_WORLD) rc = copy_attributes(MPI_COMM_WORLD, *newcomm);
+        if (dup && parent == MPI_COMM_WORLD) rc = echo_comm_copy_attributes(MPI_COMM_WORLD, *newcomm);
         if (rc != MPI_SUCCESS) {
             PMPI_Comm_free(newcomm);
         } else {
@@ -203,7 +203,7 @@ int echo_comm_register_new(MPI_Comm parent, MPI_Comm *newcomm, int rc, int dup) 
     if (dup) {
         /* the representative's callbacks succeeded (else hdr.exists is 0); a copy's
          * callback that fails all the same makes the copy's dup fail */
-        int copied = copy_attributes(parent, *newcomm);
+        int copied = echo_comm_copy_attributes(parent, *newcomm);
         if (copied != MPI_SUCCESS) {
             echo_comm_remove(*newcomm);
             PMPI_Comm_free(newcomm);

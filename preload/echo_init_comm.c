@@ -5,7 +5,7 @@
  *
  * Naming (read by gen_wrappers.py): echo_always_MPI_X runs in every mode;
  * echo_MPI_X runs only when the job is cloned, else the wrapper passes through. */
-#include "echo_internal.h"
+#include "echo_sdr.h"
 
 #include <stdio.h>
 
@@ -22,14 +22,14 @@ int echo_always_MPI_Init_thread(int *argc, char ***argv, int required, int *prov
     echo_setup_after_init();
     /* copies follow their representative call by call, so calls from several
      * threads at once could be matched in a different order on each copy */
-    if (echo.cloned && *provided > MPI_THREAD_FUNNELED) *provided = MPI_THREAD_FUNNELED;
+    if ((echo.cloned || echo.sdr) && *provided > MPI_THREAD_FUNNELED) *provided = MPI_THREAD_FUNNELED;
     return rc;
 }
 
 int echo_always_MPI_Finalize(void) {
     if (echo.reinit) echo_reinit_finalize(); /* returns only if the job never had to be repaired */
     echo_teardown_before_finalize();
-    int rc = PMPI_Finalize();
+    int rc = echo.sdr && echo_sdr_skips_finalize() ? MPI_SUCCESS : PMPI_Finalize();
     echo_mark_finalized();
     return rc;
 }

@@ -23,6 +23,7 @@ typedef struct echo_state {
     int cloned;          /* some rank has more than one copy */
     int independent;     /* copies form independent worlds (no forwarding) */
     int reinit;          /* Reinit mode: the world is repaired after a process failure (echo_reinit.c) */
+    int sdr;             /* SDR mode: every copy is a replica that communicates (echo_sdr.h); not `cloned` */
     int app_rank;        /* rank the application sees in MPI_COMM_WORLD */
     int app_size;        /* N */
     int copy;            /* copy index, 0 = representative */
@@ -93,6 +94,8 @@ int echo_comm_register_new(MPI_Comm parent, MPI_Comm *newcomm, int rc, int dup);
 /* Group of the communicator as the application sees it (copies substitute
  * themselves for their representative); the remote group of an intercommunicator. */
 int echo_comm_group(echo_comm_t *c, MPI_Group *group);
+/* MPI_Comm_dup's attribute copying: every keyval's copy callback, from one handle to another */
+int echo_comm_copy_attributes(MPI_Comm from, MPI_Comm to);
 int echo_comm_remote_group(echo_comm_t *c, MPI_Group *group);
 
 /* ---- process topologies (echo_topo.c) ----

@@ -2,7 +2,7 @@
  * output to their files, note how the process ends (for echorun's report of
  * who died), and build the rank model right after MPI_Init. */
 #define _GNU_SOURCE
-#include "echo_internal.h"
+#include "echo_sdr.h"
 #include "echo.h"
 #include "echo_records.h"
 
@@ -58,11 +58,14 @@ void echo_fatal(const char *fmt, ...) {
     if (output_redirected) write_all(2, msg, (size_t)n); /* the copy's own error file too */
     /* under ULFM (Reinit) MPI_Abort can wait forever once a process has failed;
      * there every survivor sees the failure and ends itself */
-    if (!echo.reinit) PMPI_Abort(MPI_COMM_WORLD, 70);
+    if (!echo.reinit && !echo.sdr) PMPI_Abort(MPI_COMM_WORLD, 70);
     _exit(70);
 }
 
 void echo_unsupported(const char *fn) {
+    if (echo.sdr)
+        echo_fatal("%s is not supported in SDR mode (see docs/sdr.md for the calls SDR replicates; run it with "
+                   "--mode clones or natively)", fn);
     echo_fatal("%s is not supported with clones (run without --clones, or see docs/replication.md "
                "for the calls echo replicates)", fn);
 }
@@ -164,8 +167,9 @@ static void read_plan(const char *path, int me) {
     echo.app_size = v ? atoi(v) : real_size;
     v = echo_plan_value("mode");
     echo.reinit = v && strcmp(v, "reinit") == 0;
-    /* Reinit virtualizes the world as clones do (one copy each): it can replace it */
-    echo.cloned = echo.app_size != real_size || echo.reinit;
+    echo.sdr = v && strcmp(v, "sdr") == 0;
+    /* Reinit virtualizes the world as clones do (one copy each): it can replace it; SDR has its own layer */
+    echo.cloned = !echo.sdr && (echo.app_size != real_size || echo.reinit);
     v = echo_plan_value("run_dir");
     snprintf(echo.run_dir, sizeof echo.run_dir, "%s", v ? v : ".");
 }
@@ -234,6 +238,12 @@ void echo_setup_after_init(void) {
         echo_records_open(echo_function_names, echo_nfunctions);
         return;
     }
+    if (echo.sdr) {
+        echo_sdr_setup();
+        echo.active = 1;
+        echo_records_open(echo_function_names, echo_nfunctions);
+        return;
+    }
     int real_rank, real_size;
     PMPI_Comm_rank(MPI_COMM_WORLD, &real_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &real_size);
@@ -264,6 +274,7 @@ void echo_teardown_before_finalize(void) {
     echo_records_close();
     if (echo_hooks.finish) echo_hooks.finish();
     echo_events_close();
+    if (echo.sdr) echo_sdr_finalize();
     if (echo.cloned) {
         /* copies wait here for their representative: nothing of the rank is lost
          * if a copy finished early */

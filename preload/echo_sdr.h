@@ -1,0 +1,118 @@
+/* SDR mode: send-deterministic replication (SDR-MPI) on ULFM.  docs/sdr.md.
+ *
+ * Every application rank runs as R replicas; replica k of rank a is real rank
+ * k*N + a of the job.  Replica k of every rank forms world k: without failures
+ * replica k sends only to replica k of its destination.  A receiver acks each
+ * application message to the other live replicas of its sender, and a send
+ * completes only when those acks are in, so a replica can always send again
+ * what a dead sibling had sent but not yet seen received.  When replica k of
+ * rank p dies, each replica k of another rank takes its messages from p's
+ * lowest live replica (the substitute) and tells it so (a flush on the ack
+ * channel, after its acks): the substitute re-sends what was not acked and
+ * from then on sends to that process too.  Collectives and communicator
+ * creation run on this point-to-point layer, so they survive a death too.
+ *
+ * Layers: echo_sdr_core.c (failures, acks, sends and receives, progress),
+ * echo_sdr_p2p.c (the application's point-to-point calls and requests),
+ * echo_sdr_sched.c + echo_sdr_coll.c (collectives as schedules of sends,
+ * receives and local steps), echo_sdr_comm.c (communicators). */
+#ifndef ECHO_SDR_H
+#define ECHO_SDR_H
+
+#include "echo_internal.h"
+
+#define SDR_MAX_REPLICAS 8
+/* the generated wrappers' SDR-mode calls of functions with written semantics (`echo_sdr_MPI_X`) */
+enum { SDR_DATA = 0, SDR_COLL = 1 }; /* a communicator's two channels: application p2p, collectives */
+
+typedef struct sdr_comm {
+    MPI_Comm app;           /* the handle the application holds (MPI_COMM_WORLD or a stand-in) */
+    MPI_Comm chan[2];       /* real communicators of every replica of every member, ranked member*R+replica */
+    int id;                 /* the same on every member and replica: acks name their communicator by it */
+    int rank, size;         /* as the application sees them */
+    int *members;           /* member i -> application rank in MPI_COMM_WORLD */
+    int *index_of;          /* application rank -> member index, -1 if not a member */
+    int *real;              /* real[i*R + k]: rank in chan[] of replica k of member i, -1 if it was dead */
+    int *who;               /* rank in chan[] -> i*R + k */
+    int *sender;            /* sender[i]: the replica of member i this process receives from */
+    int coll_seq;           /* collectives started: the tag of the next one */
+    int freed;              /* the application freed it: it goes once its last send is acked */
+    struct sdr_comm *next;
+} sdr_comm_t;
+
+typedef struct sdr_state {
+    int n, R, k;            /* application ranks, replicas, this process's replica */
+    MPI_Comm world;         /* the real MPI_COMM_WORLD's dup (errors return): failure knowledge */
+    MPI_Comm acks;          /* acks and flushes */
+    unsigned char *dead;    /* per real rank */
+    unsigned char *also;    /* per real rank: this process sends to it as the substitute of a dead sibling */
+} sdr_state_t;
+extern sdr_state_t sdr;
+
+static inline int sdr_real_rank(int app, int replica) { return replica * sdr.n + app; }
+
+/* ---- echo_sdr_core.c ---- */
+void echo_sdr_setup(void);                  /* after MPI_Init */
+void echo_sdr_finalize(void);               /* before MPI_Finalize */
+int echo_sdr_skips_finalize(void);          /* after a failure the real MPI_Finalize would wait forever */
+sdr_comm_t *sdr_comm_of(MPI_Comm app);      /* NULL: not replicated (MPI_COMM_SELF...) */
+void sdr_comm_add(sdr_comm_t *c);
+void sdr_comm_release(sdr_comm_t *c);      /* MPI_Comm_free: forgotten now, gone when nothing uses it */
+void sdr_progress(void);
+void sdr_learn_failures(void);              /* ask ULFM which processes failed, and act on new ones */
+int sdr_is_ulfm_error(int rc);
+void sdr_tick(void);                        /* every application call: the kill injector counts them */
+
+typedef struct sdr_send sdr_send_t;
+typedef struct sdr_recv sdr_recv_t;
+/* mode: 0 standard, 1 synchronous; copy: send from a packed copy made now (the caller's buffer is free at once;
+ * the copy is kept until the acks are in) */
+sdr_send_t *sdr_send_start(sdr_comm_t *c, int chan, const void *buf, int count, MPI_Datatype dt, int dst, int tag,
+                           int mode, int copy);
+/* whether a standard send of this size is copied (as MPI's eager protocol would buffer it), within a bound */
+int sdr_send_copies(int count, MPI_Datatype dt);
+int sdr_send_copied(sdr_send_t *s);         /* it sends from its own copy: its caller is done with it */
+int sdr_send_done(sdr_send_t *s);           /* complete: real sends done and acks in */
+int sdr_send_error(sdr_send_t *s);          /* the application's mistake MPI refused, or MPI_SUCCESS */
+void sdr_send_free(sdr_send_t *s);
+sdr_recv_t *sdr_recv_start(sdr_comm_t *c, int chan, void *buf, int count, MPI_Datatype dt, int src, int tag);
+int sdr_recv_done(sdr_recv_t *r, MPI_Status *status); /* status as the application sees it */
+int sdr_recv_error(sdr_recv_t *r);
+int sdr_recv_cancel(sdr_recv_t *r);         /* 1 if cancelled before it matched */
+void sdr_recv_free(sdr_recv_t *r);
+int sdr_probe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Status *status);
+/* a matched probe: *message is the real message (received with PMPI_Mrecv), status as the application sees it */
+int sdr_improbe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Message *message, MPI_Status *status);
+void sdr_spin(int *spins);                  /* one turn of a blocking wait: progress, and yield the core */
+/* every live process of a communicator of all replicas comes here, this one serving the layer meanwhile */
+void sdr_meet(MPI_Comm all);
+
+/* ---- echo_sdr_sched.c: collectives as rounds of sends, receives and local steps ---- */
+typedef struct sdr_sched sdr_sched_t;
+sdr_sched_t *sdr_sched_new(sdr_comm_t *c);
+sdr_comm_t *sdr_sched_comm(sdr_sched_t *s);
+void sdr_sched_send(sdr_sched_t *s, int round, const void *buf, int count, MPI_Datatype dt, int peer);
+void sdr_sched_recv(sdr_sched_t *s, int round, void *buf, int count, MPI_Datatype dt, int peer);
+/* inout = in op inout, after the round's communication */
+void sdr_sched_reduce(sdr_sched_t *s, int round, const void *in, void *inout, int count, MPI_Datatype dt, MPI_Op op);
+void sdr_sched_copy(sdr_sched_t *s, int round, const void *src, int scount, MPI_Datatype stype, void *dst, int rcount,
+                    MPI_Datatype rtype);
+void *sdr_sched_tmp(sdr_sched_t *s, int count, MPI_Datatype dt); /* a buffer freed with the schedule */
+void sdr_sched_own_type(sdr_sched_t *s, MPI_Datatype dt);       /* a datatype freed with it */
+void sdr_sched_start(sdr_sched_t *s);
+int sdr_sched_done(sdr_sched_t *s);
+void sdr_sched_free(sdr_sched_t *s);
+int sdr_sched_run(sdr_sched_t *s);          /* start, wait, free: a blocking collective */
+void sdr_sched_progress(void);
+
+/* ---- echo_sdr_p2p.c: requests the application holds ---- */
+MPI_Request sdr_request_of_sched(sdr_sched_t *s);
+int sdr_is_request(MPI_Request h);
+
+/* ---- echo_sdr_comm.c ---- */
+sdr_comm_t *sdr_comm_world(void);           /* MPI_COMM_WORLD's, made at setup */
+/* echo_sdr_coll.c: communicator creation exchanges its members' choices with it */
+int echo_sdr_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm);
+
+#endif

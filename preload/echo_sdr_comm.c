@@ -1,0 +1,252 @@
+/* SDR mode: communicators.
+ *
+ * The application holds, for a communicator other than MPI_COMM_WORLD, a
+ * stand-in (a dup of MPI_COMM_SELF carrying its names, attributes and error
+ * handler); echo holds two real communicators of every live replica of every
+ * member (application messages, collectives).  A new communicator is made in
+ * two steps: the members agree on its membership through an allgather on the
+ * fault-tolerant layer, then its real communicators are split from the
+ * parent's, by ULFM's recipe: try, agree on the outcome, and on a failure
+ * shrink the parent away from the dead and try again.  Groups the application
+ * gets hold this replica's processes (replica k of each member), so group
+ * calls answer as natively. */
+#include "echo_sdr.h"
+
+#include <mpi-ext.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int next_id = 1;
+static int *host_color; /* per real rank: the first real rank on the same host */
+
+static sdr_comm_t *comm_new(int size, int rank) {
+    sdr_comm_t *c = calloc(1, sizeof *c);
+    c->size = size, c->rank = rank;
+    c->members = malloc(sizeof(int) * (size_t)size);
+    c->index_of = malloc(sizeof(int) * (size_t)sdr.n);
+    for (int a = 0; a < sdr.n; a++) c->index_of[a] = -1;
+    c->real = malloc(sizeof(int) * (size_t)(size * sdr.R));
+    for (int x = 0; x < size * sdr.R; x++) c->real[x] = -1;
+    c->who = malloc(sizeof(int) * (size_t)(size * sdr.R));
+    c->sender = malloc(sizeof(int) * (size_t)size);
+    return c;
+}
+
+/* who is in chan[] (table[x] = member*R + replica of its rank x), and whom to receive each member's messages
+ * from: our own world's replica, or the substitute of a dead one */
+static void comm_fill(sdr_comm_t *c, const int *table, int nreal) {
+    for (int x = 0; x < nreal; x++) {
+        c->real[table[x]] = x;
+        c->who[x] = table[x];
+    }
+    for (int i = 0; i < c->size; i++) {
+        c->index_of[c->members[i]] = i;
+        int j = sdr.k;
+        if (c->real[i * sdr.R + j] < 0 || sdr.dead[sdr_real_rank(c->members[i], j)])
+            for (j = 0; j < sdr.R; j++)
+                if (c->real[i * sdr.R + j] >= 0 && !sdr.dead[sdr_real_rank(c->members[i], j)]) break;
+        c->sender[i] = j;
+    }
+}
+
+static void errors_return(MPI_Comm comm) { PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN); }
+
+sdr_comm_t *sdr_comm_world(void) {
+    sdr_comm_t *c = comm_new(sdr.n, echo.app_rank);
+    c->app = MPI_COMM_WORLD;
+    c->id = 0;
+    for (int i = 0; i < sdr.n; i++) c->members[i] = i;
+    PMPI_Comm_split(sdr.world, 0, echo.app_rank * sdr.R + sdr.k, &c->chan[SDR_DATA]);
+    PMPI_Comm_dup(c->chan[SDR_DATA], &c->chan[SDR_COLL]);
+    errors_return(c->chan[SDR_DATA]);
+    errors_return(c->chan[SDR_COLL]);
+    int *table = malloc(sizeof(int) * (size_t)(sdr.n * sdr.R));
+    for (int x = 0; x < sdr.n * sdr.R; x++) table[x] = x;
+    comm_fill(c, table, sdr.n * sdr.R);
+    free(table);
+    /* for MPI_Comm_split_type: which processes share a host */
+    char name[MPI_MAX_PROCESSOR_NAME] = {0};
+    int len;
+    PMPI_Get_processor_name(name, &len);
+    char *names = malloc((size_t)(sdr.n * sdr.R) * MPI_MAX_PROCESSOR_NAME);
+    PMPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, sdr.world);
+    host_color = malloc(sizeof(int) * (size_t)(sdr.n * sdr.R));
+    for (int w = 0; w < sdr.n * sdr.R; w++) {
+        host_color[w] = w;
+        for (int v = 0; v < w; v++)
+            if (!strcmp(names + (size_t)v * MPI_MAX_PROCESSOR_NAME, names + (size_t)w * MPI_MAX_PROCESSOR_NAME)) {
+                host_color[w] = host_color[v];
+                break;
+            }
+    }
+    free(names);
+    return c;
+}
+
+/* the real communicators of the new one, split from the parent's: every live replica of every member of the
+ * parent takes part; ranks are member*R + replica.  *table: that number for each rank of the result. */
+static int split_real(sdr_comm_t *p, int color, int key, MPI_Comm out[2], int **table, int *nreal) {
+    MPI_Comm base = p->chan[SDR_DATA];
+    sdr_meet(base);
+    for (int attempt = 0;; attempt++) {
+        MPI_Comm shrunk = MPI_COMM_NULL;
+        if (attempt > 0) { /* a process failed during the last try: leave the dead out */
+            if (PMPIX_Comm_shrink(p->chan[SDR_DATA], &shrunk) != MPI_SUCCESS) continue;
+            base = shrunk;
+            errors_return(base);
+        }
+        out[0] = out[1] = MPI_COMM_NULL;
+        *table = NULL;
+        int ok = PMPI_Comm_split(base, color, key, &out[0]) == MPI_SUCCESS;
+        if (ok && out[0] != MPI_COMM_NULL) {
+            errors_return(out[0]);
+            PMPI_Comm_size(out[0], nreal);
+            *table = malloc(sizeof(int) * (size_t)*nreal);
+            ok = PMPI_Allgather(&key, 1, MPI_INT, *table, 1, MPI_INT, out[0]) == MPI_SUCCESS &&
+                 PMPI_Comm_dup(out[0], &out[1]) == MPI_SUCCESS;
+        }
+        int rc = PMPIX_Comm_agree(base, &ok);
+        if (shrunk != MPI_COMM_NULL) PMPI_Comm_free(&shrunk);
+        if (rc == MPI_SUCCESS && ok) {
+            if (out[1] != MPI_COMM_NULL) errors_return(out[1]);
+            return MPI_SUCCESS;
+        }
+        for (int i = 0; i < 2; i++)
+            if (out[i] != MPI_COMM_NULL) PMPI_Comm_free(&out[i]);
+        free(*table);
+        sdr_learn_failures();
+        if (attempt > 100) echo_fatal("SDR: could not create a communicator after 100 process failures");
+    }
+}
+
+/* A new communicator of the members of `p` that pass the same `color` (MPI_UNDEFINED: none), ordered by key
+ * then rank in p; dup: attributes are copied as MPI_Comm_dup does. */
+static int create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int dup) {
+    int mine[3] = {color, key, next_id}, *all = malloc(sizeof(int) * 3 * (size_t)p->size);
+    int rc = echo_sdr_MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, p->app);
+    if (rc != MPI_SUCCESS) return rc;
+    int id = 0, size = 0, rank = -1;
+    for (int i = 0; i < p->size; i++) {
+        if (all[3 * i + 2] > id) id = all[3 * i + 2];
+        if (color != MPI_UNDEFINED && all[3 * i] == color) size++;
+    }
+    next_id = id + 1;
+    sdr_comm_t *c = NULL;
+    if (color != MPI_UNDEFINED) {
+        c = comm_new(size, 0);
+        int n = 0;
+        for (int i = 0; i < p->size; i++) /* members by (key, rank in p): insertion keeps ties in rank order */
+            if (all[3 * i] == color) {
+                int at = n++;
+                while (at > 0 && all[3 * p->index_of[c->members[at - 1]] + 1] > all[3 * i + 1]) {
+                    c->members[at] = c->members[at - 1];
+                    at--;
+                }
+                c->members[at] = p->members[i];
+            }
+        for (int i = 0; i < size; i++)
+            if (c->members[i] == echo.app_rank) rank = i;
+        c->rank = rank;
+        c->id = id;
+    }
+    free(all);
+    MPI_Comm chans[2];
+    int *table, nreal = 0;
+    split_real(p, color == MPI_UNDEFINED ? MPI_UNDEFINED : 0 + color, c ? rank * sdr.R + sdr.k : 0, chans, &table,
+               &nreal);
+    if (!c) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    sdr_learn_failures(); /* a replica dead before the split is missing: receive from its substitute */
+    c->chan[0] = chans[0], c->chan[1] = chans[1];
+    comm_fill(c, table, nreal);
+    free(table);
+    PMPI_Comm_dup(MPI_COMM_SELF, &c->app);
+    MPI_Errhandler eh;
+    PMPI_Comm_get_errhandler(p->app, &eh);
+    PMPI_Comm_set_errhandler(c->app, eh);
+    PMPI_Errhandler_free(&eh);
+    if (dup) echo_comm_copy_attributes(p->app, c->app);
+    sdr_comm_add(c);
+    *newcomm = c->app;
+    return MPI_SUCCESS;
+}
+
+int echo_sdr_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+    sdr_comm_t *p = sdr_comm_of(comm);
+    return create(p, 0, p->rank, newcomm, 1);
+}
+
+int echo_sdr_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+    int rc = echo_sdr_MPI_Comm_dup(comm, newcomm);
+    if (rc == MPI_SUCCESS && info != MPI_INFO_NULL) PMPI_Comm_set_info(*newcomm, info);
+    return rc;
+}
+
+int echo_sdr_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
+    if (color < 0 && color != MPI_UNDEFINED) return MPI_ERR_ARG;
+    return create(sdr_comm_of(comm), color, key, newcomm, 0);
+}
+
+/* processes that share memory: by the host of replica 0 of each rank, so every replica splits alike */
+int echo_sdr_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
+    (void)info;
+    int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : host_color[sdr_real_rank(echo.app_rank, 0)];
+    return create(sdr_comm_of(comm), color, key, newcomm, 0);
+}
+
+int echo_sdr_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
+    int rank;
+    int rc = PMPI_Group_rank(group, &rank);
+    if (rc != MPI_SUCCESS) return rc;
+    return create(sdr_comm_of(comm), rank == MPI_UNDEFINED ? MPI_UNDEFINED : 0, rank, newcomm, 0);
+}
+
+int echo_sdr_MPI_Comm_free(MPI_Comm *comm) {
+    sdr_comm_t *c = sdr_comm_of(*comm);
+    if (*comm == MPI_COMM_WORLD) return PMPI_Comm_free(comm); /* MPI reports the misuse */
+    sdr_comm_release(c);
+    return PMPI_Comm_free(comm);
+}
+
+int echo_sdr_MPI_Comm_rank(MPI_Comm comm, int *rank) {
+    *rank = sdr_comm_of(comm)->rank;
+    return MPI_SUCCESS;
+}
+
+int echo_sdr_MPI_Comm_size(MPI_Comm comm, int *size) {
+    *size = sdr_comm_of(comm)->size;
+    return MPI_SUCCESS;
+}
+
+int echo_sdr_MPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
+    sdr_comm_t *c = sdr_comm_of(comm);
+    MPI_Group world;
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
+    int *ranks = malloc(sizeof(int) * (size_t)c->size);
+    for (int i = 0; i < c->size; i++) ranks[i] = sdr_real_rank(c->members[i], sdr.k);
+    int rc = PMPI_Group_incl(world, c->size, ranks, group);
+    free(ranks);
+    PMPI_Group_free(&world);
+    return rc;
+}
+
+int echo_sdr_MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
+    sdr_comm_t *a = sdr_comm_of(comm1), *b = sdr_comm_of(comm2);
+    if (!a || !b) return PMPI_Comm_compare(comm1, comm2, result); /* MPI_COMM_SELF and the like */
+    if (a == b) {
+        *result = MPI_IDENT;
+        return MPI_SUCCESS;
+    }
+    *result = MPI_UNEQUAL;
+    if (a->size != b->size) return MPI_SUCCESS;
+    int same_order = 1, same_set = 1;
+    for (int i = 0; i < a->size; i++) {
+        same_order &= a->members[i] == b->members[i];
+        same_set &= b->index_of[a->members[i]] >= 0;
+    }
+    *result = same_order ? MPI_CONGRUENT : same_set ? MPI_SIMILAR : MPI_UNEQUAL;
+    return MPI_SUCCESS;
+}

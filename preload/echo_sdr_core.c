@@ -1,0 +1,736 @@
+/* SDR mode, the core: sends that wait for acks, receives that ack, failures
+ * and substitutes, and the progress that keeps acks flowing while a process
+ * waits in any call.  (The protocol: echo_sdr.h and docs/sdr.md.) */
+#include "echo_sdr.h"
+
+#include <mpi-ext.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+sdr_state_t sdr;
+static sdr_comm_t *comms;
+/* ECHO_SDR_DEBUG=1: the layer says on stderr what failures it saw and what it sent again */
+static int debug;
+#define DEBUG(...) (debug ? fprintf(stderr, "[sdr %d] ", echo.real_rank), fprintf(stderr, __VA_ARGS__) : 0)
+static MPI_Group world_group;
+
+enum { MSG_ACK = 1, MSG_FLUSH = 2 };
+#define ACK_TAG 0
+
+struct sdr_send {
+    sdr_comm_t *c;
+    int chan, dst, tag, mode;
+    const void *buf;
+    int count;
+    MPI_Datatype dt;
+    unsigned mask; /* replicas of dst whose acks are still due */
+    MPI_Request reqs[SDR_MAX_REPLICAS];
+    int nreqs, err;
+    void *owned; /* the packed copy it sends from, if any */
+    long owned_bytes;
+    int released; /* its owner is done with it: freed once complete */
+    sdr_send_t *next; /* every send not yet complete and released, in the order they started */
+};
+
+struct sdr_recv {
+    sdr_comm_t *c;
+    int chan;
+    void *buf;
+    int count;
+    MPI_Datatype dt;
+    int src, tag;
+    MPI_Request req;
+    int posted_to; /* replica of src the real receive names (-1: any source) */
+    int complete, err;
+    MPI_Status status;
+    sdr_recv_t *next; /* receives not yet complete */
+};
+
+/* an ack that came before this process made the send it acks (its replica world is ahead) */
+typedef struct credit {
+    int cid, chan, dst, tag, replica, n;
+    struct credit *next;
+} credit_t;
+
+static sdr_send_t *sends;
+static sdr_recv_t *recvs;
+static void debug_dump(void);
+static credit_t *credits;
+
+/* acks go out nonblocking; a slot is reused once its send completed */
+typedef struct {
+    int msg[4];
+    MPI_Request req;
+} ack_slot_t;
+static ack_slot_t *ack_slots;
+static int nack_slots;
+static int ack_in[4];
+static MPI_Request ack_req = MPI_REQUEST_NULL;
+
+int sdr_is_ulfm_error(int rc) {
+    int cls = rc;
+    if (rc == MPI_SUCCESS) return 0;
+    PMPI_Error_class(rc, &cls);
+    return cls == MPIX_ERR_PROC_FAILED || cls == MPIX_ERR_PROC_FAILED_PENDING || cls == MPIX_ERR_REVOKED;
+}
+
+/* ---- communicators known to the layer ---- */
+
+sdr_comm_t *sdr_comm_of(MPI_Comm app) {
+    for (sdr_comm_t *c = comms; c; c = c->next)
+        if (c->app == app) return c;
+    return NULL;
+}
+
+static sdr_comm_t *comm_by_id(int id) {
+    for (sdr_comm_t *c = comms; c; c = c->next)
+        if (c->id == id) return c;
+    return NULL;
+}
+
+void sdr_comm_add(sdr_comm_t *c) {
+    c->next = comms;
+    comms = c;
+}
+
+static void comm_destroy_if_unused(sdr_comm_t *c) {
+    for (sdr_send_t *s = sends; s; s = s->next)
+        if (s->c == c) return;
+    for (sdr_recv_t *r = recvs; r; r = r->next)
+        if (r->c == c) return;
+    for (sdr_comm_t **p = &comms; *p; p = &(*p)->next)
+        if (*p == c) {
+            *p = c->next;
+            break;
+        }
+    PMPI_Comm_free(&c->chan[SDR_DATA]);
+    PMPI_Comm_free(&c->chan[SDR_COLL]);
+    free(c->members);
+    free(c->index_of);
+    free(c->real);
+    free(c->who);
+    free(c->sender);
+    free(c);
+}
+
+/* sends still waiting for acks (copies of small messages) keep it: its acks name it */
+void sdr_comm_release(sdr_comm_t *c) {
+    c->freed = 1;
+    c->app = MPI_COMM_NULL;
+    comm_destroy_if_unused(c);
+}
+
+/* ---- acks ---- */
+
+static void ack_post(int to, int type, int a, int b, int cc) {
+    int slot = -1;
+    for (int i = 0; i < nack_slots && slot < 0; i++) {
+        int done = 1;
+        if (ack_slots[i].req != MPI_REQUEST_NULL &&
+            PMPI_Test(&ack_slots[i].req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            ack_slots[i].req = MPI_REQUEST_NULL, done = 1; /* its destination died: nothing to wait for */
+        if (done) slot = i;
+    }
+    if (slot < 0) {
+        slot = nack_slots;
+        nack_slots = nack_slots ? 2 * nack_slots : 64;
+        ack_slots = realloc(ack_slots, sizeof *ack_slots * (size_t)nack_slots);
+        for (int i = slot; i < nack_slots; i++) ack_slots[i].req = MPI_REQUEST_NULL;
+    }
+    ack_slot_t *s = &ack_slots[slot];
+    s->msg[0] = type, s->msg[1] = a, s->msg[2] = b, s->msg[3] = cc;
+    if (PMPI_Isend(s->msg, 4, MPI_INT, to, ACK_TAG, sdr.acks, &s->req) != MPI_SUCCESS) s->req = MPI_REQUEST_NULL;
+}
+
+/* a message of member i's replica j was accepted: every other live replica of i learns it */
+static void ack_message(sdr_comm_t *c, int chan, int i, int j, int tag) {
+    for (int r = 0; r < sdr.R; r++) {
+        int w = sdr_real_rank(c->members[i], r);
+        if (r != j && !sdr.dead[w]) ack_post(w, MSG_ACK, c->id, chan, tag);
+    }
+}
+
+static int take_credit(int cid, int chan, int dst, int tag, int replica) {
+    for (credit_t **p = &credits; *p; p = &(*p)->next) {
+        credit_t *cr = *p;
+        if (cr->cid == cid && cr->chan == chan && cr->dst == dst && cr->tag == tag && cr->replica == replica) {
+            if (--cr->n == 0) {
+                *p = cr->next;
+                free(cr);
+            }
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void add_credit(int cid, int chan, int dst, int tag, int replica) {
+    for (credit_t *cr = credits; cr; cr = cr->next)
+        if (cr->cid == cid && cr->chan == chan && cr->dst == dst && cr->tag == tag && cr->replica == replica) {
+            cr->n++;
+            return;
+        }
+    credit_t *cr = malloc(sizeof *cr);
+    *cr = (credit_t){cid, chan, dst, tag, replica, 1, credits};
+    credits = cr;
+}
+
+static void post_send(sdr_send_t *s, int replica) {
+    int to = s->c->real[s->dst * sdr.R + replica];
+    if (to < 0) return;
+    MPI_Request *req = &s->reqs[s->nreqs++];
+    int rc = s->mode ? PMPI_Issend(s->buf, s->count, s->dt, to, s->tag, s->c->chan[s->chan], req)
+                     : PMPI_Isend(s->buf, s->count, s->dt, to, s->tag, s->c->chan[s->chan], req);
+    if (rc != MPI_SUCCESS) {
+        DEBUG("send to %d failed (%d)\n", to, rc);
+        *req = MPI_REQUEST_NULL;
+        if (!sdr_is_ulfm_error(rc) && !s->err) s->err = rc; /* the application's mistake: its call fails */
+    }
+}
+
+/* replica q_j acked a message of ours on (cid, chan, tag): the oldest send it can be for */
+static void on_ack(int from, int cid, int chan, int tag) {
+    sdr_comm_t *c = comm_by_id(cid);
+    if (!c) return; /* freed since: every send on it had completed */
+    int q = from % sdr.n, j = from / sdr.n, dst = c->index_of[q];
+    if (dst < 0) return;
+    for (sdr_send_t *s = sends; s; s = s->next)
+        if (s->c == c && s->chan == chan && s->dst == dst && s->tag == tag && (s->mask & (1u << j))) {
+            s->mask &= ~(1u << j);
+            return;
+        }
+    add_credit(cid, chan, dst, tag, j);
+}
+
+/* replica q_j now receives our rank's messages from us: send it what it has not acked, and all that follows */
+static void on_flush(int from) {
+    int q = from % sdr.n, j = from / sdr.n;
+    if (sdr.dead[from]) return;
+    sdr.also[from] = 1;
+    int resent = 0, listed = 0;
+    if (debug) debug_dump();
+    for (sdr_send_t *s = sends; s; s = s->next, listed++)
+        if (s->c->members[s->dst] == q && (s->mask & (1u << j))) {
+            s->mask &= ~(1u << j);
+            post_send(s, j);
+            resent++;
+        }
+    DEBUG("flush from %d: sent again %d of %d pending sends\n", from, resent, listed);
+}
+
+static void poll_acks(void) {
+    for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        if (ack_req == MPI_REQUEST_NULL)
+            PMPI_Irecv(ack_in, 4, MPI_INT, MPI_ANY_SOURCE, ACK_TAG, sdr.acks, &ack_req);
+        int rc = PMPI_Test(&ack_req, &flag, &st);
+        if (rc != MPI_SUCCESS) { /* a failure interrupted it: acknowledge, take it back (unless it matched) */
+            int n, cancelled = 1;
+            sdr_learn_failures();
+            PMPIX_Comm_ack_failed(sdr.acks, sdr.n * sdr.R, &n);
+            if (ack_req != MPI_REQUEST_NULL) {
+                PMPI_Cancel(&ack_req);
+                if (PMPI_Wait(&ack_req, &st) == MPI_SUCCESS) PMPI_Test_cancelled(&st, &cancelled);
+            }
+            ack_req = MPI_REQUEST_NULL;
+            if (cancelled) continue;
+            flag = 1;
+        }
+        if (!flag) return;
+        ack_req = MPI_REQUEST_NULL;
+        if (ack_in[0] == MSG_ACK) on_ack(st.MPI_SOURCE, ack_in[1], ack_in[2], ack_in[3]);
+        else if (ack_in[0] == MSG_FLUSH) on_flush(st.MPI_SOURCE);
+    }
+}
+
+/* ---- sends ---- */
+
+/* Copies of small messages wait for their acks here, within a bound: past it, sends wait for acks instead */
+#define EAGER_MAX_BYTES 65536
+#define COPIES_MAX_BYTES (256L << 20)
+static long copies_bytes;
+
+int sdr_send_copies(int count, MPI_Datatype dt) {
+    int size = 0;
+    PMPI_Type_size(dt, &size);
+    long bytes = (long)count * size;
+    return bytes <= EAGER_MAX_BYTES && copies_bytes + bytes <= COPIES_MAX_BYTES;
+}
+
+sdr_send_t *sdr_send_start(sdr_comm_t *c, int chan, const void *buf, int count, MPI_Datatype dt, int dst, int tag,
+                           int mode, int copy) {
+    sdr_send_t *s = calloc(1, sizeof *s);
+    *s = (sdr_send_t){.c = c, .chan = chan, .dst = dst, .tag = tag, .mode = mode, .buf = buf, .count = count,
+                      .dt = dt};
+    if (copy) { /* the caller may reuse its buffer at once: the packed copy is what goes, and goes again */
+        int size = 0, pos = 0;
+        PMPI_Pack_size(count, dt, c->chan[chan], &size);
+        s->owned = malloc(size > 0 ? (size_t)size : 1);
+        if (PMPI_Pack(buf, count, dt, s->owned, size, &pos, c->chan[chan]) != MPI_SUCCESS) pos = 0;
+        s->buf = s->owned, s->count = pos, s->dt = MPI_PACKED, s->owned_bytes = size;
+        copies_bytes += size;
+    }
+    sdr_send_t **tail = &sends;
+    while (*tail) tail = &(*tail)->next;
+    *tail = s;
+    int q = c->members[dst];
+    for (int j = 0; j < sdr.R; j++) {
+        int w = sdr_real_rank(q, j);
+        if (sdr.dead[w] || c->real[dst * sdr.R + j] < 0) continue;
+        if (j == sdr.k) post_send(s, j); /* our own world's receiver */
+        else if (take_credit(c->id, chan, dst, tag, j)) continue; /* it has the message already (acked early) */
+        else if (sdr.also[w]) post_send(s, j); /* we stand in for its dead sender */
+        else s->mask |= 1u << j;
+    }
+    return s;
+}
+
+static int send_test(sdr_send_t *s) {
+    int pending = 0;
+    for (int i = 0; i < s->nreqs; i++) {
+        if (s->reqs[i] == MPI_REQUEST_NULL) continue;
+        int flag = 0;
+        if (PMPI_Test(&s->reqs[i], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) { /* the receiver died */
+            if (s->reqs[i] != MPI_REQUEST_NULL) PMPI_Request_free(&s->reqs[i]);
+            s->reqs[i] = MPI_REQUEST_NULL;
+            sdr_learn_failures();
+        } else if (!flag) pending = 1;
+    }
+    return !pending && s->mask == 0;
+}
+
+static void unlink_send(sdr_send_t *s) {
+    for (sdr_send_t **p = &sends; *p; p = &(*p)->next)
+        if (*p == s) {
+            *p = s->next;
+            break;
+        }
+    copies_bytes -= s->owned_bytes;
+    sdr_comm_t *c = s->c;
+    free(s->owned);
+    free(s);
+    if (c->freed) comm_destroy_if_unused(c);
+}
+
+int sdr_send_done(sdr_send_t *s) {
+    if (s->err) return 1;
+    return send_test(s);
+}
+
+int sdr_send_error(sdr_send_t *s) { return s->err; }
+
+int sdr_send_copied(sdr_send_t *s) { return s->owned != NULL; }
+
+void sdr_send_free(sdr_send_t *s) {
+    s->released = 1;
+    if (s->err || send_test(s)) unlink_send(s);
+}
+
+/* ---- receives ---- */
+
+static void unlink_recv(sdr_recv_t *r) {
+    for (sdr_recv_t **p = &recvs; *p; p = &(*p)->next)
+        if (*p == r) {
+            *p = r->next;
+            return;
+        }
+}
+
+static void recv_post(sdr_recv_t *r) {
+    sdr_comm_t *c = r->c;
+    r->posted_to = r->src == MPI_ANY_SOURCE ? -1 : c->sender[r->src];
+    int from = r->src == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : c->real[r->src * sdr.R + r->posted_to];
+    int rc = PMPI_Irecv(r->buf, r->count, r->dt, from, r->tag, c->chan[r->chan], &r->req);
+    if (rc != MPI_SUCCESS) {
+        r->req = MPI_REQUEST_NULL;
+        if (!sdr_is_ulfm_error(rc)) r->err = rc, r->complete = 1, unlink_recv(r);
+    }
+}
+
+sdr_recv_t *sdr_recv_start(sdr_comm_t *c, int chan, void *buf, int count, MPI_Datatype dt, int src, int tag) {
+    sdr_recv_t *r = calloc(1, sizeof *r);
+    *r = (sdr_recv_t){.c = c, .chan = chan, .buf = buf, .count = count, .dt = dt, .src = src, .tag = tag,
+                      .req = MPI_REQUEST_NULL, .next = recvs};
+    recvs = r;
+    recv_post(r);
+    return r;
+}
+
+/* A message from replica j of member i is taken only if j is the replica this
+ * process receives i's messages from: one from a sender it has since declared
+ * dead is dropped (unacked, so the substitute sends it again). */
+static int recv_test(sdr_recv_t *r) {
+    if (r->complete) return 1;
+    if (r->req == MPI_REQUEST_NULL) recv_post(r);
+    if (r->complete) return 1;
+    int flag = 0;
+    MPI_Status st;
+    int rc = PMPI_Test(&r->req, &flag, &st);
+    if (rc != MPI_SUCCESS) DEBUG("receive from %d tag %d: error %d\n", r->src, r->tag, rc);
+    if (rc != MPI_SUCCESS) {
+        if (r->req != MPI_REQUEST_NULL) {
+            /* any source, interrupted by a failure: acknowledge it, and take the receive back to post it again
+             * (Open MPI keeps reporting the failure on the old one) -- unless it matched meanwhile */
+            int n, cancelled = 0;
+            sdr_learn_failures();
+            PMPIX_Comm_ack_failed(r->c->chan[r->chan], sdr.n * sdr.R, &n);
+            PMPI_Cancel(&r->req);
+            if (PMPI_Wait(&r->req, &st) == MPI_SUCCESS) PMPI_Test_cancelled(&st, &cancelled);
+            else cancelled = 1;
+            r->req = MPI_REQUEST_NULL;
+            if (cancelled) return 0;
+            flag = 1; /* it matched a message: take it as received below */
+            rc = MPI_SUCCESS;
+        }
+    }
+    if (rc != MPI_SUCCESS) {
+        if (!sdr_is_ulfm_error(rc)) {
+            r->err = rc, r->complete = 1;
+            unlink_recv(r);
+            return 1;
+        }
+        r->req = MPI_REQUEST_NULL; /* its sender died: post again to the substitute */
+        sdr_learn_failures();
+        return 0;
+    }
+    if (!flag) return 0;
+    int who = r->c->who[st.MPI_SOURCE], i = who / sdr.R, j = who % sdr.R;
+    if (j != r->c->sender[i]) { /* from a sender declared dead */
+        DEBUG("dropped a message of member %d replica %d (tag %d)\n", i, j, st.MPI_TAG);
+        r->req = MPI_REQUEST_NULL;
+        return 0;
+    }
+    ack_message(r->c, r->chan, i, j, st.MPI_TAG);
+    r->status = st;
+    r->status.MPI_SOURCE = i;
+    r->complete = 1;
+    unlink_recv(r);
+    return 1;
+}
+
+int sdr_recv_done(sdr_recv_t *r, MPI_Status *status) {
+    if (!recv_test(r)) return 0;
+    if (status != MPI_STATUS_IGNORE) *status = r->status;
+    return 1;
+}
+
+int sdr_recv_error(sdr_recv_t *r) { return r->err; }
+
+int sdr_recv_cancel(sdr_recv_t *r) {
+    if (recv_test(r)) return 0;
+    MPI_Status st;
+    int cancelled = 1;
+    if (r->req != MPI_REQUEST_NULL) {
+        PMPI_Cancel(&r->req);
+        PMPI_Wait(&r->req, &st);
+        PMPI_Test_cancelled(&st, &cancelled);
+    }
+    if (!cancelled) { /* it matched first: deliver it as received */
+        r->req = MPI_REQUEST_NULL;
+        int who = r->c->who[st.MPI_SOURCE], i = who / sdr.R, j = who % sdr.R;
+        if (j == r->c->sender[i]) {
+            ack_message(r->c, r->chan, i, j, st.MPI_TAG);
+            r->status = st;
+            r->status.MPI_SOURCE = i;
+            r->complete = 1;
+            unlink_recv(r);
+            return 0;
+        }
+    }
+    r->complete = 1;
+    unlink_recv(r);
+    return 1;
+}
+
+void sdr_recv_free(sdr_recv_t *r) {
+    if (!r->complete) sdr_recv_cancel(r);
+    free(r);
+}
+
+int sdr_probe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Status *status) {
+    for (;;) {
+        sdr_progress();
+        MPI_Status st;
+        int from = src == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : c->real[src * sdr.R + c->sender[src]];
+        int rc = PMPI_Iprobe(from, tag, c->chan[SDR_DATA], flag, &st);
+        if (rc != MPI_SUCCESS) {
+            if (!sdr_is_ulfm_error(rc)) return rc;
+            int n;
+            sdr_learn_failures();
+            PMPIX_Comm_ack_failed(c->chan[SDR_DATA], sdr.n * sdr.R, &n);
+            continue;
+        }
+        if (!*flag) return MPI_SUCCESS;
+        int who = c->who[st.MPI_SOURCE], i = who / sdr.R, j = who % sdr.R;
+        if (j != c->sender[i]) { /* from a sender declared dead: take it out of the way, look again */
+            int bytes = 0, got = 0;
+            MPI_Message msg;
+            PMPI_Get_count(&st, MPI_BYTE, &bytes);
+            PMPI_Improbe(st.MPI_SOURCE, st.MPI_TAG, c->chan[SDR_DATA], &got, &msg, MPI_STATUS_IGNORE);
+            if (got) {
+                char *scratch = malloc(bytes > 0 ? (size_t)bytes : 1);
+                PMPI_Mrecv(scratch, bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+                free(scratch);
+            }
+            continue;
+        }
+        if (status != MPI_STATUS_IGNORE) {
+            *status = st;
+            status->MPI_SOURCE = i;
+        }
+        return MPI_SUCCESS;
+    }
+}
+
+/* A matched probe takes the message: it counts as received (acked) now, as a receive's would at matching. */
+int sdr_improbe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Message *message, MPI_Status *status) {
+    for (;;) {
+        sdr_progress();
+        MPI_Status st;
+        int from = src == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : c->real[src * sdr.R + c->sender[src]];
+        int rc = PMPI_Improbe(from, tag, c->chan[SDR_DATA], flag, message, &st);
+        if (rc != MPI_SUCCESS) {
+            if (!sdr_is_ulfm_error(rc)) return rc;
+            int n;
+            sdr_learn_failures();
+            PMPIX_Comm_ack_failed(c->chan[SDR_DATA], sdr.n * sdr.R, &n);
+            continue;
+        }
+        if (!*flag) return MPI_SUCCESS;
+        int who = c->who[st.MPI_SOURCE], i = who / sdr.R, j = who % sdr.R;
+        if (j != c->sender[i]) { /* from a sender declared dead: drop it, look again */
+            int bytes = 0;
+            PMPI_Get_count(&st, MPI_BYTE, &bytes);
+            char *scratch = malloc(bytes > 0 ? (size_t)bytes : 1);
+            PMPI_Mrecv(scratch, bytes, MPI_BYTE, message, MPI_STATUS_IGNORE);
+            free(scratch);
+            continue;
+        }
+        ack_message(c, SDR_DATA, i, j, st.MPI_TAG);
+        if (status != MPI_STATUS_IGNORE) {
+            *status = st;
+            status->MPI_SOURCE = i;
+        }
+        return MPI_SUCCESS;
+    }
+}
+
+/* ---- failures ---- */
+
+static int lowest_live(int app) {
+    for (int j = 0; j < sdr.R; j++)
+        if (!sdr.dead[sdr_real_rank(app, j)]) return j;
+    return -1;
+}
+
+static void every_replica_dead(int app) {
+    int lowest = 0;
+    while (lowest < sdr.n * sdr.R && sdr.dead[lowest]) lowest++;
+    if (echo.real_rank == lowest)
+        fprintf(stderr,
+                "echo: SDR: every replica of application rank %d failed (%d of %d): its messages are lost and the "
+                "job cannot go on. Run with more replicas (--replicas), or see mpiecho plan --reliability.\n",
+                app, sdr.R, sdr.R);
+    fflush(NULL);
+    _exit(75); /* not MPI_Abort: under ULFM it can wait forever for failed processes */
+}
+
+static void on_dead(int w) {
+    DEBUG("process %d failed\n", w);
+    sdr.dead[w] = 1;
+    sdr.also[w] = 0;
+    int a = w % sdr.n, j = w / sdr.n;
+    int sub = lowest_live(a);
+    if (sub < 0) every_replica_dead(a);
+    for (sdr_send_t *s = sends; s; s = s->next) /* the dead send no acks */
+        if (s->c->members[s->dst] == a) s->mask &= ~(1u << j);
+    int switched = 0;
+    for (sdr_comm_t *c = comms; c; c = c->next) {
+        int i = c->index_of[a];
+        if (i < 0 || c->sender[i] != j) continue;
+        c->sender[i] = sub;
+        switched = 1;
+    }
+    if (!switched) return;
+    /* receives that named the dead sender: post them again to the substitute (one that matched meanwhile is
+     * dropped by recv_test: nothing of it was acked, so the substitute sends it again) */
+    for (sdr_recv_t *r = recvs; r; r = r->next)
+        if (r->posted_to == j && r->src != MPI_ANY_SOURCE && r->c->members[r->src] == a &&
+            r->req != MPI_REQUEST_NULL) {
+            MPI_Status st;
+            PMPI_Cancel(&r->req);
+            PMPI_Wait(&r->req, &st);
+            r->req = MPI_REQUEST_NULL;
+        }
+    ack_post(sdr_real_rank(a, sub), MSG_FLUSH, 0, 0, 0); /* after every ack we sent it: same channel, in order */
+}
+
+void sdr_learn_failures(void) {
+    MPI_Group failed;
+    if (PMPIX_Comm_get_failed(sdr.world, &failed) != MPI_SUCCESS) return;
+    int nf = 0;
+    PMPI_Group_size(failed, &nf);
+    if (nf > 0) {
+        int *idx = malloc(sizeof(int) * (size_t)nf), *ranks = malloc(sizeof(int) * (size_t)nf);
+        for (int i = 0; i < nf; i++) idx[i] = i;
+        PMPI_Group_translate_ranks(failed, nf, idx, world_group, ranks);
+        for (int i = 0; i < nf; i++)
+            if (ranks[i] >= 0 && !sdr.dead[ranks[i]]) on_dead(ranks[i]);
+        free(idx);
+        free(ranks);
+    }
+    PMPI_Group_free(&failed);
+}
+
+/* ---- progress ---- */
+
+void sdr_progress(void) {
+    static int busy;
+    static unsigned polls;
+    if (busy) return;
+    busy = 1;
+    poll_acks();
+    for (sdr_send_t *s = sends, *next; s; s = next) {
+        next = s->next;
+        if (send_test(s) && s->released) unlink_send(s);
+    }
+    for (sdr_recv_t *r = recvs, *next; r; r = next) {
+        next = r->next;
+        recv_test(r);
+    }
+    sdr_sched_progress();
+    if (++polls % 256 == 0) sdr_learn_failures();
+    busy = 0;
+}
+
+static void debug_dump(void) {
+    if (!debug) return;
+    for (sdr_recv_t *r = recvs; r; r = r->next)
+        fprintf(stderr, "[sdr %d] waiting recv comm %d chan %d src %d tag %d posted_to %d req %s\n", echo.real_rank,
+                r->c->id, r->chan, r->src, r->tag, r->posted_to, r->req == MPI_REQUEST_NULL ? "null" : "set");
+    for (sdr_send_t *s = sends; s; s = s->next)
+        if (s->mask) fprintf(stderr, "[sdr %d] unacked send comm %d chan %d dst %d (rank %d) tag %d mask %x\n", echo.real_rank,
+                             s->c->id, s->chan, s->dst, s->c->members[s->dst], s->tag, s->mask);
+}
+
+void sdr_spin(int *spins) {
+    if (*spins == 300000 && debug) debug_dump(); /* waiting long: on what */
+    sdr_progress();
+    if (++*spins > 64) sched_yield(); /* replicas share cores with their siblings: let them run */
+}
+
+/* Wait until every live process of `base` is here, serving the SDR layer meanwhile.  The real calls that
+ * follow block without it, and the replica worlds run at their own pace: one still on its way here may need
+ * this process (its acks, or its sends as a substitute) to arrive.  ULFM's agreement is the barrier that a
+ * failure does not break. */
+void sdr_meet(MPI_Comm base) {
+    int flag = 1, done = 0, spins = 0, n;
+    MPI_Request req;
+    if (PMPIX_Comm_iagree(base, &flag, &req) != MPI_SUCCESS) return;
+    while (!done) {
+        if (PMPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) { /* done, with a failure among them */
+            PMPIX_Comm_ack_failed(base, sdr.n * sdr.R, &n);
+            sdr_learn_failures();
+            return;
+        }
+        if (!done) sdr_spin(&spins);
+    }
+}
+
+/* ---- the kill injector (echorun --inject kill:rank=R,replica=K,call=N|after=T) ---- */
+
+static long kill_at_call = -1;
+static long calls;
+
+static void *killer(void *arg) {
+    double after = *(double *)arg;
+    struct timespec ts = {(time_t)after, (long)((after - (double)(time_t)after) * 1e9)};
+    nanosleep(&ts, NULL);
+    kill(getpid(), SIGKILL);
+    return NULL;
+}
+
+static void arm_kills(void) {
+    for (int i = 0;; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "sdr_kill_%d", i);
+        const char *v = echo_plan_value(key);
+        if (!v) return;
+        int rank, replica;
+        char what[16];
+        double value;
+        if (sscanf(v, "%d %d %15s %lf", &rank, &replica, what, &value) != 4) continue;
+        if (rank != echo.app_rank || replica != sdr.k) continue;
+        if (strcmp(what, "call") == 0) {
+            if (kill_at_call < 0 || (long)value < kill_at_call) kill_at_call = (long)value; /* the first one */
+        }
+        else {
+            static double after;
+            after = value;
+            pthread_t th;
+            pthread_create(&th, NULL, killer, &after);
+            pthread_detach(th);
+        }
+    }
+}
+
+void sdr_tick(void) {
+    if (++calls == kill_at_call) kill(getpid(), SIGKILL);
+}
+
+/* ---- setup and end ---- */
+
+void echo_sdr_setup(void) {
+    debug = getenv("ECHO_SDR_DEBUG") != NULL;
+    sdr.n = echo.app_size;
+    sdr.R = echo.ncopies;
+    sdr.k = echo.copy;
+    if (sdr.R > SDR_MAX_REPLICAS) echo_fatal("SDR supports at most %d replicas", SDR_MAX_REPLICAS);
+    if (echo.real_rank != sdr_real_rank(echo.app_rank, sdr.k))
+        echo_fatal("the SDR plan must place replica k of rank a at real rank k*N+a (an echorun bug)");
+    PMPI_Comm_dup(MPI_COMM_WORLD, &sdr.world);
+    PMPI_Comm_set_errhandler(sdr.world, MPI_ERRORS_RETURN);
+    PMPI_Comm_group(sdr.world, &world_group);
+    PMPI_Comm_dup(sdr.world, &sdr.acks);
+    PMPI_Comm_set_errhandler(sdr.acks, MPI_ERRORS_RETURN);
+    sdr.dead = calloc((size_t)(sdr.n * sdr.R), 1);
+    sdr.also = calloc((size_t)(sdr.n * sdr.R), 1);
+    sdr_comm_add(sdr_comm_world());
+    arm_kills();
+}
+
+/* MPI_Finalize, in Open MPI's ULFM, agrees with every live process without
+ * serving the SDR layer: first wait here until every process of every replica
+ * world is here (a slower world may still need this one's acks or substitute
+ * sends), then nothing more is asked of anyone.  After a failure Open MPI
+ * 5.0's closing fence waits forever for the dead, so then no process makes
+ * the real call (the agreement says whether anyone knows of a death). */
+static int skip_finalize;
+
+int echo_sdr_skips_finalize(void) { return skip_finalize; }
+
+void echo_sdr_finalize(void) {
+    int n, spins = 0, done = 0;
+    sdr_learn_failures();
+    int none_dead = 1;
+    for (int w = 0; w < sdr.n * sdr.R; w++) none_dead &= !sdr.dead[w];
+    MPI_Request req;
+    int rc = PMPIX_Comm_iagree(sdr.world, &none_dead, &req);
+    while (rc == MPI_SUCCESS && !done) {
+        rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS && !done) sdr_spin(&spins);
+    }
+    skip_finalize = rc != MPI_SUCCESS || !none_dead;
+    if (ack_req != MPI_REQUEST_NULL) {
+        PMPI_Cancel(&ack_req);
+        PMPI_Wait(&ack_req, MPI_STATUS_IGNORE);
+    }
+    PMPIX_Comm_ack_failed(sdr.world, sdr.n * sdr.R, &n);
+}

@@ -1,0 +1,77 @@
+"""Planning SDR mode: the process layout the library relies on, ULFM on the command line, and bad options
+named with their fix (no MPI runs here: tests/preload/test_sdr.py runs the jobs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from echo.plan import Machine, Options, make_plan
+from echo.sdr import SdrError, parse_kills, verdict
+
+MACHINE = Machine(mpirun="/x/mpirun", flavor="openmpi", cores=2, is_root=True, library="/c/libecho.so")
+
+
+def plan(**kw):  # noqa: ANN201
+    return make_plan(Options(program=("./app",), nranks=kw.pop("nranks", 3), mode="sdr", **kw), MACHINE)
+
+
+def test_replica_k_of_rank_a_is_real_rank_k_times_n_plus_a():
+    p = plan(replicas=3)
+    assert [(q.real, q.app, q.copy, q.role) for q in p.procs][:4] == [
+        (0, 0, 0, "replica"), (1, 1, 0, "replica"), (2, 2, 0, "replica"), (3, 0, 1, "replica")]
+    assert p.nprocs == 9
+    assert "mode sdr" in p.text.splitlines()
+    assert p.argv[p.argv.index("--with-ft") + 1] == "ulfm"
+
+
+@pytest.mark.parametrize(("kw", "message"), [
+    ({"clones": "2"}, "not --clones"),
+    ({"replicas": 1}, "2 to 8 replicas"),
+    ({"replicas": 9}, "2 to 8 replicas"),
+    ({"sdc": "detect"}, "does not combine with --sdc"),
+    ({"perturb": "rounding"}, "does not combine with --perturb"),
+])
+def test_options_sdr_cannot_honour(kw, message):
+    with pytest.raises(SdrError, match=message):
+        plan(**kw)
+
+
+def test_kill_specs():
+    assert parse_kills("kill:rank=1,replica=0,call=40;kill:rank=2,replica=1,after=1.5s", 3, 2) == [
+        "sdr_kill_0 1 0 call 40", "sdr_kill_1 2 1 after 1.5"]
+    for bad, why in [("kill:rank=3,replica=0,call=1", "rank 3 does not exist"),
+                     ("kill:rank=0,replica=2,call=1", "replica 2 does not exist"),
+                     ("kill:rank=0,replica=0,call=0", "call must be >= 1"),
+                     ("kill:rank=0,call=5", "expected kill:rank=R,replica=K"),
+                     ("kill:rank=0,replica=0,call=5,after=1s", "expected kill:rank=R,replica=K")]:
+        with pytest.raises(SdrError, match=why):
+            parse_kills(bad, 3, 2)
+
+
+def _status(run_dir: Path, real: int, state: str) -> None:
+    (run_dir / "procs").mkdir(parents=True, exist_ok=True)
+    (run_dir / "procs" / f"{real}.status").write_text(f"{state} 0 0 {100 + real}\n")
+
+
+def test_verdict_a_rank_that_finished_in_one_replica_is_a_success(tmp_path):
+    for real, state in enumerate(["finalized", "started", "finalized", "finalized"]):  # rank 1 lost replica 0
+        _status(tmp_path, real, state)
+    out = verdict(tmp_path, 2, 2, rc=137)
+    assert out.status == 0
+    assert "SDR: rank 1 lost replica 0 and finished in replica 1" in out.lines
+    assert any("rank1.copy1.out" in line for line in out.lines)
+
+
+def test_verdict_a_rank_lost_in_every_replica_fails(tmp_path):
+    for real, state in enumerate(["finalized", "started", "finalized", "signal"]):
+        _status(tmp_path, real, state)
+    out = verdict(tmp_path, 2, 2, rc=0)
+    assert out.status != 0 and "ranks [1]" in out.lines[-1]
+
+
+def test_verdict_without_deaths_is_mpiruns(tmp_path):
+    for real in range(4):
+        _status(tmp_path, real, "finalized")
+    assert verdict(tmp_path, 2, 2, rc=3).status == 3

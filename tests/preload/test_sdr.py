@@ -1,0 +1,91 @@
+"""SDR mode end to end (real ULFM runs): the battery under --mode sdr prints what it prints natively, in every
+replica; replicas killed with SIGKILL at a call of a rank leave the output unchanged; losing every replica of a
+rank ends the job with a message naming it."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tests.conftest import copy_output, echorun, lines_by_rank
+from tests.preload.test_replication import deterministic, native
+
+# the calls SDR replicates (docs/sdr.md): point-to-point, collectives, communicators and groups
+SDR_BATTERY = ["p2p", "coll", "comms", "anysource", "nonblocking", "cxx_ring", "py_p2p", "py_coll", "py_comm"]
+
+
+def assert_native_output(mpi, programs, name: str, n: int, replicas: int, r) -> None:
+    expected = native(mpi, programs, name, n)
+    assert r.returncode == 0, r.stderr
+    first = lines_by_rank(r.stdout)
+    for rank in range(n):
+        outputs = [first.get(rank, [])] + [lines_by_rank(copy_output(r.run_dir, rank, k)).get(rank, [])
+                                           for k in range(1, replicas)]
+        for k, lines in enumerate(outputs):
+            assert deterministic(lines) == deterministic(expected[rank]), f"rank {rank} replica {k}"
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+@pytest.mark.parametrize("name", SDR_BATTERY)
+def test_battery_under_sdr(mpi, programs, tmp_path, name, n):
+    r = echorun(["-n", str(n), "--mode", "sdr", "--replicas", "2", *programs[name]], tmp_path / "run")
+    assert_native_output(mpi, programs, name, n, 2, r)
+    assert "8 processes" in r.stderr if n == 4 else True
+
+
+@pytest.mark.parametrize("name", ["coll", "nonblocking", "comms"])
+def test_three_replicas(mpi, programs, tmp_path, name):
+    r = echorun(["-n", "2", "--mode", "sdr", "--replicas", "3", *programs[name]], tmp_path / "run")
+    assert_native_output(mpi, programs, name, 2, 3, r)
+
+
+def assert_survivors_native(mpi, programs, r, n: int, replicas: int) -> None:
+    """Every replica that finished printed the native output; every rank finished in some replica."""
+    from echo.procstatus import read_status
+
+    assert r.returncode == 0, r.stderr
+    expected = native(mpi, programs, "sdr_stencil", n)
+    first = lines_by_rank(r.stdout)
+    for rank in range(n):
+        finished = [k for k in range(replicas)
+                    if (end := read_status(r.run_dir, k * n + rank)) and end.state == "finalized"]
+        assert finished, f"rank {rank} finished in no replica"
+        for k in finished:
+            lines = first.get(rank, []) if k == 0 else lines_by_rank(copy_output(r.run_dir, rank, k)).get(rank, [])
+            assert lines == expected[rank], f"rank {rank} replica {k}"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_replica_killed_at_a_random_call(mpi, programs, tmp_path, seed):
+    """SIGKILL of one replica of a random rank at a random MPI call (seeded: a failure can be replayed)."""
+    rng = random.Random(seed)
+    rank, replica, call = rng.randrange(3), rng.randrange(2), rng.randrange(20, 400)
+    r = echorun(["-n", "3", "--mode", "sdr", "--inject", f"kill:rank={rank},replica={replica},call={call}",
+                 *programs["sdr_stencil"]], tmp_path / "run")
+    assert_survivors_native(mpi, programs, r, 3, 2)
+    assert f"SDR: rank {rank} lost replica {replica}" in r.stderr
+
+
+def test_kills_in_every_rank_with_three_replicas(mpi, programs, tmp_path):
+    """Repeated failures: two replicas of rank 0 and one of every other rank die at different calls."""
+    kills = "kill:rank=0,replica=0,call=60;kill:rank=0,replica=2,call=250;kill:rank=1,replica=1,call=120;" \
+            "kill:rank=2,replica=2,call=180"
+    r = echorun(["-n", "3", "--mode", "sdr", "--replicas", "3", "--inject", kills, *programs["sdr_stencil"]],
+                tmp_path / "run")
+    assert_survivors_native(mpi, programs, r, 3, 3)
+    assert "SDR: rank 0 lost replicas 0, 2 and finished in replica 1" in r.stderr
+
+
+def test_every_replica_of_a_rank_killed_ends_the_job(programs, tmp_path):
+    r = echorun(["-n", "3", "--mode", "sdr", "--inject", "kill:rank=1,replica=0,call=50;kill:rank=1,replica=1,call=80",
+                 *programs["sdr_stencil"]], tmp_path / "run")
+    assert r.returncode != 0
+    assert "every replica of application rank 1 failed (2 of 2)" in r.stderr
+    assert "--replicas" in r.stderr
+
+
+def test_unsupported_call_is_named(programs, tmp_path):
+    r = echorun(["-n", "2", "--mode", "sdr", *programs["rma"]], tmp_path / "run")
+    assert r.returncode != 0
+    assert "is not supported in SDR mode" in r.stderr
