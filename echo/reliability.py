@@ -142,6 +142,21 @@ def loss_probability(groups: int, replicas: int, host_failure: float) -> float:
     return -math.expm1(groups * math.log1p(-all_replicas))
 
 
+def degree_needed(groups: int, host_failure: float, target: float) -> int | None:
+    """The smallest r with P_lost <= target for this F, or None when a host surely fails (F = 1).
+
+    From (1 - F^r)^groups >= 1 - target: F^r <= 1 - (1 - target)^(1/groups).
+    """
+    if host_failure >= 1.0:
+        return None
+    if host_failure <= 0.0:
+        return 1
+    per_group = -math.expm1(math.log1p(-target) / groups)
+    r = max(1, math.ceil(math.log(per_group) / math.log(host_failure)))
+    # the logarithms may round r to one below the boundary
+    return r if loss_probability(groups, r, host_failure) <= target else r + 1
+
+
 @dataclass(frozen=True)
 class Row:
     replicas: int
@@ -161,6 +176,9 @@ class ReliabilityPlan:
     weibull_shape: float | None  # None: exponential
     target: float
     rows: tuple[Row, ...] = field(default=())
+    # when no row meets the target: the degree that would at the overhead of the highest row
+    # (a lower bound, since overhead grows with r); None when a host surely fails during the run
+    needed: int | None = None
 
     @property
     def smallest_meeting_target(self) -> int | None:
@@ -194,8 +212,11 @@ def plan_reliability(nranks: int, mtbf: float, runtime: float, overheads: Mappin
         p = loss_probability(groups, r, failure_probability(stretched, mtbf, weibull_shape))
         rows.append(Row(replicas=r, overhead=overhead, runtime=stretched, hosts=groups * r, p_lost=p,
                         meets_target=p <= target))
+    last = rows[-1]
+    needed = None if any(row.meets_target for row in rows) else degree_needed(
+        groups, failure_probability(last.runtime, mtbf, weibull_shape), target)
     return ReliabilityPlan(nranks=nranks, ranks_per_host=ranks_per_host, mtbf=mtbf, runtime=runtime,
-                           weibull_shape=weibull_shape, target=target, rows=tuple(rows))
+                           weibull_shape=weibull_shape, target=target, rows=tuple(rows), needed=needed)
 
 
 def _probability(p: float) -> str:
@@ -219,8 +240,11 @@ def format_table(plan: ReliabilityPlan) -> str:
     if best is not None:
         lines.append(f"smallest r meeting the target: {best}")
     else:
-        lines.append(f"no r in {','.join(str(row.replicas) for row in plan.rows)} meets the target: try higher "
-                     f"degrees (--replicas {plan.rows[-1].replicas + 1},{plan.rows[-1].replicas + 2}) or a shorter run")
+        last = plan.rows[-1]
+        lines.append(f"no r in {','.join(str(row.replicas) for row in plan.rows)} meets the target; "
+                     + (f"with r={last.replicas}'s runtime ({format_duration(last.runtime)}) it would take "
+                        f"r >= {plan.needed} (a lower bound: the overhead grows with r)"
+                        if plan.needed is not None else "a host almost surely fails during the run: shorten it"))
     return "\n".join(lines)
 
 
@@ -237,4 +261,5 @@ def plan_as_dict(plan: ReliabilityPlan) -> dict[str, Any]:
         "rows": [{"replicas": row.replicas, "overhead": row.overhead, "runtime_s": row.runtime, "hosts": row.hosts,
                   "p_lost": row.p_lost, "meets_target": row.meets_target} for row in plan.rows],
         "smallest_meeting_target": plan.smallest_meeting_target,
+        "needed_at_highest_overhead": plan.needed,
     }

@@ -13,6 +13,7 @@ import pytest
 from echo.reliability import (
     ReliabilityError,
     failure_probability,
+    format_duration,
     format_table,
     load_overheads,
     overheads_for,
@@ -111,6 +112,23 @@ def test_smallest_degree_meeting_the_target():
     hopeless = plan_reliability(1024, 6 * HOUR, 12 * HOUR, overheads_for([1, 2, 3, 4]))
     assert hopeless.smallest_meeting_target is None
     assert "no r in 1,2,3,4 meets the target" in format_table(hopeless)
+
+
+@pytest.mark.parametrize("mtbf,runtime,target", [(6 * HOUR, 12 * HOUR, 1e-3), (1000 * DAY, 12 * HOUR, 1e-3),
+                                                 (1000 * DAY, 12 * HOUR, 1e-9), (YEAR, 30 * DAY, 0.5)])
+def test_degree_needed_when_none_planned_meets_the_target(mtbf, runtime, target):
+    plan = plan_reliability(1024, mtbf, runtime, overheads_for([1]), target=target)
+    assert plan.smallest_meeting_target is None
+    host = 1 - math.exp(-runtime / mtbf)
+    lost = [1 - (1 - host**r) ** 1024 for r in range(1, plan.needed + 1)]
+    assert lost[-1] <= target < lost[-2]
+    assert f"with r=1's runtime ({format_duration(runtime)}) it would take r >= {plan.needed}" in format_table(plan)
+
+
+def test_no_degree_helps_when_a_host_surely_fails():
+    plan = plan_reliability(8, 1.0, DAY, overheads_for([1, 2]))
+    assert plan.needed is None
+    assert "a host almost surely fails during the run" in format_table(plan)
 
 
 def test_durations():
