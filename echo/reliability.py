@@ -13,7 +13,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -175,10 +175,10 @@ class ReliabilityPlan:
     runtime: float  # seconds, unreplicated
     weibull_shape: float | None  # None: exponential
     target: float
-    rows: tuple[Row, ...] = field(default=())
+    rows: tuple[Row, ...]
     # when no row meets the target: the degree that would at the overhead of the highest row
     # (a lower bound, since overhead grows with r); None when a host surely fails during the run
-    needed: int | None = None
+    needed: int | None
 
     @property
     def smallest_meeting_target(self) -> int | None:

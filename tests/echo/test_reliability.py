@@ -138,6 +138,13 @@ def test_durations():
     assert parse_duration("1.5h", "--mtbf") == 5400
     assert parse_duration("45s", "--mtbf") == 45
     assert parse_duration("3600", "--mtbf") == 3600
+    assert [format_duration(t) for t in (30, 90, 36 * HOUR, 3 * DAY)] == ["30s", "1.5m", "36h", "3d"]
+
+
+def test_near_certain_loss_is_not_rounded_to_certain():
+    # F = 1 - exp(-10) = 0.99995: "1.0000" would claim the run cannot survive
+    plan = plan_reliability(1, 1.0, 10.0, overheads_for([1]))
+    assert plan.rows[0].p_lost < 1 and "> 0.9999" in format_table(plan).splitlines()[2]
 
 
 @pytest.mark.parametrize("text,why", [("6y", "unknown unit 'y'"), ("6hr", "unknown unit 'hr'"),
