@@ -262,6 +262,27 @@ def sensitivity_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def plan_command(args: argparse.Namespace) -> int:
+    """The reliability plan of an SDR run: P(application lost) per replication degree."""
+    import json
+
+    from echo import reliability as rel
+
+    replicas = rel.parse_replicas(args.replicas) if args.replicas else rel.DEFAULT_REPLICAS
+    given = rel.load_overheads(args.overhead_from) if args.overhead_from else None
+    plan = rel.plan_reliability(
+        nranks=args.nranks,
+        mtbf=rel.parse_duration(args.mtbf, "--mtbf"),
+        runtime=rel.parse_duration(args.runtime, "--runtime"),
+        overheads=rel.overheads_for(replicas, args.overhead, given),
+        ranks_per_host=args.ranks_per_host,
+        weibull_shape=args.weibull_shape,
+        target=args.target,
+    )
+    print(json.dumps(rel.plan_as_dict(plan), indent=2) if args.json else rel.format_table(plan))
+    return 0
+
+
 def build_command(args: argparse.Namespace) -> int:
     print(ensure_library())
     return 0
@@ -333,6 +354,29 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     ex.add_argument("-o", "--output", help="write to this file instead of standard output")
     ex.add_argument("--db", metavar="URL", help=db_help)
     ex.set_defaults(fn=export_command)
+    pl = sub.add_parser("plan", help="plan an SDR run: --reliability gives P(application lost) per replication "
+                        "degree (docs/reliability.md)")
+    pl.add_argument("--reliability", action="store_true", required=True,
+                    help="the probability that the application is lost during its run, per replication degree "
+                         "(the one plan for now)")
+    pl.add_argument("-n", "-np", dest="nranks", type=int, required=True, help="ranks the application has")
+    pl.add_argument("--mtbf", required=True, metavar="DURATION",
+                    help="mean time between failures of one host: 6h, 90m, 2d or seconds")
+    pl.add_argument("--runtime", required=True, metavar="DURATION", help="the run's length without replication")
+    pl.add_argument("--replicas", metavar="R,R,...", help="replication degrees to compare (default 1,2,3,4)")
+    pl.add_argument("--ranks-per-host", type=int, default=1, metavar="P",
+                    help="ranks whose processes share a host, lost together when it fails (default 1)")
+    pl.add_argument("--weibull-shape", type=float, metavar="K",
+                    help="Weibull failures of shape K with mean MTBF (default: exponential, i.e. K = 1)")
+    ov = pl.add_mutually_exclusive_group()
+    ov.add_argument("--overhead", type=float, default=0.05, metavar="F",
+                    help="runtime added by replication for every r > 1, as a fraction (default 0.05)")
+    ov.add_argument("--overhead-from", metavar="FILE",
+                    help='overhead per degree measured by the SDR benchmark, JSON: {"2": 0.03, "3": 0.06}')
+    pl.add_argument("--target", type=float, default=1e-3,
+                    help="the highest acceptable probability of losing the application (default 1e-3)")
+    pl.add_argument("--json", action="store_true", help="print the plan as JSON")
+    pl.set_defaults(fn=plan_command)
     b = sub.add_parser("build", help="build (or find in the cache) the preload library and print its path")
     b.set_defaults(fn=build_command)
     args = p.parse_args(argv)
