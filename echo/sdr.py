@@ -76,6 +76,12 @@ def verdict(run_dir: Path, nranks: int, replicas: int, rc: int) -> Outcome:
     from echo.procstatus import read_status
 
     lost, lines = [], []
+    note = run_dir / "sdr.lost"  # left by the first process that saw every replica of a rank dead
+    if note.is_file():
+        app, replicas_of = note.read_text().split()[:2]
+        lines.append(f"SDR: every replica of application rank {app} failed ({replicas_of} of {replicas_of}): its "
+                     "messages are lost and the job cannot go on. Run with more replicas (--replicas), or see "
+                     "mpiecho plan --reliability.")
     for app in range(nranks):
         ends = [read_status(run_dir, k * nranks + app) for k in range(replicas)]
         done = [k for k, e in enumerate(ends) if e is not None and e.state == "finalized"]

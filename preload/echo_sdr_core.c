@@ -3,6 +3,7 @@
  * waits in any call.  (The protocol: echo_sdr.h and docs/sdr.md.) */
 #include "echo_sdr.h"
 
+#include <fcntl.h>
 #include <mpi-ext.h>
 #include <pthread.h>
 #include <sched.h>
@@ -58,7 +59,7 @@ typedef struct credit {
     struct credit *next;
 } credit_t;
 
-static sdr_send_t *sends;
+static sdr_send_t *sends, **sends_tail = &sends;
 static sdr_recv_t *recvs;
 static void debug_dump(void);
 static credit_t *credits;
@@ -129,9 +130,10 @@ void sdr_comm_release(sdr_comm_t *c) {
 /* ---- acks ---- */
 
 static void ack_post(int to, int type, int a, int b, int cc) {
+    static int next_slot;
     int slot = -1;
-    for (int i = 0; i < nack_slots && slot < 0; i++) {
-        int done = 1;
+    for (int k = 0; k < nack_slots && slot < 0; k++) {
+        int i = (next_slot + k) % nack_slots, done = 1;
         if (ack_slots[i].req != MPI_REQUEST_NULL &&
             PMPI_Test(&ack_slots[i].req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
             ack_slots[i].req = MPI_REQUEST_NULL, done = 1; /* its destination died: nothing to wait for */
@@ -143,6 +145,7 @@ static void ack_post(int to, int type, int a, int b, int cc) {
         ack_slots = realloc(ack_slots, sizeof *ack_slots * (size_t)nack_slots);
         for (int i = slot; i < nack_slots; i++) ack_slots[i].req = MPI_REQUEST_NULL;
     }
+    next_slot = (slot + 1) % nack_slots;
     ack_slot_t *s = &ack_slots[slot];
     s->msg[0] = type, s->msg[1] = a, s->msg[2] = b, s->msg[3] = cc;
     if (PMPI_Isend(s->msg, 4, MPI_INT, to, ACK_TAG, sdr.acks, &s->req) != MPI_SUCCESS) s->req = MPI_REQUEST_NULL;
@@ -277,9 +280,8 @@ sdr_send_t *sdr_send_start(sdr_comm_t *c, int chan, const void *buf, int count, 
         s->buf = s->owned, s->count = pos, s->dt = MPI_PACKED, s->owned_bytes = size;
         copies_bytes += size;
     }
-    sdr_send_t **tail = &sends;
-    while (*tail) tail = &(*tail)->next;
-    *tail = s;
+    *sends_tail = s; /* in start order: acks and re-sends take the oldest first */
+    sends_tail = &s->next;
     int q = c->members[dst];
     for (int j = 0; j < sdr.R; j++) {
         int w = sdr_real_rank(q, j);
@@ -310,6 +312,7 @@ static void unlink_send(sdr_send_t *s) {
     for (sdr_send_t **p = &sends; *p; p = &(*p)->next)
         if (*p == s) {
             *p = s->next;
+            if (sends_tail == &s->next) sends_tail = p;
             break;
         }
     copies_bytes -= s->owned_bytes;
@@ -530,14 +533,19 @@ static int lowest_live(int app) {
     return -1;
 }
 
+/* The rank's messages are lost: the job ends.  The first process to see it
+ * leaves a note for echorun (which says it once, whichever processes mpirun
+ * stops before they see it too). */
 static void every_replica_dead(int app) {
-    int lowest = 0;
-    while (lowest < sdr.n * sdr.R && sdr.dead[lowest]) lowest++;
-    if (echo.real_rank == lowest)
-        fprintf(stderr,
-                "echo: SDR: every replica of application rank %d failed (%d of %d): its messages are lost and the "
-                "job cannot go on. Run with more replicas (--replicas), or see mpiecho plan --reliability.\n",
-                app, sdr.R, sdr.R);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/sdr.lost", echo.run_dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd >= 0) {
+        char text[64];
+        int n = snprintf(text, sizeof text, "%d %d\n", app, sdr.R);
+        if (write(fd, text, (size_t)n) < 0) n = 0;
+        close(fd);
+    }
     fflush(NULL);
     _exit(75); /* not MPI_Abort: under ULFM it can wait forever for failed processes */
 }
@@ -606,7 +614,7 @@ void sdr_progress(void) {
         recv_test(r);
     }
     sdr_sched_progress();
-    if (++polls % 256 == 0) sdr_learn_failures();
+    if (++polls % 4096 == 0) sdr_learn_failures(); /* errors tell of most failures sooner */
     busy = 0;
 }
 
