@@ -457,32 +457,40 @@ void sdr_recv_free(sdr_recv_t *r) {
     free(r);
 }
 
-int sdr_probe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Status *status) {
+/* Probes for the application.  A message from a sender declared dead is taken out of the way (dropped: its
+ * substitute sends it again) and the probe looks again.  With `message`, a matched probe: the message is the
+ * caller's, and counts as received now (acked), as a receive's would at matching. */
+static int probe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Message *message, MPI_Status *status) {
+    MPI_Comm chan = c->chan[SDR_DATA];
     for (;;) {
         sdr_progress();
         MPI_Status st;
+        MPI_Message m = MPI_MESSAGE_NULL;
         int from = src == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : c->real[src * sdr.R + c->sender[src]];
-        int rc = PMPI_Iprobe(from, tag, c->chan[SDR_DATA], flag, &st);
+        int rc = message ? PMPI_Improbe(from, tag, chan, flag, &m, &st) : PMPI_Iprobe(from, tag, chan, flag, &st);
         if (rc != MPI_SUCCESS) {
             if (!sdr_is_ulfm_error(rc)) return rc;
             int n;
             sdr_learn_failures();
-            PMPIX_Comm_ack_failed(c->chan[SDR_DATA], sdr.n * sdr.R, &n);
+            PMPIX_Comm_ack_failed(chan, sdr.n * sdr.R, &n);
             continue;
         }
         if (!*flag) return MPI_SUCCESS;
         int who = c->who[st.MPI_SOURCE], i = who / sdr.R, j = who % sdr.R;
-        if (j != c->sender[i]) { /* from a sender declared dead: take it out of the way, look again */
-            int bytes = 0, got = 0;
-            MPI_Message msg;
+        if (j != c->sender[i]) {
+            int bytes = 0, got = 1;
             PMPI_Get_count(&st, MPI_BYTE, &bytes);
-            PMPI_Improbe(st.MPI_SOURCE, st.MPI_TAG, c->chan[SDR_DATA], &got, &msg, MPI_STATUS_IGNORE);
+            if (!message) PMPI_Improbe(st.MPI_SOURCE, st.MPI_TAG, chan, &got, &m, MPI_STATUS_IGNORE);
             if (got) {
                 char *scratch = malloc(bytes > 0 ? (size_t)bytes : 1);
-                PMPI_Mrecv(scratch, bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+                PMPI_Mrecv(scratch, bytes, MPI_BYTE, &m, MPI_STATUS_IGNORE);
                 free(scratch);
             }
             continue;
+        }
+        if (message) {
+            ack_message(c, SDR_DATA, i, j, st.MPI_TAG);
+            *message = m;
         }
         if (status != MPI_STATUS_IGNORE) {
             *status = st;
@@ -492,37 +500,12 @@ int sdr_probe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Status *status) {
     }
 }
 
-/* A matched probe takes the message: it counts as received (acked) now, as a receive's would at matching. */
+int sdr_probe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Status *status) {
+    return probe(c, src, tag, flag, NULL, status);
+}
+
 int sdr_improbe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Message *message, MPI_Status *status) {
-    for (;;) {
-        sdr_progress();
-        MPI_Status st;
-        int from = src == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : c->real[src * sdr.R + c->sender[src]];
-        int rc = PMPI_Improbe(from, tag, c->chan[SDR_DATA], flag, message, &st);
-        if (rc != MPI_SUCCESS) {
-            if (!sdr_is_ulfm_error(rc)) return rc;
-            int n;
-            sdr_learn_failures();
-            PMPIX_Comm_ack_failed(c->chan[SDR_DATA], sdr.n * sdr.R, &n);
-            continue;
-        }
-        if (!*flag) return MPI_SUCCESS;
-        int who = c->who[st.MPI_SOURCE], i = who / sdr.R, j = who % sdr.R;
-        if (j != c->sender[i]) { /* from a sender declared dead: drop it, look again */
-            int bytes = 0;
-            PMPI_Get_count(&st, MPI_BYTE, &bytes);
-            char *scratch = malloc(bytes > 0 ? (size_t)bytes : 1);
-            PMPI_Mrecv(scratch, bytes, MPI_BYTE, message, MPI_STATUS_IGNORE);
-            free(scratch);
-            continue;
-        }
-        ack_message(c, SDR_DATA, i, j, st.MPI_TAG);
-        if (status != MPI_STATUS_IGNORE) {
-            *status = st;
-            status->MPI_SOURCE = i;
-        }
-        return MPI_SUCCESS;
-    }
+    return probe(c, src, tag, flag, message, status);
 }
 
 /* ---- failures ---- */

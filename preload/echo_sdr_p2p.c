@@ -368,53 +368,29 @@ static int blocking_send(const void *buf, int count, MPI_Datatype dt, int dest, 
     return echo_sdr_MPI_Wait(&req, MPI_STATUS_IGNORE);
 }
 
-int echo_sdr_MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-    return blocking_send(buf, count, datatype, dest, tag, comm, 0, 0);
-}
-int echo_sdr_MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-    return blocking_send(buf, count, datatype, dest, tag, comm, 1, 0);
-}
-/* ready mode is a promise about the receiver; a standard send keeps it */
-int echo_sdr_MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-    return blocking_send(buf, count, datatype, dest, tag, comm, 0, 0);
-}
-int echo_sdr_MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-    return blocking_send(buf, count, datatype, dest, tag, comm, 0, 1);
-}
-
-int echo_sdr_MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                       MPI_Request *request) {
-    return isend(buf, count, datatype, dest, tag, comm, 0, 0, 0, request);
-}
-int echo_sdr_MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                        MPI_Request *request) {
-    return isend(buf, count, datatype, dest, tag, comm, 1, 0, 0, request);
-}
-int echo_sdr_MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                        MPI_Request *request) {
-    return isend(buf, count, datatype, dest, tag, comm, 0, 0, 0, request);
-}
-int echo_sdr_MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                        MPI_Request *request) {
-    return isend(buf, count, datatype, dest, tag, comm, 0, 1, 0, request);
-}
-
-int echo_sdr_MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                           MPI_Request *request) {
-    return isend(buf, count, datatype, dest, tag, comm, 0, 0, 1, request);
-}
-int echo_sdr_MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                            MPI_Request *request) {
-    return isend(buf, count, datatype, dest, tag, comm, 1, 0, 1, request);
-}
-int echo_sdr_MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                            MPI_Request *request) {
-    return isend(buf, count, datatype, dest, tag, comm, 0, 0, 1, request);
-}
-int echo_sdr_MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                            MPI_Request *request) {
-    return isend(buf, count, datatype, dest, tag, comm, 0, 1, 1, request);
-}
+/* The send modes: synchronous (1) or standard; buffered (copied at once); persistent (`_init`).  Ready mode is a
+ * promise about the receiver: a standard send keeps it. */
+#define SDR_BLOCKING_SEND(name, mode, bsend)                                                                     \
+    int echo_sdr_##name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {    \
+        return blocking_send(buf, count, datatype, dest, tag, comm, mode, bsend);                                 \
+    }
+#define SDR_NONBLOCKING_SEND(name, mode, bsend, persistent)                                                      \
+    int echo_sdr_##name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,      \
+                        MPI_Request *request) {                                                                   \
+        return isend(buf, count, datatype, dest, tag, comm, mode, bsend, persistent, request);                    \
+    }
+SDR_BLOCKING_SEND(MPI_Send, 0, 0)
+SDR_BLOCKING_SEND(MPI_Ssend, 1, 0)
+SDR_BLOCKING_SEND(MPI_Rsend, 0, 0)
+SDR_BLOCKING_SEND(MPI_Bsend, 0, 1)
+SDR_NONBLOCKING_SEND(MPI_Isend, 0, 0, 0)
+SDR_NONBLOCKING_SEND(MPI_Issend, 1, 0, 0)
+SDR_NONBLOCKING_SEND(MPI_Irsend, 0, 0, 0)
+SDR_NONBLOCKING_SEND(MPI_Ibsend, 0, 1, 0)
+SDR_NONBLOCKING_SEND(MPI_Send_init, 0, 0, 1)
+SDR_NONBLOCKING_SEND(MPI_Ssend_init, 1, 0, 1)
+SDR_NONBLOCKING_SEND(MPI_Rsend_init, 0, 0, 1)
+SDR_NONBLOCKING_SEND(MPI_Bsend_init, 0, 1, 1)
 
 int echo_sdr_MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                        MPI_Request *request) {

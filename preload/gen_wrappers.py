@@ -57,7 +57,7 @@ LOCAL_WITH_HANDLES = {
 # `int echo_MPI_X(` or `int echo_always_MPI_X(` defines semantics; so does a
 # line `ECHO_DEFINE_...(MPI_X, ...)`: a macro that expands to echo_MPI_X.
 HANDWRITTEN = re.compile(r"^(?:(?:int|MPI_Fint|MPI_Request)\s+echo_(always_)?|ECHO_DEFINE_\w+\()(MPI_\w+)\b", re.M)
-SDR_WRITTEN = re.compile(r"^int\s+echo_sdr_(MPI_\w+)\b", re.M)
+SDR_WRITTEN = re.compile(r"^(?:int\s+echo_sdr_|SDR_\w+\()(MPI_\w+)\b", re.M)
 PROTOTYPE = re.compile(
     r"(?:__attribute__\(\([^;]*?\)\)\s*)*"
     r"\b(int|double|MPI_\w+)\s+(MPI_\w+)\s*\(([^;{]*?)\)\s*(?:__attribute__\(\([^;]*?\)\)\s*)*;",
