@@ -93,6 +93,14 @@ def run(opts: Options) -> int:
         rc = outcome.status
     for line in describe_failures(plan, Path(opts.run_dir)) if rc != 0 and not stopped_by_sdc else []:
         say(line)
+    if max(plan.copies) > 1:  # copies' compute phases tell slow cores and hosts (docs/perf.md)
+        from echo import perf
+
+        try:
+            for line in perf.describe(perf.analyse(Path(opts.run_dir))):
+                say(line)
+        except (OSError, ValueError) as e:
+            say(f"performance: the records could not be compared ({e})")
     if opts.output == "rep" and max(plan.copies) > 1:
         say(f"output of copies other than copy 0: {Path(opts.run_dir) / 'output'}")
     say(f"application exited with status {rc} after {meta['duration']:.1f} s")

@@ -11,12 +11,12 @@ ranks; then come copy 1 of every rank that has one, then copy 2, and so on.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from collectors import perturb as pt
 from collectors import valgrind as vg
-from echo import sdr
+from echo import perf, sdr
 from echo.copymap import parse_copies
 from echo.reinit import ReinitError, parse_kills
 from echo.sdc import SdcError, check_mode, parse_inject
@@ -279,11 +279,15 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     if not opts.program:
         raise ValueError("no program given: echorun -n 4 --clones 2 ./app [args]")
     copies = sdr_copies(opts) if opts.mode == "sdr" else parse_copies(opts.clones, opts.nranks)
+    slow = []  # the slowdown injector: not one of the other modes' --inject kinds
+    if opts.inject and opts.inject.startswith("slow:"):
+        slow = [f"slow {perf.parse_slow(opts.inject, copies)}"]
+        opts = replace(opts, inject=None)
     tools = valgrind_roles(opts, copies)
     procs = layout(copies, opts, tools)
     reinit = sdr_lines(opts) if opts.mode == "sdr" else reinit_lines(opts, copies)
     sdc = [] if reinit else sdc_lines(opts, copies)  # --inject means kills in reinit and sdr modes
-    extra = (sdc + papi_lines(opts, copies) + valgrind_lines(opts, procs, machine, tools)
+    extra = (slow + sdc + papi_lines(opts, copies) + valgrind_lines(opts, procs, machine, tools)
              + perturb_lines(opts, copies) + reinit)
     plan_path = f"{opts.run_dir}/plan"
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library}

@@ -208,6 +208,12 @@ void echo_placement_share(MPI_Comm inter, int root_side, int nchildren, int size
 int echo_placement_choose(const int *failed, int nfailed, int size, char (*out)[64]);
 int echo_placement_simulated(void);
 
+/* ---- the slowdown injector (echo_slow.c): the wrappers call these around every call when it is on ---- */
+extern int echo_slow_on;
+void echo_slow_setup(void);
+void echo_slow_before(void);
+void echo_slow_after(void);
+
 /* ---- events and metrics of this process (echo_events.c) ---- */
 void echo_event(const char *kind, const char *fn, uint64_t seq, int32_t comm, int32_t peer, uint64_t bytes, int copy,
                 long first_byte, const char *detail);

@@ -240,6 +240,7 @@ void echo_setup_after_init(void) {
     }
     if (echo.sdr) {
         echo_sdr_setup();
+        echo_slow_setup();
         echo.active = 1;
         echo_records_open(echo_function_names, echo_nfunctions);
         return;
@@ -263,6 +264,7 @@ void echo_setup_after_init(void) {
         echo_comm_add(MPI_COMM_WORLD, echo.reps_world, echo.app_rank, echo.app_size, echo.rep_real_rank);
         echo_sdc_init();
     }
+    echo_slow_setup();
     echo_collectors_init(); /* declares record slots: before the records are opened */
     echo.active = 1;
     echo_records_open(echo_function_names, echo_nfunctions);

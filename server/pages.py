@@ -57,11 +57,25 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False) -> str 
                if m.app_rank == rank]
         if pts:
             digit_charts.append(charts.line(f"rank {rank}: significant digits the copies agree on, by call", pts))
+    perf_chart = slowness_chart(procs, events)
     labels = [f"rank {p.app_rank} copy {p.copy}" for p in procs]
     time_chart = charts.bars("seconds inside MPI calls", labels, {"time in MPI": [p.mpi_time for p in procs]}, " s")
     return _render("run.html", standalone=standalone, root="/" if not standalone else "", title=f"Run {run.id}",
                    run=run, matrix=matrix, maxcopies=maxcopies, events=events, div=div, counters=counters,
-                   tools=tools, digit_charts=digit_charts, time_chart=time_chart)
+                   tools=tools, digit_charts=digit_charts, time_chart=time_chart, perf_chart=perf_chart,
+                   slow_hosts=[e for e in events if e.kind == "slow-host"])
+
+
+def slowness_chart(procs: list, events: list) -> str | None:
+    """DGRP's per-process view: recommended / non-recommended along each process's calls (None: not judged)."""
+    changes: dict[tuple[int, int], list[tuple[int, str]]] = {}
+    for e in events:
+        if e.kind == "slowness":
+            changes.setdefault((e.app_rank, e.copy), []).append((e.call_seq or 0, e.message.split(" at ")[0]))
+    if not any(m for m in procs if m.copy > 0):
+        return None
+    rows = [(f"rank {p.app_rank} copy {p.copy}", p.calls, changes.get((p.app_rank, p.copy), [])) for p in procs]
+    return charts.status_timeline("processes recommended (green) or not (red), by call", rows)
 
 
 def rank_page(session: Session, *, run_id: str, rank: int) -> str | None:

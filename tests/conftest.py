@@ -160,13 +160,17 @@ def postgres_db(postgres_url):
 
 @pytest.fixture(scope="session")
 def real_runs(programs, tmp_path_factory):
-    """Two real runs of sdc_loop: one clean with PAPI sets, one whose copy was outvoted (3 copies, vote)."""
+    """Real runs: sdc_loop clean with PAPI sets, sdc_loop whose copy was outvoted (3 copies, vote), and phases
+    with copy 1 made 4x slower from its 10th call."""
     base = tmp_path_factory.mktemp("runs")
     clean = echorun(["--no-store", "-n", "2", "--clones", "2", "--papi-sets",
                      "perf::TASK-CLOCK,perf::PAGE-FAULTS;perf::TASK-CLOCK,perf::CONTEXT-SWITCHES",
                      *programs["sdc_loop"]], base / "clean")
     voted = echorun(["--no-store", "-n", "2", "--clones", "3", "--sdc", "vote", "--inject",
                      "bitflip:rank=1,copy=2,call=20", *programs["sdc_loop"]], base / "voted")
-    assert clean.returncode == 0 and voted.returncode == 21, clean.stderr + voted.stderr
+    slowed = echorun(["--no-store", "-n", "1", "--clones", "2", "--inject", "slow:rank=0,copy=1,factor=4,from=10",
+                      *programs["phases"]], base / "slowed")
+    assert clean.returncode == 0 and voted.returncode == 21 and slowed.returncode == 0, \
+        clean.stderr + voted.stderr + slowed.stderr
     return {name: (base / name, json.loads((base / name / "run.json").read_text())["run_id"])
-            for name in ("clean", "voted")}
+            for name in ("clean", "voted", "slowed")}

@@ -99,6 +99,31 @@ def sensitivity_rows(run_dir: Path, sites: int = 200) -> tuple[list[dict], list[
     return events, metrics
 
 
+def perf_rows(run_dir: Path) -> tuple[list[dict], list[dict]]:
+    """The status timeline of echo/perf.py: an event per change (its call number), a host's share of slow phases,
+    and per process the phases compared and those spent non-recommended."""
+    path = run_dir / "perf.json"
+    if not path.is_file():
+        return [], []
+    perf = json.loads(path.read_text())
+    events, metrics = [], []
+    for p in perf["processes"]:
+        for seq, t, status in p["changes"]:
+            events.append(dict(kind="slowness", app_rank=p["rank"], copy=p["copy"], call_seq=seq,
+                               message=f"{status} at {t:.3f} s on {p['host']}"))
+        if p["judged"]:
+            metrics += [dict(app_rank=p["rank"], copy=p["copy"], name="perf phases compared", value=p["judged"],
+                             unit="phases"),
+                        dict(app_rank=p["rank"], copy=p["copy"], name="perf phases non-recommended",
+                             value=p["slow"], unit="phases")]
+    for h in perf["hosts"]:
+        if h["changes"]:
+            spans = ", ".join(f"{status} at {t:.3f} s" for t, status in h["changes"])
+            events.append(dict(kind="slow-host", message=f"host {h['host']}: a process was slow in "
+                               f"{h['slow_fraction']:.0%} of the compared phases; {spans}"))
+    return events, metrics
+
+
 def ingest(run_dir: str | Path, engine: Engine) -> str:
     """Store the run in `run_dir`; returns its id."""
     run_dir = Path(run_dir)
@@ -153,6 +178,9 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
         ev, me = sensitivity_rows(run_dir)
         events += ev
         metrics += me
+    perf_ev, perf_me = perf_rows(run_dir)
+    events += perf_ev
+    metrics += perf_me
     run_id = meta["run_id"]
     run = dict(id=run_id, program=meta["program"], argv=meta["argv"], mode=meta.get("mode", "echo"),
                nranks=meta["nranks"], nprocs=len(procs), copies=meta["copies"], started_at=meta["started_at"],

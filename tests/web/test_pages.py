@@ -57,7 +57,7 @@ def served(real_runs, tmp_path_factory):
             break
         except OSError:
             time.sleep(0.1)
-    for name in ("clean", "voted"):
+    for name in ("clean", "voted", "slowed"):
         run_dir, run_id = real_runs[name]
         req = urllib.request.Request(f"{url}/api/runs/{run_id}", data=pack(run_dir), method="PUT",
                                      headers={"Authorization": f"Bearer {token}"})
@@ -90,6 +90,20 @@ def test_run_page_matrix_and_chart(browser, served, real_runs):
     bars = browser.find_elements(By.CSS_SELECTOR, "svg.chart rect[data-series='time in MPI']")
     assert len(bars) == 6 and all(float(b.get_attribute("data-value")) > 0 for b in bars)
     shot(browser, "run-page")
+
+
+def test_slow_copy_timeline(browser, served, real_runs):
+    """DGRP's per-process view: the slowed copy turns red at about its 10th call and stays so; its host is listed."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{served}/runs/{real_runs['slowed'][1]}")
+    bars = browser.find_elements(By.CSS_SELECTOR, "svg.chart rect[data-status]")
+    red = [b for b in bars if b.get_attribute("data-status") == "non-recommended"]
+    assert red, [b.get_attribute("outerHTML") for b in bars]
+    assert all("rank 0 copy 1" in b.find_element(By.TAG_NAME, "title").get_attribute("textContent") for b in red)
+    assert 10 <= int(red[0].get_attribute("data-from")) <= 14
+    assert "a process was slow" in browser.find_element(By.CSS_SELECTOR, "ul.hosts").text
+    shot(browser, "slow-copy")
 
 
 def test_copies_side_by_side_with_counter_chart(browser, served, real_runs):

@@ -1,0 +1,192 @@
+"""Performance faults: slow processes found from their copies (DGRP's rule on echo's records).
+
+Copies of a rank execute the same instructions between the same MPI calls, so
+the time each copy spends in a compute phase (from the end of one call to the
+start of the next) is a test of the core and host under it. For every phase,
+each copy's time is divided by the fastest copy's (the group's reference); a
+per-process estimator in the manner of TCP's retransmission timer (DGRP)
+keeps the mean and deviation of that ratio as weighted averages (alpha 0.9)
+over the phases the process was healthy in, and the threshold is
+tolerance x (mean + beta x deviation), beta 4. `strikes` phases in a row
+above the threshold (2: a single one is a process preempted once) make the
+process non-recommended; it is recommended again after `rejoin` phases in a
+row below it. A host is non-recommended while one of its
+processes is. Phases whose reference is shorter than `min_phase` are timing
+noise and are not judged.
+
+`analyse(run_dir)` writes RUN_DIR/perf.json; `parse_slow` plans the injector
+(`--inject slow:rank=R,copy=K,factor=F[,from=N][,to=M]`, calls N to M).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from echo.records import read_run
+
+
+class PerfError(ValueError):
+    """A performance option that cannot be used; the message says how to fix it."""
+
+
+@dataclass(frozen=True)
+class Params:
+    alpha: float = 0.9  # weight of the past in the mean and deviation
+    beta: float = 4.0  # deviations above the mean
+    tolerance: float = 1.5  # the threshold's factor
+    strikes: int = 2  # phases in a row above the threshold to be non-recommended (one is a preempted phase)
+    rejoin: int = 3  # good phases in a row to be recommended again
+    min_phase: float = 1e-3  # seconds: shorter reference phases are not judged
+
+
+@dataclass
+class Estimator:
+    """DGRP's adaptive threshold on one process's phase-time ratios."""
+
+    params: Params
+    mean: float = 1.0
+    dev: float = 0.1
+
+    def threshold(self) -> float:
+        return self.params.tolerance * (self.mean + self.params.beta * self.dev)
+
+    def update(self, x: float) -> None:
+        a = self.params.alpha
+        self.dev = a * self.dev + (1 - a) * abs(x - self.mean)
+        self.mean = a * self.mean + (1 - a) * x
+
+
+@dataclass
+class ProcessStatus:
+    rank: int
+    copy: int
+    host: str
+    judged: int = 0  # phases compared with the group
+    slow: int = 0  # of those, spent non-recommended
+    # (call number, seconds since the job's start, "non-recommended" | "recommended"), in order
+    changes: list[tuple[int, float, str]] = field(default_factory=list)
+
+
+def phase_times(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Compute phase k: from the end of call k-1 to the start of call k (phase 0: none)."""
+    out = np.zeros(len(starts))
+    out[1:] = starts[1:] - ends[:-1]
+    return out
+
+
+def judge(ratios: np.ndarray, judged: np.ndarray, params: Params) -> tuple[list[tuple[int, str]], int]:
+    """The status changes of one process, (phase index, new status), and how many judged phases it spent
+    non-recommended."""
+    est, recommended, good, bad, changes, slow = Estimator(params), True, 0, 0, [], 0
+    for k in np.flatnonzero(judged):
+        slow += not recommended
+        x = float(ratios[k])
+        limit = est.threshold()
+        if recommended:
+            bad = bad + 1 if x > limit else 0
+            if bad >= params.strikes:
+                recommended, good = False, 0
+                changes.append((int(k), "non-recommended"))
+            elif not bad:
+                est.update(x)
+        elif x <= limit:
+            good += 1
+            if good >= params.rejoin:
+                recommended = True
+                changes.append((int(k), "recommended"))
+        else:
+            good = 0
+    return changes, slow
+
+
+def analyse(run_dir: str | Path, params: Params = Params()) -> dict:
+    """Every process's status timeline and every host's, from the run's records; also written to perf.json."""
+    files = [f for f in read_run(run_dir) if len(f.records)]
+    origin = min((f.start_time for f in files), default=0.0)
+    groups: dict[int, list] = {}
+    for f in files:
+        groups.setdefault(f.app_rank, []).append(f)
+    procs: list[ProcessStatus] = []
+    for rank, group in sorted(groups.items()):
+        n = min(len(f.records) for f in group)  # copies make the same calls: phase k is the same in each
+        times = np.array([phase_times(f.seconds("t_start")[:n], f.seconds("t_end")[:n]) for f in group])
+        ref = times.min(axis=0)
+        judged = (ref >= params.min_phase) if len(group) > 1 else np.zeros(n, dtype=bool)
+        for f, t in zip(group, times, strict=True):
+            ratios = np.divide(t, ref, out=np.ones(n), where=ref > 0)
+            changes, slow = judge(ratios, judged, params)
+            st = ProcessStatus(rank, f.copy, f.host, judged=int(judged.sum()), slow=slow)
+            starts = f.seconds("t_start")
+            for k, status in changes:
+                st.changes.append((int(f.records["seq"][k]), round(f.start_time - origin + float(starts[k]), 6),
+                                   status))
+            procs.append(st)
+    result = {"params": asdict(params), "processes": [asdict(p) for p in procs], "hosts": host_view(procs)}
+    Path(run_dir, "perf.json").write_text(json.dumps(result, indent=1))
+    return result
+
+
+def host_view(procs: list[ProcessStatus]) -> list[dict]:
+    """Per host: how often one of its processes was slow, and its own timeline (slow while any process is)."""
+    out = []
+    for host in sorted({p.host for p in procs}):
+        mine = [p for p in procs if p.host == host]
+        events = sorted((t, s) for p in mine for _, t, s in p.changes)
+        slow_now, changes = 0, []
+        for t, s in events:
+            before = slow_now
+            slow_now += 1 if s == "non-recommended" else -1
+            if (before == 0) != (slow_now == 0):
+                changes.append((t, "non-recommended" if slow_now else "recommended"))
+        judged = sum(p.judged for p in mine)
+        out.append({"host": host, "slow_fraction": round(sum(p.slow for p in mine) / judged, 4) if judged else 0.0,
+                    "changes": changes})
+    return out
+
+
+def describe(result: dict) -> list[str]:
+    """What echorun says after the job."""
+    procs = result["processes"]
+    judged = max((p["judged"] for p in procs), default=0)
+    if not judged:
+        return []
+    flagged = [p for p in procs if p["changes"]]
+    if not flagged:
+        return [f"performance: no process was slow ({judged} compute phases compared between copies)"]
+    lines = []
+    for p in flagged:
+        spans = ", ".join(f"{status} at call {seq} ({t:.2f} s)" for seq, t, status in p["changes"])
+        lines.append(f"performance: rank {p['rank']} copy {p['copy']} on {p['host']}: {spans}")
+    often = [h for h in result["hosts"] if h["slow_fraction"] >= 0.1]
+    if often:
+        lines.append("performance: hosts often slow: " + ", ".join(
+            f"{h['host']} ({h['slow_fraction']:.0%} of phases)" for h in often))
+    return lines
+
+
+def parse_slow(spec: str, copies: list[int]) -> str:
+    """`slow:rank=R,copy=K,factor=F[,from=N][,to=M]` -> the plan line's value "R K F N M" (M 0: to the end)."""
+    kind, sep, rest = spec.partition(":")
+    values = dict(item.partition("=")[::2] for item in rest.split(",") if item)
+    if kind != "slow" or not sep or not {"rank", "copy", "factor"} <= set(values) or \
+            set(values) - {"rank", "copy", "factor", "from", "to"}:
+        raise PerfError(f"--inject {spec}: expected slow:rank=R,copy=K,factor=F[,from=N][,to=M] "
+                        "(F times slower compute phases, from its Nth MPI call to its Mth)")
+    try:
+        rank, copy, factor = int(values["rank"]), int(values["copy"]), float(values["factor"])
+        start, stop = int(values.get("from", 1)), int(values.get("to", 0))
+    except ValueError as e:
+        raise PerfError(f"--inject {spec}: {e}") from None
+    if not 0 <= rank < len(copies):
+        raise PerfError(f"--inject {spec}: rank {rank} does not exist (ranks are 0..{len(copies) - 1})")
+    if not 0 <= copy < copies[rank]:
+        raise PerfError(f"--inject {spec}: rank {rank} has copies 0..{copies[rank] - 1}")
+    if factor <= 1:
+        raise PerfError(f"--inject {spec}: factor must be > 1 (2 makes compute phases twice as long)")
+    if start < 1 or (stop and stop <= start):
+        raise PerfError(f"--inject {spec}: from must be >= 1 and to, if given, after it")
+    return f"{rank} {copy} {factor} {start} {stop}"

@@ -1,0 +1,86 @@
+"""Performance faults from copies' compute phases: DGRP's estimator on synthetic phase ratios, the injector's
+spec, and real runs (an injected slowdown is seen and its end too; a clean run marks nothing)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from echo.perf import Estimator, Params, PerfError, ProcessStatus, host_view, judge, parse_slow
+from tests.conftest import echorun, lines_by_rank
+
+
+def test_estimator_is_tcps_rule_with_alpha_and_beta():
+    e = Estimator(Params())
+    e.update(1.2)
+    assert e.mean == pytest.approx(0.9 * 1.0 + 0.1 * 1.2)
+    assert e.dev == pytest.approx(0.9 * 0.1 + 0.1 * 0.2)
+    assert e.threshold() == pytest.approx(1.5 * (e.mean + 4 * e.dev))
+
+
+def test_judge_marks_a_slow_stretch_and_its_end():
+    ratios = np.ones(40)
+    ratios[10:20] = 3.0
+    changes, slow = judge(ratios, np.ones(40, dtype=bool), Params())
+    assert changes == [(11, "non-recommended"), (22, "recommended")]  # 2 strikes in, 3 good phases out
+    assert slow == 11
+
+
+def test_a_single_preempted_phase_is_not_a_slow_process():
+    ratios = np.ones(40)
+    ratios[[5, 17, 30]] = 4.0
+    assert judge(ratios, np.ones(40, dtype=bool), Params()) == ([], 0)
+
+
+def test_phases_too_short_to_judge_are_left_out():
+    ratios = np.full(10, 5.0)
+    assert judge(ratios, np.zeros(10, dtype=bool), Params()) == ([], 0)
+
+
+def test_a_host_is_slow_while_any_of_its_processes_is():
+    a = ProcessStatus(0, 1, "h1", judged=10, slow=4, changes=[(3, 0.3, "non-recommended"), (8, 0.8, "recommended")])
+    b = ProcessStatus(1, 1, "h1", judged=10, slow=2, changes=[(5, 0.5, "non-recommended"), (9, 0.9, "recommended")])
+    c = ProcessStatus(1, 0, "h2", judged=10)
+    hosts = {h["host"]: h for h in host_view([a, b, c])}
+    assert hosts["h1"]["changes"] == [(0.3, "non-recommended"), (0.9, "recommended")]
+    assert hosts["h1"]["slow_fraction"] == 0.3 and hosts["h2"]["slow_fraction"] == 0.0
+
+
+def test_slow_specs():
+    assert parse_slow("slow:rank=1,copy=1,factor=3,from=10,to=25", [2, 2]) == "1 1 3.0 10 25"
+    assert parse_slow("slow:rank=0,copy=0,factor=2", [2]) == "0 0 2.0 1 0"
+    for bad, why in [("slow:rank=2,copy=0,factor=2", "rank 2 does not exist"),
+                     ("slow:rank=0,copy=2,factor=2", "copies 0..1"),
+                     ("slow:rank=0,copy=1,factor=1", "factor must be > 1"),
+                     ("slow:rank=0,copy=1,factor=2,from=9,to=3", "to, if given, after it"),
+                     ("slow:rank=0,factor=2", "expected slow:rank=R,copy=K,factor=F")]:
+        with pytest.raises(PerfError, match=why):
+            parse_slow(bad, [2, 2])
+
+
+def statuses(run_dir) -> dict[tuple[int, int], list]:
+    perf = json.loads((run_dir / "perf.json").read_text())
+    return {(p["rank"], p["copy"]): p for p in perf["processes"]}
+
+
+def test_an_injected_slow_copy_is_found_and_let_back(programs, tmp_path):
+    """Copy 1 of rank 0 is 4x slower from its 10th call to its 25th (one compute phase between calls)."""
+    r = echorun(["-n", "1", "--clones", "2", "--inject", "slow:rank=0,copy=1,factor=4,from=10,to=25",
+                 *programs["phases"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert lines_by_rank(r.stdout)[0][-1] == "r0: done"
+    slowed = statuses(tmp_path / "run")[0, 1]
+    changes = [(seq, status) for seq, _, status in slowed["changes"]]
+    assert changes and changes[0][1] == "non-recommended" and 10 <= changes[0][0] <= 14, changes  # in a few phases
+    assert changes[-1][1] == "recommended" and 25 <= changes[-1][0] <= 31, changes  # back once it stopped
+    assert slowed["slow"] >= 8, slowed  # non-recommended for most of the 15 slow phases
+    assert "performance: rank 0 copy 1" in r.stderr
+
+
+def test_a_clean_run_marks_nothing(programs, tmp_path):
+    r = echorun(["-n", "1", "--clones", "2", *programs["phases"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert all(not p["changes"] for p in statuses(tmp_path / "run").values())
+    assert "performance: no process was slow" in r.stderr
