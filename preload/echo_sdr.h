@@ -106,7 +106,8 @@ int sdr_sched_run(sdr_sched_t *s);          /* start, wait, free: a blocking col
 void sdr_sched_progress(void);
 
 /* ---- echo_sdr_p2p.c: requests the application holds ---- */
-MPI_Request sdr_request_of_sched(sdr_sched_t *s);
+/* a started collective as a request; persistent: not started, each MPI_Start starts it again */
+MPI_Request sdr_request_of_sched(sdr_sched_t *s, int persistent);
 int sdr_is_request(MPI_Request h);
 
 /* ---- echo_sdr_comm.c ---- */

@@ -282,7 +282,14 @@ static sdr_sched_t *scan(const void *sendbuf, void *recvbuf, int count, MPI_Data
     do {                                                                                                       \
         sdr_sched_t *s_ = (builder);                                                                           \
         sdr_sched_start(s_);                                                                                   \
-        *request = sdr_request_of_sched(s_);                                                                   \
+        *request = sdr_request_of_sched(s_, 0);                                                                \
+        return MPI_SUCCESS;                                                                                    \
+    } while (0)
+/* MPI-4 persistent collectives: the schedule is built once, each MPI_Start runs it again */
+#define PERSISTENT(builder)                                                                                    \
+    do {                                                                                                       \
+        (void)info;                                                                                            \
+        *request = sdr_request_of_sched((builder), 1);                                                         \
         return MPI_SUCCESS;                                                                                    \
     } while (0)
 #define ROOT_OK() if (root < 0 || root >= c->size) return MPI_ERR_ROOT
@@ -497,4 +504,108 @@ int echo_sdr_MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Data
                          MPI_Comm comm, MPI_Request *request) {
     COMM();
     NONBLOCKING(scan(sendbuf, recvbuf, count, datatype, op, 1, c));
+}
+
+/* ---- persistent collectives ---- */
+
+int echo_sdr_MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    COMM();
+    PERSISTENT(fan_in_out(c));
+}
+int echo_sdr_MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
+                            MPI_Request *request) {
+    COMM();
+    ROOT_OK();
+    PERSISTENT(bcast(buffer, count, datatype, root, c));
+}
+int echo_sdr_MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                             int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    COMM();
+    ROOT_OK();
+    PERSISTENT(reduce(sendbuf, recvbuf, count, datatype, op, root, c));
+}
+int echo_sdr_MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                                MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    COMM();
+    PERSISTENT(allreduce(sendbuf, recvbuf, count, datatype, op, c));
+}
+int echo_sdr_MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                             MPI_Request *request) {
+    COMM();
+    ROOT_OK();
+    PERSISTENT(gatherv(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, root, c));
+}
+int echo_sdr_MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                              MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    COMM();
+    ROOT_OK();
+    PERSISTENT(gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, root, c));
+}
+int echo_sdr_MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                              MPI_Request *request) {
+    COMM();
+    ROOT_OK();
+    PERSISTENT(scatterv(sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c));
+}
+int echo_sdr_MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
+                               MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                               MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    COMM();
+    ROOT_OK();
+    PERSISTENT(scatterv(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype, root, c));
+}
+int echo_sdr_MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                MPI_Request *request) {
+    COMM();
+    PERSISTENT(allgatherv(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, c));
+}
+int echo_sdr_MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *request) {
+    COMM();
+    PERSISTENT(allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, c));
+}
+int echo_sdr_MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *request) {
+    COMM();
+    PERSISTENT(alltoallv(sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, c));
+}
+int echo_sdr_MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    COMM();
+    PERSISTENT(alltoallv(sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls, 0, recvtype, c));
+}
+int echo_sdr_MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                                MPI_Request *request) {
+    COMM();
+    PERSISTENT(alltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, c));
+}
+int echo_sdr_MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                           MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    COMM();
+    PERSISTENT(reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, c));
+}
+int echo_sdr_MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *request) {
+    COMM();
+    PERSISTENT(reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, c));
+}
+int echo_sdr_MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                           MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    COMM();
+    PERSISTENT(scan(sendbuf, recvbuf, count, datatype, op, 0, c));
+}
+int echo_sdr_MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    COMM();
+    PERSISTENT(scan(sendbuf, recvbuf, count, datatype, op, 1, c));
 }

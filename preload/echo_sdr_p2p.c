@@ -67,6 +67,10 @@ static int check_peer(sdr_comm_t *c, int peer, int any_ok) {
 static int start(sdr_req_t *r) {
     r->active = 1;
     if (r->proc_null) return MPI_SUCCESS;
+    if (r->kind == REQ_COLL) {
+        sdr_sched_start(r->sched);
+        return MPI_SUCCESS;
+    }
     int rc = MPI_SUCCESS;
     if (r->kind == REQ_SEND) {
         /* a buffered send, or a small standard one (MPI would buffer it eagerly: programs count on that) */
@@ -89,10 +93,10 @@ static sdr_req_t *new_req(int kind, int persistent, sdr_comm_t *c, const void *b
     return r;
 }
 
-MPI_Request sdr_request_of_sched(sdr_sched_t *s) {
-    sdr_req_t *r = new_req(REQ_COLL, 0, NULL, NULL, 0, MPI_DATATYPE_NULL, 0, 0, 0, 0);
+MPI_Request sdr_request_of_sched(sdr_sched_t *s, int persistent) {
+    sdr_req_t *r = new_req(REQ_COLL, persistent, NULL, NULL, 0, MPI_DATATYPE_NULL, 0, 0, 0, 0);
     r->sched = s;
-    r->active = 1;
+    r->active = !persistent;
     return handle_of(r);
 }
 
@@ -129,9 +133,9 @@ static int req_retire(MPI_Request *h, MPI_Status *st) {
         sdr_recv_free(r->recv);
     } else {
         empty_status(st, MPI_ANY_SOURCE);
-        sdr_sched_free(r->sched);
+        if (!r->persistent) sdr_sched_free(r->sched), r->sched = NULL; /* a persistent one starts again */
     }
-    r->send = NULL, r->recv = NULL, r->sched = NULL;
+    r->send = NULL, r->recv = NULL;
     r->active = 0;
     if (!r->persistent) {
         free(r);
@@ -313,6 +317,7 @@ int echo_sdr_MPI_Request_free(MPI_Request *request) {
         r->persistent = 1; /* retire it, keep the struct: freed below */
         req_retire(request, MPI_STATUS_IGNORE);
     }
+    if (r->sched) sdr_sched_free(r->sched);
     free(r);
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;

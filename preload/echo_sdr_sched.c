@@ -43,7 +43,6 @@ static sdr_sched_t *active;
 sdr_sched_t *sdr_sched_new(sdr_comm_t *c) {
     sdr_sched_t *s = calloc(1, sizeof *s);
     s->c = c;
-    s->tag = c->coll_seq++ & 0x3fffffff; /* every member starts its collectives in the same order */
     return s;
 }
 
@@ -152,9 +151,14 @@ static int advance(sdr_sched_t *s) {
     return 1;
 }
 
+/* (again, for a persistent collective: the same steps, the next tag) */
 void sdr_sched_start(sdr_sched_t *s) {
-    s->sends = calloc((size_t)s->nsteps + 1, sizeof *s->sends);
-    s->recvs = calloc((size_t)s->nsteps + 1, sizeof *s->recvs);
+    s->tag = s->c->coll_seq++ & 0x3fffffff; /* every member starts its collectives in the same order */
+    if (!s->sends) {
+        s->sends = calloc((size_t)s->nsteps + 1, sizeof *s->sends);
+        s->recvs = calloc((size_t)s->nsteps + 1, sizeof *s->recvs);
+    }
+    s->round = 0, s->posted = 0, s->done = 0;
     s->started = 1;
     if (!advance(s)) {
         s->next_active = active;

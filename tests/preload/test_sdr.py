@@ -12,7 +12,8 @@ from tests.conftest import copy_output, echorun, lines_by_rank
 from tests.preload.test_replication import deterministic, native
 
 # the calls SDR replicates (docs/sdr.md): point-to-point, collectives, communicators and groups
-SDR_BATTERY = ["p2p", "coll", "comms", "anysource", "nonblocking", "cxx_ring", "py_p2p", "py_coll", "py_comm"]
+SDR_BATTERY = ["p2p", "coll", "comms", "anysource", "nonblocking", "cxx_ring", "py_p2p", "py_coll", "py_comm",
+               "pcoll"]
 
 
 def assert_native_output(mpi, programs, name: str, n: int, replicas: int, r) -> None:
