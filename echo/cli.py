@@ -29,6 +29,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "all: every copy prints, each line prefixed with its rank and copy")
     p.add_argument("--records-max-mb", type=int, default=1024, metavar="MB",
                    help="stop recording a process's calls when its record file reaches MB (default 1024; 0: no bound)")
+    p.add_argument("--perf-tests", type=int, default=0, metavar="N",
+                   help="every process times a short fixed computation before every Nth MPI call, so slow cores "
+                        "and hosts are found in runs without copies too (docs/perf.md)")
     p.add_argument("--run-dir", help="directory of this run's files (default: $ECHO_RUNS_DIR or ./echo-runs/<run id>)")
     p.add_argument("--db", metavar="URL", help="store to ingest the run into (default: $ECHO_DB, else "
                    "sqlite:///<runs dir>/echo.db); any SQLAlchemy URL, e.g. postgresql+psycopg://...")
@@ -126,6 +129,7 @@ def run_command(args: argparse.Namespace) -> int:
         worlds=getattr(args, "worlds", None),
         perturb_rep=getattr(args, "perturb_rep", False),
         records_max_mb=getattr(args, "records_max_mb", 1024),
+        perf_tests=getattr(args, "perf_tests", 0),
         mode=getattr(args, "mode", "clones"),
         replicas=getattr(args, "replicas", 2),
         checkpoint=_absolute_checkpoint(getattr(args, "checkpoint", "memory")),

@@ -93,7 +93,7 @@ def run(opts: Options) -> int:
         rc = outcome.status
     for line in describe_failures(plan, Path(opts.run_dir)) if rc != 0 and not stopped_by_sdc else []:
         say(line)
-    if max(plan.copies) > 1:  # copies' compute phases tell slow cores and hosts (docs/perf.md)
+    if max(plan.copies) > 1 or opts.perf_tests:  # copies' compute phases, or tests, tell slow cores (docs/perf.md)
         from echo import perf
 
         try:

@@ -14,6 +14,10 @@ row below it. A host is non-recommended while one of its
 processes is. Phases whose reference is shorter than `min_phase` are timing
 noise and are not judged.
 
+Runs without copies can be judged by DGRP's explicit tests instead (`--perf-tests N`:
+every process times a fixed short computation before every Nth call; the kth
+tests of all processes are compared the same way).
+
 `analyse(run_dir)` writes RUN_DIR/perf.json; `parse_slow` plans the injector
 (`--inject slow:rank=R,copy=K,factor=F[,from=N][,to=M]`, calls N to M).
 """
@@ -125,9 +129,36 @@ def analyse(run_dir: str | Path, params: Params = Params()) -> dict:
                 st.changes.append((int(f.records["seq"][k]), round(f.start_time - origin + float(starts[k]), 6),
                                    status))
             procs.append(st)
-    result = {"params": asdict(params), "processes": [asdict(p) for p in procs], "hosts": host_view(procs)}
+    tests = tested(Path(run_dir), {f.real_rank: f for f in files}, origin, params)
+    result = {"params": asdict(params), "processes": [asdict(p) for p in procs], "tested": [asdict(p) for p in tests],
+              "hosts": host_view(procs + tests)}
     Path(run_dir, "perf.json").write_text(json.dumps(result, indent=1))
     return result
+
+
+def tested(run_dir: Path, files: dict, origin: float, params: Params) -> list[ProcessStatus]:
+    """DGRP's explicit tests (--perf-tests N): every process's kth test against the fastest process's kth."""
+    paths = sorted(Path(run_dir, "perf").glob("*.tests"), key=lambda p: int(p.stem))
+    series = {int(p.stem): np.atleast_1d(np.loadtxt(p, ndmin=1)) for p in paths if p.stat().st_size}
+    n = min((len(v) for v in series.values()), default=0)
+    if len(series) < 2 or n == 0:
+        return []
+    every = int(next((line.split()[1] for line in Path(run_dir, "plan").read_text().splitlines()
+                      if line.startswith("perf_tests ")), "1"))
+    times = np.array([series[real][:n] for real in sorted(series)])
+    ref = times.min(axis=0)
+    judged = ref > 0
+    out = []
+    for real, t in zip(sorted(series), times, strict=True):
+        f = files.get(real)
+        changes, slow = judge(np.divide(t, ref, out=np.ones(n), where=judged), judged, params)
+        st = ProcessStatus(f.app_rank if f else -1, f.copy if f else 0, f.host if f else "?", int(judged.sum()), slow)
+        for k, status in changes:
+            call = (k + 1) * every  # the test ran before this call
+            at = f.start_time - origin + float(f.seconds("t_start")[min(call, len(f.records)) - 1]) if f else 0.0
+            st.changes.append((call, round(at, 6), status))
+        out.append(st)
+    return out
 
 
 def host_view(procs: list[ProcessStatus]) -> list[dict]:
@@ -150,17 +181,18 @@ def host_view(procs: list[ProcessStatus]) -> list[dict]:
 
 def describe(result: dict) -> list[str]:
     """What echorun says after the job."""
-    procs = result["processes"]
-    judged = max((p["judged"] for p in procs), default=0)
-    if not judged:
-        return []
-    flagged = [p for p in procs if p["changes"]]
-    if not flagged:
-        return [f"performance: no process was slow ({judged} compute phases compared between copies)"]
     lines = []
-    for p in flagged:
-        spans = ", ".join(f"{status} at call {seq} ({t:.2f} s)" for seq, t, status in p["changes"])
-        lines.append(f"performance: rank {p['rank']} copy {p['copy']} on {p['host']}: {spans}")
+    for key, what in (("processes", "compute phases compared between copies"), ("tested", "explicit tests")):
+        procs = result.get(key, [])
+        judged = max((p["judged"] for p in procs), default=0)
+        flagged = [p for p in procs if p["changes"]]
+        if judged and not flagged:
+            lines.append(f"performance: no process was slow ({judged} {what})")
+        for p in flagged:
+            spans = ", ".join(f"{status} at call {seq} ({t:.2f} s)" for seq, t, status in p["changes"])
+            lines.append(f"performance: rank {p['rank']} copy {p['copy']} on {p['host']} ({what}): {spans}")
+    if not lines:
+        return []
     often = [h for h in result["hosts"] if h["slow_fraction"] >= 0.1]
     if often:
         lines.append("performance: hosts often slow: " + ", ".join(

@@ -60,6 +60,7 @@ class Options:
     worlds: str | None = None  # lockstep (default) | independent
     perturb_rep: bool = False  # perturb copy 0 too
     records_max_mb: int = 1024  # bound on each process's record file (0: none)
+    perf_tests: int = 0  # DGRP's explicit tests: before every Nth MPI call (0: none)
     mode: str = "clones"  # or "reinit" (echo/reinit.py) or "sdr" (echo/sdr.py)
     replicas: int = 2  # sdr: replicas of each rank
     checkpoint: str = "memory"  # reinit: "memory" or "files:DIR"
@@ -287,6 +288,9 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     procs = layout(copies, opts, tools)
     reinit = sdr_lines(opts) if opts.mode == "sdr" else reinit_lines(opts, copies)
     sdc = [] if reinit else sdc_lines(opts, copies)  # --inject means kills in reinit and sdr modes
+    if opts.perf_tests < 0:
+        raise perf.PerfError(f"--perf-tests {opts.perf_tests}: a test every N MPI calls, N >= 1 (0: none)")
+    slow += [f"perf_tests {opts.perf_tests}"] if opts.perf_tests else []
     extra = (slow + sdc + papi_lines(opts, copies) + valgrind_lines(opts, procs, machine, tools)
              + perturb_lines(opts, copies) + reinit)
     plan_path = f"{opts.run_dir}/plan"

@@ -1,18 +1,32 @@
-/* The slowdown injector (echorun --inject slow:rank=R,copy=K,factor=F[,from=N][,to=M]):
+/* Compute phases, made slow or tested (docs/perf.md).
+ *
+ * The slowdown injector (echorun --inject slow:rank=R,copy=K,factor=F[,from=N][,to=M]):
  * one process becomes F times slower in its compute phases, as on a slow or
  * shared core: before each MPI call from its Nth to its Mth, it keeps its core
  * busy for F-1 times the compute phase that just ended.  The spin comes before
  * the call's record starts, so the records see a longer compute phase, not a
- * longer MPI call.  Plan line: "slow <rank> <copy> <factor> <from> <to>" (to 0: to the end). */
+ * longer MPI call.  Plan line: "slow <rank> <copy> <factor> <from> <to>" (to 0: to the end).
+ *
+ * Explicit tests (echorun --perf-tests N), for runs without copies: before
+ * every Nth call a process times a short fixed computation (DGRP's test) and
+ * appends the seconds it took to RUN_DIR/perf/<real rank>.tests; echo/perf.py
+ * compares the processes' kth tests.  A slowed process is slowed in its tests
+ * too (a slow core is slow for everything).  Plan line: "perf_tests <N>". */
 #include "echo_internal.h"
 #include "echo_records.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
-int echo_slow_on;
+int echo_slow_on; /* the injector or the tests are on: the wrappers call in */
+static int slowed;
 static double factor;
+static unsigned long test_every;
+static int tests_fd = -1;
 static unsigned long from_call, to_call, calls;
 static struct timespec last_exit;
 
@@ -25,20 +39,47 @@ static double since(const struct timespec *t) {
 void echo_slow_setup(void) {
     const char *v = echo_plan_value("slow");
     int rank, copy;
-    if (!v || sscanf(v, "%d %d %lf %lu %lu", &rank, &copy, &factor, &from_call, &to_call) != 5) return;
-    if (rank != echo.app_rank || copy != echo.copy || factor <= 1.0) return;
+    if (v && sscanf(v, "%d %d %lf %lu %lu", &rank, &copy, &factor, &from_call, &to_call) == 5 &&
+        rank == echo.app_rank && copy == echo.copy && factor > 1.0)
+        slowed = 1;
+    v = echo_plan_value("perf_tests");
+    if (v && (test_every = strtoul(v, NULL, 10)) > 0) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/perf", echo.run_dir);
+        mkdir(path, 0755);
+        snprintf(path, sizeof path, "%s/perf/%d.tests", echo.run_dir, echo.real_rank);
+        tests_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    }
     clock_gettime(CLOCK_MONOTONIC, &last_exit);
-    echo_slow_on = 1;
+    echo_slow_on = slowed || tests_fd >= 0;
 }
 
-void echo_slow_before(void) {
-    calls++;
-    if (calls < from_call || (to_call && calls >= to_call)) return;
-    double extra = (factor - 1.0) * since(&last_exit);
+/* keep the core busy for (factor - 1) x `seconds`, while the injected slowdown is on */
+static void spin_for(double seconds) {
+    if (!slowed || calls < from_call || (to_call && calls >= to_call)) return;
+    double extra = (factor - 1.0) * seconds;
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     while (since(&start) < extra) {
     }
+}
+
+/* DGRP's test: the same fixed work on every process (about a millisecond on a current core) */
+static void run_test(void) {
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    volatile double x = 1.0;
+    for (int i = 0; i < 300000; i++) x = x * 1.0000001 + 1e-9;
+    spin_for(since(&start));
+    char line[64];
+    int n = snprintf(line, sizeof line, "%.9f\n", since(&start));
+    if (write(tests_fd, line, (size_t)n) < 0) tests_fd = -1;
+}
+
+void echo_slow_before(void) {
+    calls++;
+    spin_for(since(&last_exit));
+    if (tests_fd >= 0 && calls % test_every == 0) run_test();
 }
 
 void echo_slow_after(void) { clock_gettime(CLOCK_MONOTONIC, &last_exit); }

@@ -107,10 +107,11 @@ def perf_rows(run_dir: Path) -> tuple[list[dict], list[dict]]:
         return [], []
     perf = json.loads(path.read_text())
     events, metrics = [], []
-    for p in perf["processes"]:
+    for p in perf["processes"] + perf.get("tested", []):
+        how = " (explicit tests)" if p in perf.get("tested", []) else ""
         for seq, t, status in p["changes"]:
             events.append(dict(kind="slowness", app_rank=p["rank"], copy=p["copy"], call_seq=seq,
-                               message=f"{status} at {t:.3f} s on {p['host']}"))
+                               message=f"{status} at {t:.3f} s on {p['host']}{how}"))
         if p["judged"]:
             metrics += [dict(app_rank=p["rank"], copy=p["copy"], name="perf phases compared", value=p["judged"],
                              unit="phases"),

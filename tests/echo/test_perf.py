@@ -84,3 +84,18 @@ def test_a_clean_run_marks_nothing(programs, tmp_path):
     assert r.returncode == 0, r.stderr
     assert all(not p["changes"] for p in statuses(tmp_path / "run").values())
     assert "performance: no process was slow" in r.stderr
+
+
+def test_explicit_tests_find_a_slow_rank_without_copies(programs, tmp_path):
+    """--perf-tests 2: every process times DGRP's fixed test before every 2nd call; rank 1 is 4x slower from
+    its 10th call to its 30th."""
+    r = echorun(["-n", "2", "--perf-tests", "2", "--inject", "slow:rank=1,copy=0,factor=4,from=10,to=30",
+                 *programs["phases"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    perf = json.loads((tmp_path / "run" / "perf.json").read_text())
+    assert perf["processes"] == [] or all(p["judged"] == 0 for p in perf["processes"])  # no copies to compare
+    slowed = next(p for p in perf["tested"] if p["rank"] == 1)
+    changes = [(seq, status) for seq, _, status in slowed["changes"]]
+    assert changes and changes[0][1] == "non-recommended" and 10 <= changes[0][0] <= 16, changes
+    assert changes[-1][1] == "recommended" and 30 <= changes[-1][0] <= 38, changes
+    assert "(explicit tests)" in r.stderr
