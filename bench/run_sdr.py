@@ -75,7 +75,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="one repetition, a short proxy")
     a = ap.parse_args()
     repeat = 1 if a.quick else 3
-    steps = "100" if a.quick else "300"
+    steps = "300" if a.quick else "3000"
     mpi = detect_mpi()
     ensure_library(mpi)
     with tempfile.TemporaryDirectory() as tmp:
@@ -96,11 +96,12 @@ def main() -> None:
                                   run_together([native_argv(mpi, exes["proxy"], [steps])] * 2)))
             px["sdr"].append(proxy_seconds(run_together([sdr_argv(exes["proxy"], [steps], work, 100 + i)])[0]))
     lat = {k: best(v) for k, v in pp.items()}
+    version = subprocess.run([mpi.mpirun, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     prox = {k: min(v) for k, v in px.items()}
     lines = [
         "# SDR: replication's cost",
         "",
-        measured_by("bench/run_sdr.py") + f", best of {repeat}; Open MPI {mpi.identity}.",
+        measured_by("bench/run_sdr.py") + f", best of {repeat}; {version}.",
         "",
         "2 application ranks; SDR runs 2 replicas of each (4 processes). *two natives*: two native runs at the same "
         "time (the same number of processes on the same cores, without the protocol).",
