@@ -90,3 +90,21 @@ def test_unsupported_call_is_named(programs, tmp_path):
     r = echorun(["-n", "2", "--mode", "sdr", *programs["rma"]], tmp_path / "run")
     assert r.returncode != 0
     assert "is not supported in SDR mode" in r.stderr
+
+
+def test_python_replica_killed_by_time(mpi, programs, tmp_path):
+    """mpi4py under SDR: one replica killed 0.4 s after MPI_Init (by time, not call); the output stays native."""
+    from echo.procstatus import read_status
+
+    r = echorun(["-n", "3", "--mode", "sdr", "--inject", "kill:rank=2,replica=0,after=0.4s",
+                 *programs["py_sdr_loop"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert "SDR: rank 2 lost replica 0" in r.stderr
+    expected = native(mpi, programs, "py_sdr_loop", 3)
+    for rank in range(3):
+        for k in range(2):
+            end = read_status(r.run_dir, k * 3 + rank)
+            if end and end.state == "finalized":
+                lines = lines_by_rank(r.stdout).get(rank, []) if k == 0 else \
+                    lines_by_rank(copy_output(r.run_dir, rank, k)).get(rank, [])
+                assert lines == expected[rank], (rank, k)
