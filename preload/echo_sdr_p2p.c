@@ -27,6 +27,7 @@ typedef struct sdr_req {
     int proc_null; /* its peer is MPI_PROC_NULL: complete at once */
     int cancelled; /* a receive cancelled before it matched: complete, with a cancelled status */
     MPI_Status done_status; /* REQ_DONE: complete from the start (MPI_Imrecv), with this status */
+    sdr_send_t *pair;       /* MPI_Isendrecv: the send that goes with this receive */
 } sdr_req_t;
 
 int sdr_is_request(MPI_Request h) {
@@ -104,6 +105,7 @@ MPI_Request sdr_request_of_sched(sdr_sched_t *s, int persistent) {
 
 /* complete (without retiring)?  An inactive persistent request is complete with an empty status. */
 static int req_ready(sdr_req_t *r) {
+    if (r->pair && !sdr_send_copied(r->pair) && !sdr_send_done(r->pair)) return 0;
     if (!r->active || r->proc_null || r->cancelled || r->kind == REQ_DONE) return 1;
     if (r->kind == REQ_SEND) return sdr_send_copied(r->send) || sdr_send_done(r->send);
     if (r->kind == REQ_RECV) return sdr_recv_done(r->recv, MPI_STATUS_IGNORE);
@@ -134,6 +136,11 @@ static int req_retire(MPI_Request *h, MPI_Status *st) {
     } else {
         empty_status(st, MPI_ANY_SOURCE);
         if (!r->persistent) sdr_sched_free(r->sched), r->sched = NULL; /* a persistent one starts again */
+    }
+    if (r->pair) {
+        if (rc == MPI_SUCCESS) rc = sdr_send_error(r->pair);
+        sdr_send_free(r->pair);
+        r->pair = NULL;
     }
     r->send = NULL, r->recv = NULL;
     r->active = 0;
@@ -530,4 +537,42 @@ int echo_sdr_MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message
     r->done_status.MPI_ERROR = rc;
     *request = handle_of(r);
     return rc;
+}
+
+/* ---- MPI-4 Isendrecv: a receive request that also carries its send ---- */
+
+static int isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, int replace,
+                     MPI_Request *request) {
+    sdr_comm_t *c = sdr_comm_of(comm);
+    int rc = check_peer(c, dest, 0);
+    if (rc != MPI_SUCCESS) return rc;
+    sdr_send_t *pair = NULL;
+    if (dest != MPI_PROC_NULL) { /* replace: the outgoing data is copied first, the receive may land on it */
+        int copy = replace || sdr_send_copies(sendcount, sendtype);
+        pair = sdr_send_start(c, SDR_DATA, sendbuf, sendcount, sendtype, dest, sendtag, 0, copy);
+        if ((rc = sdr_send_error(pair)) != MPI_SUCCESS) {
+            sdr_send_free(pair);
+            return rc;
+        }
+    }
+    rc = irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, 0, request);
+    if (rc != MPI_SUCCESS) {
+        if (pair) sdr_send_free(pair);
+        return rc;
+    }
+    req_of(*request)->pair = pair;
+    return MPI_SUCCESS;
+}
+
+int echo_sdr_MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                           MPI_Request *request) {
+    return isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
+                     0, request);
+}
+
+int echo_sdr_MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                                   int recvtag, MPI_Comm comm, MPI_Request *request) {
+    return isendrecv(buf, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag, comm, 1, request);
 }

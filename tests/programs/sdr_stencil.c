@@ -1,8 +1,8 @@
 /* A send-deterministic iterative code for SDR's failure tests: 1-D heat
  * diffusion on a ring of ranks, halos received with MPI_ANY_SOURCE (in any
  * order: the tag says which side), a residual Allreduce every iteration, a
- * Bcast and a Gather now and then, and a communicator split midway.  Whatever
- * the arrival order, every rank sends the same messages: SDR's assumption.
+ * Bcast, a Gather and Isendrecv(_replace) now and then, and a communicator
+ * split midway.  Whatever the arrival order, every rank sends the same messages: SDR's assumption.
  * Prints checksums every 10 iterations and at the end. */
 #include "battery.h"
 #include <stdlib.h>
@@ -46,7 +46,13 @@ int main(int argc, char **argv) {
             if (rank == 0)
                 for (int r = 0; r < size; r++) check += all[r] * (r + 1);
             MPI_Bcast(&check, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-            SAY("iteration %d residual %.12e check %.12e", it + 1, global, check);
+            /* MPI-4 Isendrecv around the ring, and its replace form the other way */
+            int token[2] = {rank * 100 + it, 0}, back = rank;
+            MPI_Request two[2];
+            MPI_Isendrecv(&token[0], 1, MPI_INT, right, 5, &token[1], 1, MPI_INT, left, 5, MPI_COMM_WORLD, &two[0]);
+            MPI_Isendrecv_replace(&back, 1, MPI_INT, left, 6, right, 6, MPI_COMM_WORLD, &two[1]);
+            MPI_Waitall(2, two, MPI_STATUSES_IGNORE);
+            SAY("iteration %d residual %.12e check %.12e ring %d %d", it + 1, global, check, token[1], back);
         }
     }
     double sum = 0;
