@@ -206,7 +206,7 @@ int echo_sdr_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) 
 
 int echo_sdr_MPI_Comm_free(MPI_Comm *comm) {
     sdr_comm_t *c = sdr_comm_of(*comm);
-    if (*comm == MPI_COMM_WORLD) return PMPI_Comm_free(comm); /* MPI reports the misuse */
+    if (!c || *comm == MPI_COMM_WORLD) return PMPI_Comm_free(comm); /* a local one; or MPI reports the misuse */
     sdr_comm_release(c);
     return PMPI_Comm_free(comm);
 }

@@ -49,14 +49,16 @@ Process = tuple[int, int]  # (application rank, copy)
 class Config:
     nranks: int
     clones: int  # 0: natively, with mpirun
+    sdr: bool = False  # the copies are SDR replicas (--mode sdr --replicas), not clones
 
     @property
     def name(self) -> str:
-        return f"native -n {self.nranks}" if self.native else f"echo -n {self.nranks} --clones {self.clones}"
+        how = f"--mode sdr --replicas {self.clones}" if self.sdr else f"--clones {self.clones}"
+        return f"native -n {self.nranks}" if self.native else f"echo -n {self.nranks} {how}"
 
     @property
     def slug(self) -> str:
-        return f"n{self.nranks}-" + ("native" if self.native else f"c{self.clones}")
+        return f"n{self.nranks}-" + ("native" if self.native else f"{'r' if self.sdr else 'c'}{self.clones}")
 
     @property
     def native(self) -> bool:
@@ -147,7 +149,7 @@ def job_argv(config: Config, testdir: Path, outdir: Path, jobfile: Path, run_dir
     # and, as the native runs, --oversubscribe: spawning tests need slots beyond the job's
     return [str(VENV_BIN / "echorun"), "--run-dir", str(run_dir), "--no-store", "--records-max-mb", "64",
             "--mpirun-args=--oversubscribe", "-n", str(config.nranks),
-            "--clones", str(config.clones), *program]
+            *(["--mode", "sdr", "--replicas"] if config.sdr else ["--clones"]), str(config.clones), *program]
 
 
 def kill_job_processes(jobdir: Path) -> None:
@@ -207,7 +209,7 @@ def failure_message(stderr: str, returncode: int) -> str:
     lines = ["".join(ch for ch in ln if ch.isprintable()).strip() for ln in stderr.splitlines()]
     lines = [ln for ln in lines if ln and "osc_ucx_component" not in ln]
     for ln in lines:
-        if "is not supported with clones" in ln or ln.startswith("echo: application rank"):
+        if re.search(r"is not supported (with clones|in SDR mode)", ln) or ln.startswith("echo: application rank"):
             return ln
     for i, ln in enumerate(lines):
         m = re.search(r"\*\*\* An error occurred in (\w+)", ln)
@@ -355,7 +357,7 @@ def cause_of(run: ConfigRun, test: str, outcome: Outcome | None) -> str:
 
 def short_cause(message: str) -> str:
     """An abort message without what differs between processes (rank, copy, pid), to group by."""
-    m = re.search(r"(\w+ is not supported with clones)", message)
+    m = re.search(r"(\w+ is not supported (with clones|in SDR mode))", message)
     if m:
         return m.group(1)
     message = re.sub(r"application rank \d+ copy \d+ \(process \d+, pid \d+\)", "a process", message)
@@ -469,14 +471,16 @@ def report(runs: list[ConfigRun], modules: list[str], stall: float, retries: int
     ]
 
 
-def matrix(ranks: list[int], clones: list[int]) -> list[Config]:
-    return [Config(n, c) for n in ranks for c in [0, *clones]]
+def matrix(ranks: list[int], clones: list[int], replicas: list[int] = ()) -> list[Config]:
+    return [Config(n, c) for n in ranks for c in [0, *clones]] + [Config(n, r, sdr=True) for n in ranks
+                                                                  for r in replicas]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", "--ranks", default="1,2,3", help="application sizes, e.g. 1,2,3")
     ap.add_argument("--clones", default="2,3", help="copies per rank under echorun, e.g. 2,3 ('' for native runs only)")
+    ap.add_argument("--sdr", default="", help="replicas per rank under echorun --mode sdr, e.g. 2 (default: none)")
     ap.add_argument("--modules", default="", help="only these test modules (comma-separated)")
     ap.add_argument("--stall", type=float, default=STALL_SECONDS, help="seconds without a result that make a hang")
     ap.add_argument("--retries", type=int, default=RETRIES, help="aborts in a module after which it is given up")
@@ -487,7 +491,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     testdir = suite_dir()
     modules = args.modules.split(",") if args.modules else suite_modules(testdir)
-    configs = matrix([int(x) for x in args.ranks.split(",")], [int(x) for x in args.clones.split(",") if x])
+    configs = matrix([int(x) for x in args.ranks.split(",")], [int(x) for x in args.clones.split(",") if x],
+                     [int(x) for x in args.sdr.split(",") if x])
     work = Path(args.replay or args.keep or tempfile.mkdtemp(prefix="echo-mpi4py-"))
     if args.replay:  # the configurations the kept run got to
         configs = [c for c in configs if (work / f"{c.slug}-job0" / "result.json").exists()]
