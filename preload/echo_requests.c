@@ -15,8 +15,8 @@
  * copy completes each local request its representative found complete by
  * waiting for its own: the same operation of the same program, which completes
  * on the copy too (a generalized request once the program completes it). */
-#include "echo_internal.h"
 #include "echo_records.h"
+#include "echo_sdr.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -504,23 +504,22 @@ int echo_request_view(MPI_Request h, echo_request_view_t *v) {
  * An echo request is no MPI object: its Fortran handle is an index into a table
  * of its own, above any handle Open MPI gives out. */
 #define FORTRAN_BASE (1 << 29)
-static echo_req_t **fortran;
+static MPI_Request *fortran;
 static int nfortran, fortran_cap;
 
+/* echo's requests (and SDR's) get Fortran handles of their own, above MPI's */
 MPI_Fint echo_MPI_Request_c2f(MPI_Request request) {
-    if (!is_echo(request)) return PMPI_Request_c2f(request);
-    echo_req_t *r = req_of(request);
+    if (!is_echo(request) && !(echo.sdr && sdr_is_request(request))) return PMPI_Request_c2f(request);
     for (int i = 0; i < nfortran; i++)
-        if (fortran[i] == r) return FORTRAN_BASE + i;
+        if (fortran[i] == request) return FORTRAN_BASE + i;
     if (nfortran == fortran_cap) {
         fortran_cap = fortran_cap ? 2 * fortran_cap : 64;
         fortran = realloc(fortran, sizeof *fortran * (size_t)fortran_cap);
     }
-    fortran[nfortran] = r;
+    fortran[nfortran] = request;
     return FORTRAN_BASE + nfortran++;
 }
-
 MPI_Request echo_MPI_Request_f2c(MPI_Fint request) {
     if (request < FORTRAN_BASE || request - FORTRAN_BASE >= nfortran) return PMPI_Request_f2c(request);
-    return handle_of(fortran[request - FORTRAN_BASE]);
+    return fortran[request - FORTRAN_BASE];
 }

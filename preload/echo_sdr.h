@@ -72,6 +72,7 @@ sdr_send_t *sdr_send_start(sdr_comm_t *c, int chan, const void *buf, int count, 
 /* whether a standard send of this size is copied (as MPI's eager protocol would buffer it), within a bound */
 int sdr_send_copies(int count, MPI_Datatype dt);
 int sdr_send_copied(sdr_send_t *s);         /* it sends from its own copy: its caller is done with it */
+int sdr_send_sent(sdr_send_t *s);           /* its real sends are complete (acks or not) */
 int sdr_send_done(sdr_send_t *s);           /* complete: real sends done and acks in */
 int sdr_send_error(sdr_send_t *s);          /* the application's mistake MPI refused, or MPI_SUCCESS */
 void sdr_send_free(sdr_send_t *s);

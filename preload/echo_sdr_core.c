@@ -331,6 +331,14 @@ int sdr_send_error(sdr_send_t *s) { return s->err; }
 
 int sdr_send_copied(sdr_send_t *s) { return s->owned != NULL; }
 
+/* its real sends are complete (a synchronous one: matched), acks or not */
+int sdr_send_sent(sdr_send_t *s) {
+    send_test(s);
+    for (int i = 0; i < s->nreqs; i++)
+        if (s->reqs[i] != MPI_REQUEST_NULL) return 0;
+    return 1;
+}
+
 void sdr_send_free(sdr_send_t *s) {
     s->released = 1;
     if (s->err || send_test(s)) unlink_send(s);

@@ -74,8 +74,9 @@ static int start(sdr_req_t *r) {
     }
     int rc = MPI_SUCCESS;
     if (r->kind == REQ_SEND) {
-        /* a buffered send, or a small standard one (MPI would buffer it eagerly: programs count on that) */
-        int copy = r->bsend || (r->mode == 0 && sdr_send_copies(r->count, r->dt));
+        /* a buffered send, or a small one (MPI would buffer a standard one eagerly: programs count on that; a
+         * synchronous one completes when matched, as natively, and its copy waits for the acks) */
+        int copy = r->bsend || sdr_send_copies(r->count, r->dt);
         r->send = sdr_send_start(r->c, SDR_DATA, r->buf, r->count, r->dt, r->peer, r->tag, r->mode, copy);
         rc = sdr_send_error(r->send);
     } else {
@@ -107,7 +108,8 @@ MPI_Request sdr_request_of_sched(sdr_sched_t *s, int persistent) {
 static int req_ready(sdr_req_t *r) {
     if (r->pair && !sdr_send_copied(r->pair) && !sdr_send_done(r->pair)) return 0;
     if (!r->active || r->proc_null || r->cancelled || r->kind == REQ_DONE) return 1;
-    if (r->kind == REQ_SEND) return sdr_send_copied(r->send) || sdr_send_done(r->send);
+    if (r->kind == REQ_SEND)
+        return sdr_send_copied(r->send) ? r->mode == 0 || sdr_send_sent(r->send) : sdr_send_done(r->send);
     if (r->kind == REQ_RECV) return sdr_recv_done(r->recv, MPI_STATUS_IGNORE);
     return sdr_sched_done(r->sched);
 }

@@ -248,8 +248,8 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
         real = f"P{name}({args})"
         if p.ret != "int":  # conversions and clocks: nothing to replicate or record
             if name in written:  # a conversion of echo's own handles
-                out += [f"{p.ret} echo_{name}({params});",
-                        f"{p.ret} {name}({params}) {{ return echo.cloned ? echo_{name}({args}) : {real}; }}", ""]
+                mine = f"echo.cloned || echo.sdr ? echo_{name}({args}) : {real}"
+                out += [f"{p.ret} echo_{name}({params});", f"{p.ret} {name}({params}) {{ return {mine}; }}", ""]
             else:
                 out += [f"{p.ret} {name}({params}) {{ return {real}; }}", ""]
             continue
@@ -272,7 +272,9 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
             body = real
         else:
             body = f"{cloned} ? (echo_unsupported(\"{name}\"), MPI_ERR_OTHER) : {real}"
-        if not (name in written and written[name]):
+        if name.endswith("_c2f") and name in written:  # echo's own request handles, in either mode
+            body = f"echo.sdr || echo.cloned ? echo_{name}({args}) : {real}"
+        elif not (name in written and written[name]):
             body = f"echo.sdr ? ({sdr_body(p, kinds.get(name), sdr, real)}) : ({body})"
         # SDR: an error of a replicated call reaches the application's error handler, as MPI's would
         sdr_error = [f"    if (rc != MPI_SUCCESS && echo.sdr) {{ echo_depth = 0; {error_handler_call(p)}; }}"] \

@@ -60,6 +60,15 @@ def test_slow_specs():
             parse_slow(bad, [2, 2])
 
 
+def status_at(changes: list[tuple[int, str]], call: int) -> str:
+    """A process's status at a call, from its changes (call, new status)."""
+    now = "recommended"
+    for seq, status in changes:
+        if seq <= call:
+            now = status
+    return now
+
+
 def statuses(run_dir) -> dict[tuple[int, int], list]:
     perf = json.loads((run_dir / "perf.json").read_text())
     return {(p["rank"], p["copy"]): p for p in perf["processes"]}
@@ -73,8 +82,9 @@ def test_an_injected_slow_copy_is_found_and_let_back(programs, tmp_path):
     assert lines_by_rank(r.stdout)[0][-1] == "r0: done"
     slowed = statuses(tmp_path / "run")[0, 1]
     changes = [(seq, status) for seq, _, status in slowed["changes"]]
-    assert changes and changes[0][1] == "non-recommended" and 10 <= changes[0][0] <= 14, changes  # in a few phases
-    assert changes[-1][1] == "recommended" and 25 <= changes[-1][0] <= 31, changes  # back once it stopped
+    assert status_at(changes, 9) == "recommended", changes  # healthy before the slowdown
+    assert status_at(changes, 14) == "non-recommended", changes  # found within a few phases
+    assert status_at(changes, 31) == "recommended" and changes[-1][0] >= 25, changes  # back once it stopped
     assert slowed["slow"] >= 8, slowed  # non-recommended for most of the 15 slow phases
     assert "performance: rank 0 copy 1" in r.stderr
 
@@ -96,6 +106,7 @@ def test_explicit_tests_find_a_slow_rank_without_copies(programs, tmp_path):
     assert perf["processes"] == [] or all(p["judged"] == 0 for p in perf["processes"])  # no copies to compare
     slowed = next(p for p in perf["tested"] if p["rank"] == 1)
     changes = [(seq, status) for seq, _, status in slowed["changes"]]
-    assert changes and changes[0][1] == "non-recommended" and 10 <= changes[0][0] <= 16, changes
-    assert changes[-1][1] == "recommended" and 30 <= changes[-1][0] <= 38, changes
+    assert status_at(changes, 8) == "recommended", changes
+    assert status_at(changes, 16) == "non-recommended", changes  # tests every 2nd call: within a few tests
+    assert status_at(changes, 38) == "recommended" and changes[-1][0] >= 30, changes
     assert "(explicit tests)" in r.stderr
