@@ -151,8 +151,6 @@ def upload_run(run_dir: Path, server: str, token: str | None, run_id: str, tries
 def reinit_verdict(run_dir: Path, nprocs: int, rc: int) -> int:
     """A Reinit job's exit status: 0 if it was repaired and then finished (failures were replaced, not lost);
     not 0 if it ended without finishing (with ULFM, mpirun may report 0 for a job whose processes failed)."""
-    from echo.procstatus import read_status
-
     done = run_dir / "reinit.done"
     if not done.exists():
         ends = [read_status(run_dir, real) for real in range(nprocs)]

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from echo.records import read_run
+from echo.records import RecordFile, read_run
 
 
 class PerfError(ValueError):
@@ -107,6 +107,11 @@ def judge(ratios: np.ndarray, judged: np.ndarray, params: Params) -> tuple[list[
     return changes, slow
 
 
+def since_start(f: RecordFile, k: int, origin: float) -> float:
+    """When record k of a file started, in seconds since the job's first process started."""
+    return round(f.start_time - origin + float(f.seconds("t_start")[k]), 6)
+
+
 def analyse(run_dir: str | Path, params: Params = Params()) -> dict:
     """Every process's status timeline and every host's, from the run's records; also written to perf.json."""
     files = [f for f in read_run(run_dir) if len(f.records)]
@@ -124,10 +129,8 @@ def analyse(run_dir: str | Path, params: Params = Params()) -> dict:
             ratios = np.divide(t, ref, out=np.ones(n), where=ref > 0)
             changes, slow = judge(ratios, judged, params)
             st = ProcessStatus(rank, f.copy, f.host, judged=int(judged.sum()), slow=slow)
-            starts = f.seconds("t_start")
             for k, status in changes:
-                st.changes.append((int(f.records["seq"][k]), round(f.start_time - origin + float(starts[k]), 6),
-                                   status))
+                st.changes.append((int(f.records["seq"][k]), since_start(f, k, origin), status))
             procs.append(st)
     tests = tested(Path(run_dir), {f.real_rank: f for f in files}, origin, params)
     result = {"params": asdict(params), "processes": [asdict(p) for p in procs], "tested": [asdict(p) for p in tests],
@@ -155,8 +158,7 @@ def tested(run_dir: Path, files: dict, origin: float, params: Params) -> list[Pr
         st = ProcessStatus(f.app_rank if f else -1, f.copy if f else 0, f.host if f else "?", int(judged.sum()), slow)
         for k, status in changes:
             call = (k + 1) * every  # the test ran before this call
-            at = f.start_time - origin + float(f.seconds("t_start")[min(call, len(f.records)) - 1]) if f else 0.0
-            st.changes.append((call, round(at, 6), status))
+            st.changes.append((call, since_start(f, min(call, len(f.records)) - 1, origin) if f else 0.0, status))
         out.append(st)
     return out
 

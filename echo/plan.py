@@ -225,6 +225,18 @@ def sdr_lines(opts: Options) -> list[str]:
     return ["mode sdr"] + (sdr.parse_kills(opts.inject, opts.nranks, opts.replicas) if opts.inject else [])
 
 
+def is_slowdown(opts: Options) -> bool:
+    return bool(opts.inject and opts.inject.startswith("slow:"))
+
+
+def perf_lines(opts: Options, copies: list[int]) -> list[str]:
+    """The slowdown injector and DGRP's explicit tests (echo/perf.py)."""
+    if opts.perf_tests < 0:
+        raise perf.PerfError(f"--perf-tests {opts.perf_tests}: a test every N MPI calls, N >= 1 (0: none)")
+    lines = [f"slow {perf.parse_slow(opts.inject, copies)}"] if is_slowdown(opts) else []
+    return lines + ([f"perf_tests {opts.perf_tests}"] if opts.perf_tests else [])
+
+
 def reinit_lines(opts: Options, copies: list[int]) -> list[str]:
     if opts.mode in ("clones", "sdr"):
         return []
@@ -280,18 +292,14 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     if not opts.program:
         raise ValueError("no program given: echorun -n 4 --clones 2 ./app [args]")
     copies = sdr_copies(opts) if opts.mode == "sdr" else parse_copies(opts.clones, opts.nranks)
-    slow = []  # the slowdown injector: not one of the other modes' --inject kinds
-    if opts.inject and opts.inject.startswith("slow:"):
-        slow = [f"slow {perf.parse_slow(opts.inject, copies)}"]
+    timing = perf_lines(opts, copies)
+    if is_slowdown(opts):  # not one of the other modes' --inject kinds
         opts = replace(opts, inject=None)
     tools = valgrind_roles(opts, copies)
     procs = layout(copies, opts, tools)
     reinit = sdr_lines(opts) if opts.mode == "sdr" else reinit_lines(opts, copies)
     sdc = [] if reinit else sdc_lines(opts, copies)  # --inject means kills in reinit and sdr modes
-    if opts.perf_tests < 0:
-        raise perf.PerfError(f"--perf-tests {opts.perf_tests}: a test every N MPI calls, N >= 1 (0: none)")
-    slow += [f"perf_tests {opts.perf_tests}"] if opts.perf_tests else []
-    extra = (slow + sdc + papi_lines(opts, copies) + valgrind_lines(opts, procs, machine, tools)
+    extra = (timing + sdc + papi_lines(opts, copies) + valgrind_lines(opts, procs, machine, tools)
              + perturb_lines(opts, copies) + reinit)
     plan_path = f"{opts.run_dir}/plan"
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library}

@@ -50,6 +50,8 @@ void echo_teardown_before_finalize(void);
 void echo_mark_finalized(void);
 void echo_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void echo_unsupported(const char *fn) __attribute__((noreturn));
+double echo_epoch_now(void);        /* Unix time, in seconds */
+void echo_kill_at(double epoch);    /* the kill injectors: SIGKILL this process at that time */
 const char *echo_plan_value(const char *key);  /* from the plan header, or NULL */
 /* 1 once if a session made echo initialize the world model (echo_session.c): MPI_Init then takes it over */
 int echo_world_owned_by_echo(void);

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -60,6 +61,29 @@ void echo_fatal(const char *fmt, ...) {
      * there every survivor sees the failure and ends itself */
     if (!echo.reinit && !echo.sdr) PMPI_Abort(MPI_COMM_WORLD, 70);
     _exit(70);
+}
+
+double echo_epoch_now(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (double)now.tv_sec + now.tv_nsec * 1e-9;
+}
+
+static void *killer(void *arg) {
+    double at = *(double *)arg;
+    free(arg);
+    for (double left; (left = at - echo_epoch_now()) > 0;) usleep(left > 0.05 ? 50000 : (useconds_t)(left * 1e6) + 1);
+    kill(getpid(), SIGKILL);
+    return NULL;
+}
+
+/* the kill injectors of Reinit and SDR mode: this process dies by SIGKILL at that time (Unix seconds) */
+void echo_kill_at(double epoch) {
+    double *at = malloc(sizeof *at);
+    *at = epoch;
+    pthread_t th;
+    pthread_create(&th, NULL, killer, at);
+    pthread_detach(th);
 }
 
 void echo_unsupported(const char *fn) {

@@ -24,9 +24,7 @@
 #include "echo_reinit.h"
 
 #include <mpi-ext.h>
-#include <pthread.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +44,6 @@ static double job_start;              /* rank 0's MPI_Init, epoch seconds: injec
 
 int echo_reinit_is_child(void) { return getenv(CHILD_ENV) != NULL; }
 
-static double now_epoch(void);
 
 static int is_failure(int rc) {
     int cls = rc;
@@ -116,7 +113,7 @@ static MPI_Comm repair(MPI_Comm old) {
     PMPI_Group_free(&og);
     PMPI_Group_free(&sg);
     PMPI_Group_free(&fg);
-    double t_shrunk = now_epoch();
+    double t_shrunk = echo_epoch_now();
 
     /* the failed ranks start again through env(1): mpirun gives spawned
      * processes none of the job's environment, and they need echo's */
@@ -157,7 +154,7 @@ static MPI_Comm repair(MPI_Comm old) {
     free(infos);
     free(args);
     free(cmd);
-    double t_spawned = now_epoch();
+    double t_spawned = echo_epoch_now();
     int srank;
     PMPI_Comm_rank(shrunk, &srank);
     if (srank == 0) /* each new process learns which rank it takes */
@@ -171,7 +168,7 @@ static MPI_Comm repair(MPI_Comm old) {
     PMPI_Comm_free(&shrunk);
     MPI_Comm world = join(merged, echo.app_rank);
     PMPI_Comm_disconnect(&inter);
-    double t_done = now_epoch();
+    double t_done = echo_epoch_now();
     repairs++;
     if (srank == 0) {
         char detail[256];
@@ -238,7 +235,7 @@ int echo_reinit_on_error(int rc) {
     if (!restart_ready)
         echo_fatal("Reinit: a process failed before MPI_Reinit was called (or after it returned): nothing to "
                    "restart from; the job ends");
-    t_failure_seen = now_epoch();
+    t_failure_seen = echo_epoch_now();
     /* every survivor must join the repair: revoking makes their calls fail */
     echo_comm_revoke_all();
     for (int i = 0; i < ninternal; i++) PMPIX_Comm_revoke(internal[i]);
@@ -301,24 +298,10 @@ int echo_reinit_repairs(void) { return repairs; }
 
 /* ---- setting up, and the kill injector for tests and demos ---- */
 
-static double now_epoch(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return (double)now.tv_sec + now.tv_nsec * 1e-9;
-}
-
-static void *killer(void *arg) {
-    double at = *(double *)arg;
-    free(arg);
-    for (double left; (left = at - now_epoch()) > 0;) usleep(left > 0.05 ? 50000 : (useconds_t)(left * 1e6) + 1);
-    kill(getpid(), SIGKILL);
-    return NULL;
-}
-
 /* plan lines "reinit_kill_<k> <rank> <seconds after the job's MPI_Init>" (echorun --inject kill:...):
  * whichever process holds the rank then is killed, a restarted one too */
 static void arm_kills(void) {
-    double t = now_epoch();
+    double t = echo_epoch_now();
     for (int k = 0;; k++) {
         char key[32];
         snprintf(key, sizeof key, "reinit_kill_%d", k);
@@ -327,11 +310,7 @@ static void arm_kills(void) {
         int rank;
         double after;
         if (sscanf(v, "%d %lf", &rank, &after) != 2 || rank != echo.app_rank || job_start + after <= t) continue;
-        double *at = malloc(sizeof *at);
-        *at = job_start + after;
-        pthread_t th;
-        pthread_create(&th, NULL, killer, at);
-        pthread_detach(th);
+        echo_kill_at(job_start + after);
     }
 }
 
@@ -341,7 +320,7 @@ void echo_reinit_setup(void) {
     } else {
         PMPI_Comm_dup(MPI_COMM_WORLD, &echo.reps_world);
         PMPI_Comm_set_errhandler(echo.reps_world, MPI_ERRORS_RETURN);
-        job_start = now_epoch();
+        job_start = echo_epoch_now();
         PMPI_Bcast(&job_start, 1, MPI_DOUBLE, 0, echo.reps_world);
     }
     PMPI_Comm_size(echo.reps_world, &echo.app_size);

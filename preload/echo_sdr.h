@@ -85,8 +85,9 @@ int sdr_probe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Status *status);
 /* a matched probe: *message is the real message (received with PMPI_Mrecv), status as the application sees it */
 int sdr_improbe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Message *message, MPI_Status *status);
 void sdr_spin(int *spins);                  /* one turn of a blocking wait: progress, and yield the core */
-/* every live process of a communicator of all replicas comes here, this one serving the layer meanwhile */
-void sdr_meet(MPI_Comm all);
+/* every live process of a communicator of all replicas comes here, this one serving the layer meanwhile
+ * (ULFM's agreement: *flag becomes the AND of all); not MPI_SUCCESS if a process failed meanwhile */
+int sdr_meet(MPI_Comm all, int *flag);
 
 /* ---- echo_sdr_sched.c: collectives as rounds of sends, receives and local steps ---- */
 typedef struct sdr_sched sdr_sched_t;

@@ -88,7 +88,8 @@ sdr_comm_t *sdr_comm_world(void) {
  * parent takes part; ranks are member*R + replica.  *table: that number for each rank of the result. */
 static int split_real(sdr_comm_t *p, int color, int key, MPI_Comm out[2], int **table, int *nreal) {
     MPI_Comm base = p->chan[SDR_DATA];
-    sdr_meet(base);
+    int here = 1;
+    sdr_meet(base, &here); /* a failure meanwhile shows in the split below */
     for (int attempt = 0;; attempt++) {
         MPI_Comm shrunk = MPI_COMM_NULL;
         if (attempt > 0) { /* a process failed during the last try: leave the dead out */
@@ -125,7 +126,10 @@ static int split_real(sdr_comm_t *p, int color, int key, MPI_Comm out[2], int **
 static int create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int dup) {
     int mine[3] = {color, key, next_id}, *all = malloc(sizeof(int) * 3 * (size_t)p->size);
     int rc = echo_sdr_MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, p->app);
-    if (rc != MPI_SUCCESS) return rc;
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        return rc;
+    }
     int id = 0, size = 0, rank = -1;
     for (int i = 0; i < p->size; i++) {
         if (all[3 * i + 2] > id) id = all[3 * i + 2];
@@ -153,8 +157,7 @@ static int create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int dup)
     free(all);
     MPI_Comm chans[2];
     int *table, nreal = 0;
-    split_real(p, color == MPI_UNDEFINED ? MPI_UNDEFINED : 0 + color, c ? rank * sdr.R + sdr.k : 0, chans, &table,
-               &nreal);
+    split_real(p, color, c ? rank * sdr.R + sdr.k : 0, chans, &table, &nreal);
     if (!c) {
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;

@@ -5,13 +5,11 @@
 
 #include <fcntl.h>
 #include <mpi-ext.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 sdr_state_t sdr;
@@ -227,6 +225,27 @@ static void on_flush(int from) {
     DEBUG("flush from %d: sent again %d of %d pending sends\n", from, resent, listed);
 }
 
+/* Take back a posted receive (Cancel, then Wait): 1 if it was cancelled, 0 if it matched a message first (its
+ * status in *st).  A receive MPI cannot finish cleanly counts as cancelled. */
+static int take_back(MPI_Request *req, MPI_Status *st) {
+    int cancelled = 1;
+    if (*req == MPI_REQUEST_NULL) return 1;
+    PMPI_Cancel(req);
+    if (PMPI_Wait(req, st) == MPI_SUCCESS) PMPI_Test_cancelled(st, &cancelled);
+    *req = MPI_REQUEST_NULL;
+    return cancelled;
+}
+
+/* A failure interrupted an any-source receive on `comm`: learn of it and acknowledge it (so any-source
+ * receives go on), then take the receive back to post it again (Open MPI 5.0.11 keeps reporting the failure on
+ * the old one).  0 if it had matched a message meanwhile (its status in *st). */
+static int interrupted(MPI_Comm comm, MPI_Request *req, MPI_Status *st) {
+    int n;
+    sdr_learn_failures();
+    PMPIX_Comm_ack_failed(comm, sdr.n * sdr.R, &n);
+    return take_back(req, st);
+}
+
 static void poll_acks(void) {
     for (;;) {
         int flag = 0;
@@ -234,17 +253,9 @@ static void poll_acks(void) {
         if (ack_req == MPI_REQUEST_NULL)
             PMPI_Irecv(ack_in, 4, MPI_INT, MPI_ANY_SOURCE, ACK_TAG, sdr.acks, &ack_req);
         int rc = PMPI_Test(&ack_req, &flag, &st);
-        if (rc != MPI_SUCCESS) { /* a failure interrupted it: acknowledge, take it back (unless it matched) */
-            int n, cancelled = 1;
-            sdr_learn_failures();
-            PMPIX_Comm_ack_failed(sdr.acks, sdr.n * sdr.R, &n);
-            if (ack_req != MPI_REQUEST_NULL) {
-                PMPI_Cancel(&ack_req);
-                if (PMPI_Wait(&ack_req, &st) == MPI_SUCCESS) PMPI_Test_cancelled(&st, &cancelled);
-            }
-            ack_req = MPI_REQUEST_NULL;
-            if (cancelled) continue;
-            flag = 1;
+        if (rc != MPI_SUCCESS) {
+            if (interrupted(sdr.acks, &ack_req, &st)) continue;
+            flag = 1; /* it matched an ack meanwhile */
         }
         if (!flag) return;
         ack_req = MPI_REQUEST_NULL;
@@ -374,9 +385,25 @@ sdr_recv_t *sdr_recv_start(sdr_comm_t *c, int chan, void *buf, int count, MPI_Da
     return r;
 }
 
-/* A message from replica j of member i is taken only if j is the replica this
- * process receives i's messages from: one from a sender it has since declared
- * dead is dropped (unacked, so the substitute sends it again). */
+/* Which member (*i) and replica (*j) a message came from (its source's rank in
+ * the channel); 1 if j is the replica this process takes i's messages from.  A
+ * message from a sender it has since declared dead is dropped: it is not acked,
+ * so the substitute sends it again. */
+static int from_sender(const sdr_comm_t *c, int source, int *i, int *j) {
+    int who = c->who[source];
+    *i = who / sdr.R, *j = who % sdr.R;
+    return *j == c->sender[*i];
+}
+
+/* the receive got its message from member i's replica j: ack it to j's siblings, the application sees member i */
+static void accept(sdr_recv_t *r, const MPI_Status *st, int i, int j) {
+    ack_message(r->c, r->chan, i, j, st->MPI_TAG);
+    r->status = *st;
+    r->status.MPI_SOURCE = i;
+    r->complete = 1;
+    unlink_recv(r);
+}
+
 static int recv_test(sdr_recv_t *r) {
     if (r->complete) return 1;
     if (r->req == MPI_REQUEST_NULL) recv_post(r);
@@ -385,21 +412,9 @@ static int recv_test(sdr_recv_t *r) {
     MPI_Status st;
     int rc = PMPI_Test(&r->req, &flag, &st);
     if (rc != MPI_SUCCESS) DEBUG("receive from %d tag %d: error %d\n", r->src, r->tag, rc);
-    if (rc != MPI_SUCCESS) {
-        if (r->req != MPI_REQUEST_NULL) {
-            /* any source, interrupted by a failure: acknowledge it, and take the receive back to post it again
-             * (Open MPI keeps reporting the failure on the old one) -- unless it matched meanwhile */
-            int n, cancelled = 0;
-            sdr_learn_failures();
-            PMPIX_Comm_ack_failed(r->c->chan[r->chan], sdr.n * sdr.R, &n);
-            PMPI_Cancel(&r->req);
-            if (PMPI_Wait(&r->req, &st) == MPI_SUCCESS) PMPI_Test_cancelled(&st, &cancelled);
-            else cancelled = 1;
-            r->req = MPI_REQUEST_NULL;
-            if (cancelled) return 0;
-            flag = 1; /* it matched a message: take it as received below */
-            rc = MPI_SUCCESS;
-        }
+    if (rc != MPI_SUCCESS && r->req != MPI_REQUEST_NULL) { /* any source, still posted */
+        if (interrupted(r->c->chan[r->chan], &r->req, &st)) return 0; /* posted again next time */
+        flag = 1, rc = MPI_SUCCESS; /* it matched a message meanwhile: take it below */
     }
     if (rc != MPI_SUCCESS) {
         if (!sdr_is_ulfm_error(rc)) {
@@ -412,17 +427,13 @@ static int recv_test(sdr_recv_t *r) {
         return 0;
     }
     if (!flag) return 0;
-    int who = r->c->who[st.MPI_SOURCE], i = who / sdr.R, j = who % sdr.R;
-    if (j != r->c->sender[i]) { /* from a sender declared dead */
+    int i, j;
+    if (!from_sender(r->c, st.MPI_SOURCE, &i, &j)) {
         DEBUG("dropped a message of member %d replica %d (tag %d)\n", i, j, st.MPI_TAG);
         r->req = MPI_REQUEST_NULL;
         return 0;
     }
-    ack_message(r->c, r->chan, i, j, st.MPI_TAG);
-    r->status = st;
-    r->status.MPI_SOURCE = i;
-    r->complete = 1;
-    unlink_recv(r);
+    accept(r, &st, i, j);
     return 1;
 }
 
@@ -437,23 +448,10 @@ int sdr_recv_error(sdr_recv_t *r) { return r->err; }
 int sdr_recv_cancel(sdr_recv_t *r) {
     if (recv_test(r)) return 0;
     MPI_Status st;
-    int cancelled = 1;
-    if (r->req != MPI_REQUEST_NULL) {
-        PMPI_Cancel(&r->req);
-        PMPI_Wait(&r->req, &st);
-        PMPI_Test_cancelled(&st, &cancelled);
-    }
-    if (!cancelled) { /* it matched first: deliver it as received */
-        r->req = MPI_REQUEST_NULL;
-        int who = r->c->who[st.MPI_SOURCE], i = who / sdr.R, j = who % sdr.R;
-        if (j == r->c->sender[i]) {
-            ack_message(r->c, r->chan, i, j, st.MPI_TAG);
-            r->status = st;
-            r->status.MPI_SOURCE = i;
-            r->complete = 1;
-            unlink_recv(r);
-            return 0;
-        }
+    int i, j;
+    if (!take_back(&r->req, &st) && from_sender(r->c, st.MPI_SOURCE, &i, &j)) {
+        accept(r, &st, i, j); /* it matched first: delivered as received */
+        return 0;
     }
     r->complete = 1;
     unlink_recv(r);
@@ -484,8 +482,8 @@ static int probe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Message *messag
             continue;
         }
         if (!*flag) return MPI_SUCCESS;
-        int who = c->who[st.MPI_SOURCE], i = who / sdr.R, j = who % sdr.R;
-        if (j != c->sender[i]) {
+        int i, j;
+        if (!from_sender(c, st.MPI_SOURCE, &i, &j)) {
             int bytes = 0, got = 1;
             PMPI_Get_count(&st, MPI_BYTE, &bytes);
             if (!message) PMPI_Improbe(st.MPI_SOURCE, st.MPI_TAG, chan, &got, &m, MPI_STATUS_IGNORE);
@@ -561,12 +559,9 @@ static void on_dead(int w) {
     /* receives that named the dead sender: post them again to the substitute (one that matched meanwhile is
      * dropped by recv_test: nothing of it was acked, so the substitute sends it again) */
     for (sdr_recv_t *r = recvs; r; r = r->next)
-        if (r->posted_to == j && r->src != MPI_ANY_SOURCE && r->c->members[r->src] == a &&
-            r->req != MPI_REQUEST_NULL) {
+        if (r->posted_to == j && r->src != MPI_ANY_SOURCE && r->c->members[r->src] == a) {
             MPI_Status st;
-            PMPI_Cancel(&r->req);
-            PMPI_Wait(&r->req, &st);
-            r->req = MPI_REQUEST_NULL;
+            take_back(&r->req, &st);
         }
     ack_post(sdr_real_rank(a, sub), MSG_FLUSH, 0, 0, 0); /* after every ack we sent it: same channel, in order */
 }
@@ -629,32 +624,25 @@ void sdr_spin(int *spins) {
  * follow block without it, and the replica worlds run at their own pace: one still on its way here may need
  * this process (its acks, or its sends as a substitute) to arrive.  ULFM's agreement is the barrier that a
  * failure does not break. */
-void sdr_meet(MPI_Comm base) {
-    int flag = 1, done = 0, spins = 0, n;
+int sdr_meet(MPI_Comm base, int *flag) {
+    int done = 0, spins = 0, n;
     MPI_Request req;
-    if (PMPIX_Comm_iagree(base, &flag, &req) != MPI_SUCCESS) return;
-    while (!done) {
-        if (PMPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) { /* done, with a failure among them */
-            PMPIX_Comm_ack_failed(base, sdr.n * sdr.R, &n);
-            sdr_learn_failures();
-            return;
-        }
-        if (!done) sdr_spin(&spins);
+    int rc = PMPIX_Comm_iagree(base, flag, &req);
+    while (rc == MPI_SUCCESS && !done) {
+        rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS && !done) sdr_spin(&spins);
     }
+    if (rc != MPI_SUCCESS) { /* done, with a failure among them */
+        PMPIX_Comm_ack_failed(base, sdr.n * sdr.R, &n);
+        sdr_learn_failures();
+    }
+    return rc;
 }
 
 /* ---- the kill injector (echorun --inject kill:rank=R,replica=K,call=N|after=T) ---- */
 
 static long kill_at_call = -1;
 static long calls;
-
-static void *killer(void *arg) {
-    double after = *(double *)arg;
-    struct timespec ts = {(time_t)after, (long)((after - (double)(time_t)after) * 1e9)};
-    nanosleep(&ts, NULL);
-    kill(getpid(), SIGKILL);
-    return NULL;
-}
 
 static void arm_kills(void) {
     for (int i = 0;; i++) {
@@ -670,13 +658,7 @@ static void arm_kills(void) {
         if (strcmp(what, "call") == 0) {
             if (kill_at_call < 0 || (long)value < kill_at_call) kill_at_call = (long)value; /* the first one */
         }
-        else {
-            static double after;
-            after = value;
-            pthread_t th;
-            pthread_create(&th, NULL, killer, &after);
-            pthread_detach(th);
-        }
+        else echo_kill_at(echo_epoch_now() + value);
     }
 }
 
@@ -716,17 +698,11 @@ static int skip_finalize;
 int echo_sdr_skips_finalize(void) { return skip_finalize; }
 
 void echo_sdr_finalize(void) {
-    int n, spins = 0, done = 0;
+    int n;
     sdr_learn_failures();
     int none_dead = 1;
     for (int w = 0; w < sdr.n * sdr.R; w++) none_dead &= !sdr.dead[w];
-    MPI_Request req;
-    int rc = PMPIX_Comm_iagree(sdr.world, &none_dead, &req);
-    while (rc == MPI_SUCCESS && !done) {
-        rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        if (rc == MPI_SUCCESS && !done) sdr_spin(&spins);
-    }
-    skip_finalize = rc != MPI_SUCCESS || !none_dead;
+    skip_finalize = sdr_meet(sdr.world, &none_dead) != MPI_SUCCESS || !none_dead;
     if (ack_req != MPI_REQUEST_NULL) {
         PMPI_Cancel(&ack_req);
         PMPI_Wait(&ack_req, MPI_STATUS_IGNORE);

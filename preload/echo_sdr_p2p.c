@@ -105,11 +105,15 @@ MPI_Request sdr_request_of_sched(sdr_sched_t *s, int persistent) {
 /* ---- looking at a request, and retiring it ---- */
 
 /* complete (without retiring)?  An inactive persistent request is complete with an empty status. */
+/* a send is complete for the application: a copied one at once (synchronous: once matched), else once acked */
+static int send_ready(sdr_send_t *s, int mode) {
+    return sdr_send_copied(s) ? mode == 0 || sdr_send_sent(s) : sdr_send_done(s);
+}
+
 static int req_ready(sdr_req_t *r) {
-    if (r->pair && !sdr_send_copied(r->pair) && !sdr_send_done(r->pair)) return 0;
+    if (r->pair && !send_ready(r->pair, 0)) return 0;
     if (!r->active || r->proc_null || r->cancelled || r->kind == REQ_DONE) return 1;
-    if (r->kind == REQ_SEND)
-        return sdr_send_copied(r->send) ? r->mode == 0 || sdr_send_sent(r->send) : sdr_send_done(r->send);
+    if (r->kind == REQ_SEND) return send_ready(r->send, r->mode);
     if (r->kind == REQ_RECV) return sdr_recv_done(r->recv, MPI_STATUS_IGNORE);
     return sdr_sched_done(r->sched);
 }
@@ -421,41 +425,6 @@ int echo_sdr_MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, i
     return rc != MPI_SUCCESS ? rc : echo_sdr_MPI_Wait(&req, status);
 }
 
-int echo_sdr_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                          void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                          MPI_Status *status) {
-    MPI_Request reqs[2];
-    MPI_Status sts[2];
-    int rc = irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, 0, &reqs[1]);
-    if (rc != MPI_SUCCESS) return rc;
-    rc = isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, 0, 0, 0, &reqs[0]);
-    if (rc != MPI_SUCCESS) {
-        echo_sdr_MPI_Cancel(&reqs[1]);
-        echo_sdr_MPI_Wait(&reqs[1], MPI_STATUS_IGNORE);
-        return rc;
-    }
-    rc = echo_sdr_MPI_Waitall(2, reqs, sts);
-    if (status != MPI_STATUS_IGNORE) *status = sts[1];
-    return rc == MPI_ERR_IN_STATUS ? (sts[0].MPI_ERROR ? sts[0].MPI_ERROR : sts[1].MPI_ERROR) : rc;
-}
-
-/* the outgoing data is copied first (a buffered send), so the receive may land in the same buffer */
-int echo_sdr_MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                                  int recvtag, MPI_Comm comm, MPI_Status *status) {
-    MPI_Request reqs[2];
-    MPI_Status sts[2];
-    int rc = isend(buf, count, datatype, dest, sendtag, comm, 0, 1, 0, &reqs[0]);
-    if (rc != MPI_SUCCESS) return rc;
-    rc = irecv(buf, count, datatype, source, recvtag, comm, 0, &reqs[1]);
-    if (rc != MPI_SUCCESS) {
-        echo_sdr_MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
-        return rc;
-    }
-    rc = echo_sdr_MPI_Waitall(2, reqs, sts);
-    if (status != MPI_STATUS_IGNORE) *status = sts[1];
-    return rc == MPI_ERR_IN_STATUS ? (sts[0].MPI_ERROR ? sts[0].MPI_ERROR : sts[1].MPI_ERROR) : rc;
-}
-
 int echo_sdr_MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
     sdr_comm_t *c = sdr_comm_of(comm);
     int rc = check_peer(c, source, 1);
@@ -548,6 +517,7 @@ static int isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      MPI_Request *request) {
     sdr_comm_t *c = sdr_comm_of(comm);
     int rc = check_peer(c, dest, 0);
+    if (rc == MPI_SUCCESS) rc = check_peer(c, source, 1); /* both before anything goes out */
     if (rc != MPI_SUCCESS) return rc;
     sdr_send_t *pair = NULL;
     if (dest != MPI_PROC_NULL) { /* replace: the outgoing data is copied first, the receive may land on it */
@@ -577,4 +547,21 @@ int echo_sdr_MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype send
 int echo_sdr_MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
                                    int recvtag, MPI_Comm comm, MPI_Request *request) {
     return isendrecv(buf, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag, comm, 1, request);
+}
+
+/* the blocking forms: an Isendrecv and its Wait */
+int echo_sdr_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                          MPI_Status *status) {
+    MPI_Request req;
+    int rc = isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                       comm, 0, &req);
+    return rc != MPI_SUCCESS ? rc : echo_sdr_MPI_Wait(&req, status);
+}
+
+int echo_sdr_MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                                  int recvtag, MPI_Comm comm, MPI_Status *status) {
+    MPI_Request req;
+    int rc = isendrecv(buf, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag, comm, 1, &req);
+    return rc != MPI_SUCCESS ? rc : echo_sdr_MPI_Wait(&req, status);
 }
