@@ -70,6 +70,13 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "docs/sdr.md); --inject kill:rank=R,replica=K,call=N|after=T kills one")
     p.add_argument("--replicas", type=int, default=2, metavar="R",
                    help="--mode sdr: replicas of each rank (default 2; mpiecho plan --reliability helps choose)")
+    p.add_argument("--exclude-slow", type=int, default=None, metavar="N",
+                   help="--mode sdr: exclude a replica slower than its siblings for N judged rounds in a row, so "
+                        "nobody waits for it (0: never; default 2, or never when processes outnumber cores: "
+                        "replicas taking turns on a core look slow); docs/perf.md")
+    p.add_argument("--rejoin-after", type=int, default=3, metavar="N",
+                   help="--mode sdr: take an excluded replica back after N judged rounds in a row at its "
+                        "siblings' speed, once it has caught up (default 3)")
     p.add_argument("--checkpoint", default="memory", metavar="memory|files:DIR",
                    help="--mode reinit: keep checkpoints in memory with a copy on a buddy rank (default), or in "
                         "files under DIR (survive the loss of a node if DIR is shared)")
@@ -132,6 +139,8 @@ def run_command(args: argparse.Namespace) -> int:
         perf_tests=getattr(args, "perf_tests", 0),
         mode=getattr(args, "mode", "clones"),
         replicas=getattr(args, "replicas", 2),
+        exclude_slow=getattr(args, "exclude_slow", None),
+        rejoin_after=getattr(args, "rejoin_after", 3),
         checkpoint=_absolute_checkpoint(getattr(args, "checkpoint", "memory")),
         reinit_hosts=getattr(args, "reinit_hosts", None),
         server=getattr(args, "server", None),

@@ -63,6 +63,8 @@ class Options:
     perf_tests: int = 0  # DGRP's explicit tests: before every Nth MPI call (0: none)
     mode: str = "clones"  # or "reinit" (echo/reinit.py) or "sdr" (echo/sdr.py)
     replicas: int = 2  # sdr: replicas of each rank
+    exclude_slow: int | None = None  # sdr: judged rounds slow before a replica is excluded (0 never; None: auto)
+    rejoin_after: int = 3  # sdr: judged rounds well (and caught up) before it is taken back
     checkpoint: str = "memory"  # reinit: "memory" or "files:DIR"
     reinit_hosts: str | None = None  # reinit: simulated host of each rank ("a,a,b"), to test placement on one machine
     server: str | None = None  # echo server to upload the run to
@@ -221,8 +223,9 @@ def sdr_copies(opts: Options) -> list[int]:
     return [opts.replicas] * opts.nranks
 
 
-def sdr_lines(opts: Options) -> list[str]:
-    return ["mode sdr"] + (sdr.parse_kills(opts.inject, opts.nranks, opts.replicas) if opts.inject else [])
+def sdr_lines(opts: Options, nprocs: int, machine: Machine) -> list[str]:
+    kills = sdr.parse_kills(opts.inject, opts.nranks, opts.replicas) if opts.inject else []
+    return ["mode sdr", *kills, *sdr.exclusion_lines(opts.exclude_slow, opts.rejoin_after, nprocs, machine.cores)]
 
 
 def is_slowdown(opts: Options) -> bool:
@@ -297,7 +300,7 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
         opts = replace(opts, inject=None)
     tools = valgrind_roles(opts, copies)
     procs = layout(copies, opts, tools)
-    reinit = sdr_lines(opts) if opts.mode == "sdr" else reinit_lines(opts, copies)
+    reinit = sdr_lines(opts, len(procs), machine) if opts.mode == "sdr" else reinit_lines(opts, copies)
     sdc = [] if reinit else sdc_lines(opts, copies)  # --inject means kills in reinit and sdr modes
     extra = (timing + sdc + papi_lines(opts, copies) + valgrind_lines(opts, procs, machine, tools)
              + perturb_lines(opts, copies) + reinit)

@@ -1,6 +1,7 @@
 """How each process of a run ended, from the status file the preload library
 keeps (<run dir>/procs/<real rank>.status: "<state> <arg> <time> <pid>", where
-state is started, finalized or signal and arg the signal's number)."""
+state is started, finalized, stopped (an SDR replica excluded as slow, stopped
+at the job's end) or signal and arg the signal's number)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 @dataclass
 class ProcessEnd:
-    state: str  # "started" (never reached MPI_Finalize), "finalized" or "signal"
+    state: str  # "started" (never reached MPI_Finalize), "finalized", "stopped" or "signal"
     signal: int | None
     pid: str | None
 
@@ -22,8 +23,8 @@ class ProcessEnd:
 
     def text(self) -> str:
         """As the store and the reports say it."""
-        if self.state == "finalized":
-            return "finalized"
+        if self.state in ("finalized", "stopped"):
+            return "finalized" if self.state == "finalized" else "stopped at the end (excluded as slow)"
         return f"killed by {self.signal_name}" if self.state == "signal" else "no MPI_Finalize"
 
 

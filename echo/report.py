@@ -12,7 +12,8 @@ from echo.store.models import CallSummary, Event, Metric, Proc, Run
 
 # what a reader must see first: divergences, then what was corrected, then failures
 EVENT_ORDER = {"divergence": 0, "corrected": 1, "memcheck": 2, "process-ended-abnormally": 3, "records-damaged": 4,
-               "papi-unavailable": 5, "sensitivity": 6, "injection": 7, "slow-host": 8, "slowness": 9}
+               "papi-unavailable": 5, "sensitivity": 6, "injection": 7, "slow-host": 8, "slowness": 9,
+               "exclusion": 10}
 
 
 class UnknownRun(LookupError):

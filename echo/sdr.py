@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 MAX_REPLICAS = 8  # preload/echo_sdr.h: acks are tracked in a bit mask per message
 
@@ -28,6 +29,20 @@ def check(replicas: int, clones: str | None, others: list[str]) -> None:
         raise SdrError(f"--replicas {replicas}: SDR needs 2 to {MAX_REPLICAS} replicas of each rank")
     if others:
         raise SdrError(f"--mode sdr does not combine with {', '.join(others)} (replicas all do the same work)")
+
+
+def exclusion_lines(exclude_slow: int | None, rejoin_after: int, nprocs: int, cores: int) -> list[str]:
+    """The plan line of slow replicas' exclusion (preload/echo_sdr_slow.c), checked.  Unless asked for, it is
+    off when the job has more processes than the machine has cores: replicas sharing a core take turns, and
+    their turns look like slow rounds (docs/perf.md)."""
+    if exclude_slow is not None and exclude_slow < 0:
+        raise SdrError(f"--exclude-slow {exclude_slow}: judged rounds a replica is slow before it is excluded, "
+                       ">= 1 (0: never)")
+    if rejoin_after < 1:
+        raise SdrError(f"--rejoin-after {rejoin_after}: judged rounds a replica is well before it is taken back, >= 1")
+    if exclude_slow is None:
+        exclude_slow = 2 if nprocs <= cores else 0
+    return [f"sdr_exclude {exclude_slow} {rejoin_after}"] if exclude_slow else []
 
 
 def _seconds(text: str) -> float:
@@ -64,6 +79,36 @@ def parse_kills(spec: str, nranks: int, replicas: int) -> list[str]:
     return lines
 
 
+class Exclusion(NamedTuple):
+    """One line of RUN_DIR/sdr.slow (preload/echo_sdr_slow.c): a replica excluded as slow ("out"), taken back
+    ("in") or stopped at the job's end while excluded ("stopped"), at its `call`th MPI call."""
+
+    what: str
+    rank: int
+    replica: int
+    call: int
+    time: float  # seconds since the epoch
+
+
+def exclusions(run_dir: Path) -> list[Exclusion]:
+    path = run_dir / "sdr.slow"
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        w = line.split()
+        if len(w) == 5:
+            out.append(Exclusion(w[0], int(w[1]), int(w[2]), int(w[3]), float(w[4])))
+    return sorted(out, key=lambda e: e.time)
+
+
+def describe_exclusions(events: list[Exclusion]) -> list[str]:
+    said = {"out": "excluded as slow (its world takes its messages from a sibling)",
+            "in": "taken back (caught up, agreed by its rank's replicas)",
+            "stopped": "stopped at the end, still excluded (its rank's output is its siblings')"}
+    return [f"SDR: rank {e.rank} replica {e.replica} {said[e.what]} at its call {e.call}" for e in events]
+
+
 @dataclass(frozen=True)
 class Outcome:
     status: int  # the job's exit status as echorun reports it
@@ -75,9 +120,11 @@ def verdict(run_dir: Path, nranks: int, replicas: int, rc: int) -> Outcome:
     finished in at least one replica; the output of a rank whose replica 0 died continues in a file."""
     from echo.procstatus import read_status
 
-    lost, lines = [], []
+    lost, ended_early = [], False
+    lines = describe_exclusions(exclusions(run_dir))
     note = run_dir / "sdr.lost"  # left by the first process that saw every replica of a rank dead
     if note.is_file():
+        ended_early = True
         app, replicas_of = note.read_text().split()[:2]
         lines.append(f"SDR: every replica of application rank {app} failed ({replicas_of} of {replicas_of}): its "
                      "messages are lost and the job cannot go on. Run with more replicas (--replicas), or see "
@@ -85,10 +132,16 @@ def verdict(run_dir: Path, nranks: int, replicas: int, rc: int) -> Outcome:
     for app in range(nranks):
         ends = [read_status(run_dir, k * nranks + app) for k in range(replicas)]
         done = [k for k, e in enumerate(ends) if e is not None and e.state == "finalized"]
-        dead = [k for k, e in enumerate(ends) if e is None or e.state != "finalized"]
+        dead = [k for k, e in enumerate(ends) if e is None or e.state not in ("finalized", "stopped")]
+        stopped = [k for k, e in enumerate(ends) if e is not None and e.state == "stopped"]
+        ended_early |= bool(dead or stopped)
         if not done:
             lost.append(app)
-        elif dead:
+            continue
+        if 0 in stopped:
+            lines.append(f"SDR: rank {app}'s output after replica 0 was stopped is in "
+                         f"{run_dir / 'output' / f'rank{app}.copy{done[0]}.out'}")
+        if dead:
             lines.append(f"SDR: rank {app} lost replica{'s' if len(dead) > 1 else ''} "
                          f"{', '.join(map(str, dead))} and finished in replica {done[0]}")
             if 0 in dead:
@@ -96,7 +149,7 @@ def verdict(run_dir: Path, nranks: int, replicas: int, rc: int) -> Outcome:
                              f"{run_dir / 'output' / f'rank{app}.copy{done[0]}.out'}")
     if lost:
         return Outcome(rc or 1, lines + [f"SDR: the job stopped before ranks {lost} finished in any replica"])
-    if not lines:  # no replica died: mpirun's status is the application's
+    if not ended_early:  # no replica died or was stopped: mpirun's status is the application's
         return Outcome(rc, lines)
-    lines.append("SDR: the job finished (mpirun's messages about killed processes are the replicas that died)")
+    lines.append("SDR: the job finished (mpirun's messages about killed or stopped processes are those replicas)")
     return Outcome(0, lines)

@@ -48,6 +48,7 @@ extern const char *const echo_function_names[];
 void echo_setup_after_init(void);  /* builds reps_world, clone_comm, world entry */
 void echo_teardown_before_finalize(void);
 void echo_mark_finalized(void);
+void echo_mark_stopped(void); /* SDR stopped this excluded replica at the end (not a failure) */
 void echo_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void echo_unsupported(const char *fn) __attribute__((noreturn));
 double echo_epoch_now(void);        /* Unix time, in seconds */

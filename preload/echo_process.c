@@ -310,6 +310,7 @@ void echo_teardown_before_finalize(void) {
 }
 
 void echo_mark_finalized(void) { set_status("finalized"); }
+void echo_mark_stopped(void) { set_status("stopped"); }
 
 /* ---- the public API (echo.h), used by the Python side through cffi ---- */
 int echo_app_rank(void) { return echo.app_rank; }

@@ -45,7 +45,12 @@ typedef struct sdr_state {
     MPI_Comm world;         /* the real MPI_COMM_WORLD's dup (errors return): failure knowledge */
     MPI_Comm acks;          /* acks and flushes */
     unsigned char *dead;    /* per real rank */
-    unsigned char *also;    /* per real rank: this process sends to it as the substitute of a dead sibling */
+    unsigned char *out;     /* per real rank: excluded as slow (alive, but nobody takes its messages) */
+    unsigned char *feeds;   /* per real rank: it takes our rank's messages from this process (at first: our
+                             * own world; then also other worlds whose replica of our rank died or is out) */
+    int *from;              /* per application rank: the replica this process takes its messages from */
+    int self_acks;          /* receivers ack the sender itself too (with exclusion: a replica taken back learns
+                             * exactly which of its messages its world still needs from it) */
 } sdr_state_t;
 extern sdr_state_t sdr;
 
@@ -69,8 +74,9 @@ typedef struct sdr_recv sdr_recv_t;
  * the copy is kept until the acks are in) */
 sdr_send_t *sdr_send_start(sdr_comm_t *c, int chan, const void *buf, int count, MPI_Datatype dt, int dst, int tag,
                            int mode, int copy);
-/* whether a standard send of this size is copied (as MPI's eager protocol would buffer it), within a bound */
-int sdr_send_copies(int count, MPI_Datatype dt);
+/* whether a standard send of this size to member dst is copied (as MPI's eager protocol would buffer it; any
+ * size to a rank with an excluded replica, so nobody waits for it), within a bound */
+int sdr_send_copies(sdr_comm_t *c, int dst, int count, MPI_Datatype dt);
 int sdr_send_copied(sdr_send_t *s);         /* it sends from its own copy: its caller is done with it */
 int sdr_send_sent(sdr_send_t *s);           /* its real sends are complete (acks or not) */
 int sdr_send_done(sdr_send_t *s);           /* complete: real sends done and acks in */
@@ -88,6 +94,19 @@ void sdr_spin(int *spins);                  /* one turn of a blocking wait: prog
 /* every live process of a communicator of all replicas comes here, this one serving the layer meanwhile
  * (ULFM's agreement: *flag becomes the AND of all); not MPI_SUCCESS if a process failed meanwhile */
 int sdr_meet(MPI_Comm all, int *flag);
+/* post a 4-int control message (type, a, b, c) on the ack channel to real rank `to` */
+void sdr_control(int to, int type, int a, int b, int c);
+void sdr_set_out(int w, int out);           /* a replica is excluded as slow, or back (every process is told) */
+int sdr_lowest_in(int app);                 /* the lowest live replica of a rank not excluded, -1 if none */
+enum { MSG_ACK = 1, MSG_FLUSH, MSG_UNSUB, MSG_DRAIN, MSG_ROUND, MSG_OUT, MSG_IN, MSG_PROPOSE, MSG_STOP };
+
+/* ---- echo_sdr_slow.c: slow replicas excluded and taken back (DGRP's rule among a rank's replicas) ---- */
+void sdr_slow_setup(void);
+void sdr_slow_enter(void);                  /* an application call starts: its compute phase ended */
+void sdr_slow_leave(void);                  /* it ends: the next compute phase starts */
+void sdr_slow_message(int from, const int msg[4]); /* MSG_ROUND, MSG_PROPOSE, MSG_STOP */
+void sdr_slow_progress(void);
+void sdr_slow_finalize(void);               /* stop the excluded siblings: nobody waits for them */
 
 /* ---- echo_sdr_sched.c: collectives as rounds of sends, receives and local steps ---- */
 typedef struct sdr_sched sdr_sched_t;

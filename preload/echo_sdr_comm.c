@@ -34,7 +34,7 @@ static sdr_comm_t *comm_new(int size, int rank) {
 }
 
 /* who is in chan[] (table[x] = member*R + replica of its rank x), and whom to receive each member's messages
- * from: our own world's replica, or the substitute of a dead one */
+ * from: as on every communicator (our own world's replica, or the substitute of a dead or excluded one) */
 static void comm_fill(sdr_comm_t *c, const int *table, int nreal) {
     for (int x = 0; x < nreal; x++) {
         c->real[table[x]] = x;
@@ -42,7 +42,7 @@ static void comm_fill(sdr_comm_t *c, const int *table, int nreal) {
     }
     for (int i = 0; i < c->size; i++) {
         c->index_of[c->members[i]] = i;
-        int j = sdr.k;
+        int j = sdr.from[c->members[i]];
         if (c->real[i * sdr.R + j] < 0 || sdr.dead[sdr_real_rank(c->members[i], j)])
             for (j = 0; j < sdr.R; j++)
                 if (c->real[i * sdr.R + j] >= 0 && !sdr.dead[sdr_real_rank(c->members[i], j)]) break;

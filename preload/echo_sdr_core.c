@@ -19,7 +19,6 @@ static int debug;
 #define DEBUG(...) (debug ? fprintf(stderr, "[sdr %d] ", echo.real_rank), fprintf(stderr, __VA_ARGS__) : 0)
 static MPI_Group world_group;
 
-enum { MSG_ACK = 1, MSG_FLUSH = 2 };
 #define ACK_TAG 0
 
 struct sdr_send {
@@ -29,7 +28,7 @@ struct sdr_send {
     int count;
     MPI_Datatype dt;
     unsigned mask; /* replicas of dst whose acks are still due */
-    MPI_Request reqs[SDR_MAX_REPLICAS];
+    MPI_Request reqs[2 * SDR_MAX_REPLICAS]; /* a replica taken back may be sent one again */
     int nreqs, err;
     void *owned; /* the packed copy it sends from, if any */
     long owned_bytes;
@@ -71,6 +70,15 @@ static ack_slot_t *ack_slots;
 static int nack_slots;
 static int ack_in[4];
 static MPI_Request ack_req = MPI_REQUEST_NULL;
+
+/* Switching senders while the old one lives (an excluded replica, or a substitute no longer needed): its
+ * messages already on their way are taken out of the way before this process may take that replica's
+ * messages again.  Per real rank: real messages posted to it, matched from it, and how many of its messages
+ * it said it sent (MSG_DRAIN, its answer to MSG_UNSUB; unknown until it comes). */
+static long *sent_to, *matched, *due;
+static unsigned char *due_known;
+static int retarget_due; /* a sender to change: tried in the progress loop until it can be */
+static void retarget(void);
 
 int sdr_is_ulfm_error(int rc) {
     int cls = rc;
@@ -127,7 +135,7 @@ void sdr_comm_release(sdr_comm_t *c) {
 
 /* ---- acks ---- */
 
-static void ack_post(int to, int type, int a, int b, int cc) {
+void sdr_control(int to, int type, int a, int b, int cc) {
     static int next_slot;
     int slot = -1;
     for (int k = 0; k < nack_slots && slot < 0; k++) {
@@ -149,11 +157,12 @@ static void ack_post(int to, int type, int a, int b, int cc) {
     if (PMPI_Isend(s->msg, 4, MPI_INT, to, ACK_TAG, sdr.acks, &s->req) != MPI_SUCCESS) s->req = MPI_REQUEST_NULL;
 }
 
-/* a message of member i's replica j was accepted: every other live replica of i learns it */
+/* a message of member i's replica j was accepted: every other live replica of i learns it (j too, with
+ * self-acks) */
 static void ack_message(sdr_comm_t *c, int chan, int i, int j, int tag) {
     for (int r = 0; r < sdr.R; r++) {
         int w = sdr_real_rank(c->members[i], r);
-        if (r != j && !sdr.dead[w]) ack_post(w, MSG_ACK, c->id, chan, tag);
+        if ((r != j || sdr.self_acks) && !sdr.dead[w]) sdr_control(w, MSG_ACK, c->id, chan, tag);
     }
 }
 
@@ -185,10 +194,18 @@ static void add_credit(int cid, int chan, int dst, int tag, int replica) {
 static void post_send(sdr_send_t *s, int replica) {
     int to = s->c->real[s->dst * sdr.R + replica];
     if (to < 0) return;
+    if (s->nreqs == 2 * SDR_MAX_REPLICAS) { /* keep the ones still going */
+        int n = 0;
+        for (int i = 0; i < s->nreqs; i++)
+            if (s->reqs[i] != MPI_REQUEST_NULL) s->reqs[n++] = s->reqs[i];
+        s->nreqs = n;
+        if (n == 2 * SDR_MAX_REPLICAS) PMPI_Waitall(n, s->reqs, MPI_STATUSES_IGNORE), s->nreqs = 0;
+    }
     MPI_Request *req = &s->reqs[s->nreqs++];
     int rc = s->mode ? PMPI_Issend(s->buf, s->count, s->dt, to, s->tag, s->c->chan[s->chan], req)
                      : PMPI_Isend(s->buf, s->count, s->dt, to, s->tag, s->c->chan[s->chan], req);
-    if (rc != MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS) sent_to[sdr_real_rank(s->c->members[s->dst], replica)]++;
+    else {
         DEBUG("send to %d failed (%d)\n", to, rc);
         *req = MPI_REQUEST_NULL;
         if (!sdr_is_ulfm_error(rc) && !s->err) s->err = rc; /* the application's mistake: its call fails */
@@ -213,16 +230,66 @@ static void on_ack(int from, int cid, int chan, int tag) {
 static void on_flush(int from) {
     int q = from % sdr.n, j = from / sdr.n;
     if (sdr.dead[from]) return;
-    sdr.also[from] = 1;
+    sdr.feeds[from] = 1;
     int resent = 0, listed = 0;
     if (debug) debug_dump();
     for (sdr_send_t *s = sends; s; s = s->next, listed++)
         if (s->c->members[s->dst] == q && (s->mask & (1u << j))) {
-            s->mask &= ~(1u << j);
+            if (!sdr.self_acks) s->mask &= ~(1u << j); /* with self-acks: done when it acks this one */
             post_send(s, j);
             resent++;
         }
     DEBUG("flush from %d: sent again %d of %d pending sends\n", from, resent, listed);
+}
+
+/* it takes our rank's messages from another replica now: our sends to it wait for its acks instead, and it
+ * learns how many real messages we sent it, to take those still on their way out of the way */
+static void on_unsub(int from) {
+    sdr.feeds[from] = 0;
+    DEBUG("%d takes our messages from a sibling now (we sent it %ld)\n", from, sent_to[from]);
+    sdr_control(from, MSG_DRAIN, (int)(sent_to[from] & 0x3fffffff), (int)(sent_to[from] >> 30), 0);
+}
+
+static void on_drain(int from, long count) {
+    due[from] = count, due_known[from] = 1;
+    retarget_due = 1;
+}
+
+/* a real message from `source` (its rank in one of c's channels) was matched, whatever becomes of it */
+static void count_match(const sdr_comm_t *c, int source) {
+    int who = c->who[source];
+    matched[sdr_real_rank(c->members[who / sdr.R], who % sdr.R)]++;
+}
+
+static int drained(int w) { return due_known[w] && matched[w] >= due[w]; }
+
+/* take out of the way the messages of replicas this process no longer receives from that are still coming */
+static void drain_stale(void) {
+    static char *scratch;
+    static int scratch_size;
+    for (int w = 0; w < sdr.n * sdr.R; w++) {
+        int a = w % sdr.n, j = w / sdr.n;
+        if (!due_known[w] || matched[w] >= due[w] || sdr.dead[w] || sdr.from[a] == j) continue;
+        for (sdr_comm_t *c = comms; c && matched[w] < due[w]; c = c->next) {
+            int i = c->index_of[a];
+            if (i < 0 || c->real[i * sdr.R + j] < 0) continue;
+            for (int chan = 0; chan < 2; chan++) {
+                int flag = 1, bytes = 0;
+                while (flag && matched[w] < due[w]) {
+                    MPI_Message m;
+                    MPI_Status st;
+                    if (PMPI_Improbe(c->real[i * sdr.R + j], MPI_ANY_TAG, c->chan[chan], &flag, &m, &st) != MPI_SUCCESS)
+                        break;
+                    if (!flag) break;
+                    PMPI_Get_count(&st, MPI_BYTE, &bytes);
+                    if (bytes > scratch_size) scratch = realloc(scratch, (size_t)(scratch_size = bytes));
+                    PMPI_Mrecv(scratch, bytes, MPI_BYTE, &m, MPI_STATUS_IGNORE);
+                    matched[w]++;
+                }
+            }
+        }
+        if (matched[w] >= due[w]) retarget_due = 1;
+    }
 }
 
 /* Take back a posted receive (Cancel, then Wait): 1 if it was cancelled, 0 if it matched a message first (its
@@ -259,8 +326,16 @@ static void poll_acks(void) {
         }
         if (!flag) return;
         ack_req = MPI_REQUEST_NULL;
-        if (ack_in[0] == MSG_ACK) on_ack(st.MPI_SOURCE, ack_in[1], ack_in[2], ack_in[3]);
-        else if (ack_in[0] == MSG_FLUSH) on_flush(st.MPI_SOURCE);
+        int from = st.MPI_SOURCE;
+        switch (ack_in[0]) {
+        case MSG_ACK: on_ack(from, ack_in[1], ack_in[2], ack_in[3]); break;
+        case MSG_FLUSH: on_flush(from); break;
+        case MSG_UNSUB: on_unsub(from); break;
+        case MSG_DRAIN: on_drain(from, (long)ack_in[1] | ((long)ack_in[2] << 30)); break;
+        case MSG_OUT: sdr_set_out(ack_in[1], 1); break;
+        case MSG_IN: sdr_set_out(ack_in[1], 0); break;
+        default: sdr_slow_message(from, ack_in); /* rounds, proposals, stop */
+        }
     }
 }
 
@@ -271,11 +346,13 @@ static void poll_acks(void) {
 #define COPIES_MAX_BYTES (256L << 20)
 static long copies_bytes;
 
-int sdr_send_copies(int count, MPI_Datatype dt) {
-    int size = 0;
+int sdr_send_copies(sdr_comm_t *c, int dst, int count, MPI_Datatype dt) {
+    int size = 0, excluded = 0;
     PMPI_Type_size(dt, &size);
     long bytes = (long)count * size;
-    return bytes <= EAGER_MAX_BYTES && copies_bytes + bytes <= COPIES_MAX_BYTES;
+    if (dst >= 0 && dst < c->size)
+        for (int j = 0; j < sdr.R; j++) excluded |= sdr.out[sdr_real_rank(c->members[dst], j)];
+    return (bytes <= EAGER_MAX_BYTES || excluded) && copies_bytes + bytes <= COPIES_MAX_BYTES;
 }
 
 sdr_send_t *sdr_send_start(sdr_comm_t *c, int chan, const void *buf, int count, MPI_Datatype dt, int dst, int tag,
@@ -297,10 +374,9 @@ sdr_send_t *sdr_send_start(sdr_comm_t *c, int chan, const void *buf, int count, 
     for (int j = 0; j < sdr.R; j++) {
         int w = sdr_real_rank(q, j);
         if (sdr.dead[w] || c->real[dst * sdr.R + j] < 0) continue;
-        if (j == sdr.k) post_send(s, j); /* our own world's receiver */
-        else if (take_credit(c->id, chan, dst, tag, j)) continue; /* it has the message already (acked early) */
-        else if (sdr.also[w]) post_send(s, j); /* we stand in for its dead sender */
-        else s->mask |= 1u << j;
+        if (take_credit(c->id, chan, dst, tag, j)) continue; /* it has the message already (acked early) */
+        if (sdr.feeds[w]) post_send(s, j); /* it takes our rank's messages from us */
+        if (!sdr.feeds[w] || sdr.self_acks) s->mask |= 1u << j;
     }
     return s;
 }
@@ -428,6 +504,7 @@ static int recv_test(sdr_recv_t *r) {
     }
     if (!flag) return 0;
     int i, j;
+    count_match(r->c, st.MPI_SOURCE);
     if (!from_sender(r->c, st.MPI_SOURCE, &i, &j)) {
         DEBUG("dropped a message of member %d replica %d (tag %d)\n", i, j, st.MPI_TAG);
         r->req = MPI_REQUEST_NULL;
@@ -449,9 +526,12 @@ int sdr_recv_cancel(sdr_recv_t *r) {
     if (recv_test(r)) return 0;
     MPI_Status st;
     int i, j;
-    if (!take_back(&r->req, &st) && from_sender(r->c, st.MPI_SOURCE, &i, &j)) {
-        accept(r, &st, i, j); /* it matched first: delivered as received */
-        return 0;
+    if (!take_back(&r->req, &st)) {
+        count_match(r->c, st.MPI_SOURCE);
+        if (from_sender(r->c, st.MPI_SOURCE, &i, &j)) {
+            accept(r, &st, i, j); /* it matched first: delivered as received */
+            return 0;
+        }
     }
     r->complete = 1;
     unlink_recv(r);
@@ -491,10 +571,12 @@ static int probe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Message *messag
                 char *scratch = malloc(bytes > 0 ? (size_t)bytes : 1);
                 PMPI_Mrecv(scratch, bytes, MPI_BYTE, &m, MPI_STATUS_IGNORE);
                 free(scratch);
+                count_match(c, st.MPI_SOURCE);
             }
             continue;
         }
         if (message) {
+            count_match(c, st.MPI_SOURCE);
             ack_message(c, SDR_DATA, i, j, st.MPI_TAG);
             *message = m;
         }
@@ -514,12 +596,27 @@ int sdr_improbe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Message *message
     return probe(c, src, tag, flag, message, status);
 }
 
-/* ---- failures ---- */
+/* ---- failures and excluded replicas: whom to take each rank's messages from ---- */
 
 static int lowest_live(int app) {
     for (int j = 0; j < sdr.R; j++)
         if (!sdr.dead[sdr_real_rank(app, j)]) return j;
     return -1;
+}
+
+int sdr_lowest_in(int app) {
+    for (int j = 0; j < sdr.R; j++)
+        if (!sdr.dead[sdr_real_rank(app, j)] && !sdr.out[sdr_real_rank(app, j)]) return j;
+    return -1;
+}
+
+/* our own world's replica of the rank while it lives and is not excluded, else its lowest such sibling (a
+ * rank whose live replicas are all excluded is taken from anyway) */
+static int wanted_sender(int app) {
+    int own = sdr_real_rank(app, sdr.k);
+    if (app == echo.app_rank || (!sdr.dead[own] && !sdr.out[own])) return sdr.k;
+    int j = sdr_lowest_in(app);
+    return j >= 0 ? j : lowest_live(app);
 }
 
 /* The rank's messages are lost: the job ends.  The first process to see it
@@ -539,31 +636,63 @@ static void every_replica_dead(int app) {
     _exit(75); /* not MPI_Abort: under ULFM it can wait forever for failed processes */
 }
 
+/* Take rank a's messages from its replica j from now on.  Receives that named the old sender are posted again
+ * to the new one (one that matched meanwhile is dropped by recv_test: nothing of it was acked, so the new
+ * sender sends it again).  The new sender learns it with a flush, after every ack we sent it (same channel, in
+ * order): it sends what we did not ack, and all that follows.  A live old sender is told to stop, and answers
+ * with how many messages it sent us. */
+static void switch_sender(int a, int j) {
+    int old = sdr.from[a], was = sdr_real_rank(a, old);
+    DEBUG("rank %d: messages from replica %d now (was %d)\n", a, j, old);
+    sdr.from[a] = j;
+    for (sdr_comm_t *c = comms; c; c = c->next) {
+        int i = c->index_of[a];
+        if (i >= 0 && c->real[i * sdr.R + j] >= 0) c->sender[i] = j;
+    }
+    for (sdr_recv_t *r = recvs; r; r = r->next)
+        if (r->posted_to == old && r->src != MPI_ANY_SOURCE && r->c->members[r->src] == a) {
+            MPI_Status st;
+            if (!take_back(&r->req, &st)) count_match(r->c, st.MPI_SOURCE);
+        }
+    if (!sdr.dead[was]) {
+        due_known[was] = 0;
+        sdr_control(was, MSG_UNSUB, 0, 0, 0);
+    }
+    sdr_control(sdr_real_rank(a, j), MSG_FLUSH, 0, 0, 0);
+}
+
+/* every rank's sender as it should be now; one whose messages still on their way are not out of the way yet
+ * waits (tried again from the progress loop) */
+static void retarget(void) {
+    retarget_due = 0;
+    for (int a = 0; a < sdr.n; a++) {
+        int j = wanted_sender(a);
+        if (j < 0) every_replica_dead(a);
+        if (j == sdr.from[a]) continue;
+        if (drained(sdr_real_rank(a, j))) switch_sender(a, j);
+        else retarget_due = 1;
+    }
+}
+
 static void on_dead(int w) {
     DEBUG("process %d failed\n", w);
     sdr.dead[w] = 1;
-    sdr.also[w] = 0;
+    sdr.feeds[w] = 0;
+    due_known[w] = 1, due[w] = 0; /* nothing of it comes any more */
     int a = w % sdr.n, j = w / sdr.n;
-    int sub = lowest_live(a);
-    if (sub < 0) every_replica_dead(a);
     for (sdr_send_t *s = sends; s; s = s->next) /* the dead send no acks */
         if (s->c->members[s->dst] == a) s->mask &= ~(1u << j);
-    int switched = 0;
-    for (sdr_comm_t *c = comms; c; c = c->next) {
-        int i = c->index_of[a];
-        if (i < 0 || c->sender[i] != j) continue;
-        c->sender[i] = sub;
-        switched = 1;
-    }
-    if (!switched) return;
-    /* receives that named the dead sender: post them again to the substitute (one that matched meanwhile is
-     * dropped by recv_test: nothing of it was acked, so the substitute sends it again) */
-    for (sdr_recv_t *r = recvs; r; r = r->next)
-        if (r->posted_to == j && r->src != MPI_ANY_SOURCE && r->c->members[r->src] == a) {
-            MPI_Status st;
-            take_back(&r->req, &st);
-        }
-    ack_post(sdr_real_rank(a, sub), MSG_FLUSH, 0, 0, 0); /* after every ack we sent it: same channel, in order */
+    retarget();
+}
+
+/* Every process is told when a replica is excluded as slow or taken back (echo_sdr_slow.c decides).  Sends
+ * to its rank are copied from then on, so none waits for its acks; its world's processes take its rank's
+ * messages from a sibling, or from it again. */
+void sdr_set_out(int w, int out) {
+    if (sdr.dead[w] || sdr.out[w] == out) return;
+    DEBUG("replica %d of rank %d %s\n", w / sdr.n, w % sdr.n, out ? "excluded as slow" : "taken back");
+    sdr.out[w] = (unsigned char)out;
+    retarget();
 }
 
 void sdr_learn_failures(void) {
@@ -600,6 +729,9 @@ void sdr_progress(void) {
         recv_test(r);
     }
     sdr_sched_progress();
+    drain_stale();
+    if (retarget_due) retarget();
+    sdr_slow_progress();
     if (++polls % 4096 == 0) sdr_learn_failures(); /* errors tell of most failures sooner */
     busy = 0;
 }
@@ -662,8 +794,12 @@ static void arm_kills(void) {
     }
 }
 
+/* every application call: the kill injector counts them; control messages are read even by a process that
+ * never waits (one behind its peers finds every message there: an excluded replica must still hear it is) */
 void sdr_tick(void) {
     if (++calls == kill_at_call) kill(getpid(), SIGKILL);
+    sdr_slow_enter();
+    if (calls % 16 == 0) sdr_progress();
 }
 
 /* ---- setup and end ---- */
@@ -681,10 +817,21 @@ void echo_sdr_setup(void) {
     PMPI_Comm_group(sdr.world, &world_group);
     PMPI_Comm_dup(sdr.world, &sdr.acks);
     PMPI_Comm_set_errhandler(sdr.acks, MPI_ERRORS_RETURN);
-    sdr.dead = calloc((size_t)(sdr.n * sdr.R), 1);
-    sdr.also = calloc((size_t)(sdr.n * sdr.R), 1);
+    int nreal = sdr.n * sdr.R;
+    sdr.dead = calloc((size_t)nreal, 1);
+    sdr.out = calloc((size_t)nreal, 1);
+    sdr.feeds = calloc((size_t)nreal, 1);
+    for (int a = 0; a < sdr.n; a++) sdr.feeds[sdr_real_rank(a, sdr.k)] = 1; /* our own world */
+    sdr.from = malloc(sizeof(int) * (size_t)sdr.n);
+    for (int a = 0; a < sdr.n; a++) sdr.from[a] = sdr.k;
+    sent_to = calloc((size_t)nreal, sizeof(long));
+    matched = calloc((size_t)nreal, sizeof(long));
+    due = calloc((size_t)nreal, sizeof(long));
+    due_known = malloc((size_t)nreal);
+    memset(due_known, 1, (size_t)nreal);
     sdr_comm_add(sdr_comm_world());
     arm_kills();
+    sdr_slow_setup();
 }
 
 /* MPI_Finalize, in Open MPI's ULFM, agrees with every live process without
@@ -699,6 +846,7 @@ int echo_sdr_skips_finalize(void) { return skip_finalize; }
 
 void echo_sdr_finalize(void) {
     int n;
+    sdr_slow_finalize();
     sdr_learn_failures();
     int none_dead = 1;
     for (int w = 0; w < sdr.n * sdr.R; w++) none_dead &= !sdr.dead[w];

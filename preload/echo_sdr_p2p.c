@@ -76,7 +76,7 @@ static int start(sdr_req_t *r) {
     if (r->kind == REQ_SEND) {
         /* a buffered send, or a small one (MPI would buffer a standard one eagerly: programs count on that; a
          * synchronous one completes when matched, as natively, and its copy waits for the acks) */
-        int copy = r->bsend || sdr_send_copies(r->count, r->dt);
+        int copy = r->bsend || sdr_send_copies(r->c, r->peer, r->count, r->dt);
         r->send = sdr_send_start(r->c, SDR_DATA, r->buf, r->count, r->dt, r->peer, r->tag, r->mode, copy);
         rc = sdr_send_error(r->send);
     } else {
@@ -521,7 +521,7 @@ static int isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     if (rc != MPI_SUCCESS) return rc;
     sdr_send_t *pair = NULL;
     if (dest != MPI_PROC_NULL) { /* replace: the outgoing data is copied first, the receive may land on it */
-        int copy = replace || sdr_send_copies(sendcount, sendtype);
+        int copy = replace || sdr_send_copies(c, dest, sendcount, sendtype);
         pair = sdr_send_start(c, SDR_DATA, sendbuf, sendcount, sendtype, dest, sendtag, 0, copy);
         if ((rc = sdr_send_error(pair)) != MPI_SUCCESS) {
             sdr_send_free(pair);

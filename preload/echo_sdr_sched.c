@@ -115,7 +115,7 @@ static void post_round(sdr_sched_t *s) {
         if (t->round != s->round) continue;
         if (t->kind == STEP_SEND)
             s->sends[i] = sdr_send_start(s->c, SDR_COLL, t->in, t->count, t->dt, t->peer, s->tag, 0,
-                                         sdr_send_copies(t->count, t->dt));
+                                         sdr_send_copies(s->c, t->peer, t->count, t->dt));
         else if (t->kind == STEP_RECV)
             s->recvs[i] = sdr_recv_start(s->c, SDR_COLL, t->out, t->count, t->dt, t->peer, s->tag);
     }

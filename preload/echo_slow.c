@@ -2,10 +2,12 @@
  *
  * The slowdown injector (echorun --inject slow:rank=R,copy=K,factor=F[,from=N][,to=M]):
  * one process becomes F times slower in its compute phases, as on a slow or
- * shared core: before each MPI call from its Nth to its Mth, it keeps its core
- * busy for F-1 times the compute phase that just ended.  The spin comes before
- * the call's record starts, so the records see a longer compute phase, not a
- * longer MPI call.  Plan line: "slow <rank> <copy> <factor> <from> <to>" (to 0: to the end).
+ * shared core: before each MPI call from its Nth to its Mth, it sleeps for F-1
+ * times the compute phase that just ended: the cycles it loses go to someone
+ * outside the job, as on a shared core (spinning would take them from the
+ * job's other processes when they share cores, a different fault).  The pause
+ * comes before the call's record starts, so the records see a longer compute
+ * phase, not a longer MPI call.  Plan line: "slow <rank> <copy> <factor> <from> <to>" (to 0: to the end).
  *
  * Explicit tests (echorun --perf-tests N), for runs without copies: before
  * every Nth call a process times a short fixed computation (DGRP's test) and
@@ -54,13 +56,12 @@ void echo_slow_setup(void) {
     echo_slow_on = slowed || tests_fd >= 0;
 }
 
-/* keep the core busy for (factor - 1) x `seconds`, while the injected slowdown is on */
-static void spin_for(double seconds) {
+/* lose (factor - 1) x `seconds`, while the injected slowdown is on */
+static void lose_time(double seconds) {
     if (!slowed || calls < from_call || (to_call && calls >= to_call)) return;
     double extra = (factor - 1.0) * seconds;
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    while (since(&start) < extra) {
+    struct timespec pause = {(time_t)extra, (long)((extra - (double)(time_t)extra) * 1e9)};
+    while (nanosleep(&pause, &pause) != 0) {
     }
 }
 
@@ -70,7 +71,7 @@ static void run_test(void) {
     clock_gettime(CLOCK_MONOTONIC, &start);
     volatile double x = 1.0;
     for (int i = 0; i < 300000; i++) x = x * 1.0000001 + 1e-9;
-    spin_for(since(&start));
+    lose_time(since(&start));
     char line[64];
     int n = snprintf(line, sizeof line, "%.9f\n", since(&start));
     if (write(tests_fd, line, (size_t)n) < 0) tests_fd = -1;
@@ -78,7 +79,7 @@ static void run_test(void) {
 
 void echo_slow_before(void) {
     calls++;
-    spin_for(since(&last_exit));
+    lose_time(since(&last_exit));
     if (tests_fd >= 0 && calls % test_every == 0) run_test();
 }
 

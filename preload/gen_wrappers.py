@@ -312,6 +312,7 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
             *sdr_error,
             *reinit_check,
             "    if (echo_hooks.leave) echo_hooks.leave();",
+            "    if (echo.sdr) sdr_slow_leave();",
             f"    if (echo.active) echo_record({fn_id}, t0, rec_comm, {peer}, {tag}, {nbytes}, {code});",
             "    if (echo_slow_on) echo_slow_after();",
             "    echo_depth = 0;",

@@ -74,9 +74,10 @@ def timeline(title: str, length: int, marks: list[tuple[int, str]]) -> str:
     return "".join(out)
 
 
-def status_timeline(title: str, rows: list[tuple[str, int, list[tuple[int, str]]]]) -> str:
-    """One bar per process along its calls (label, calls, [(call, "non-recommended" | "recommended"), ...]):
-    green while recommended, red while not."""
+def status_timeline(title: str, rows: list[tuple[str, int, list[tuple[int, str]]]],
+                    good: str = "recommended") -> str:
+    """One bar per process along its calls (label, calls, [(call, status), ...]; each starts `good`): green while
+    `good`, red while not."""
     left, width, row = 160, 560, 22
     height = 30 + row * len(rows) + 10
     out = [f'<svg class="chart" role="img" aria-label="{escape(title)}" width="{left + width + 20}" '
@@ -85,11 +86,11 @@ def status_timeline(title: str, rows: list[tuple[str, int, list[tuple[int, str]]
     for i, (label, calls, changes) in enumerate(rows):
         y = 30 + i * row
         out.append(f'<text x="0" y="{y + 12}" class="label">{escape(label)}</text>')
-        edges = [(0, "recommended"), *changes, (max(calls, 1), None)]
+        edges = [(0, good), *changes, (max(calls, 1), None)]
         for (start, status), (end, _) in zip(edges, edges[1:], strict=False):
             x0 = left + width * min(start, calls) / max(calls, 1)
             x1 = left + width * min(end, calls) / max(calls, 1)
-            color = "#3a9a52" if status == "recommended" else "#c0392b"
+            color = "#3a9a52" if status == good else "#c0392b"
             out.append(f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 1):.1f}" height="14" fill="{color}" '
                        f'data-status="{status}" data-from="{start}" data-to="{end}">'
                        f'<title>{escape(label)}: {status} from call {start}</title></rect>')

@@ -58,11 +58,13 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False) -> str 
         if pts:
             digit_charts.append(charts.line(f"rank {rank}: significant digits the copies agree on, by call", pts))
     perf_chart = slowness_chart(procs, events)
+    exclusion_chart = exclusions_chart(procs, events)
     labels = [f"rank {p.app_rank} copy {p.copy}" for p in procs]
     time_chart = charts.bars("seconds inside MPI calls", labels, {"time in MPI": [p.mpi_time for p in procs]}, " s")
     return _render("run.html", standalone=standalone, root="/" if not standalone else "", title=f"Run {run.id}",
                    run=run, matrix=matrix, maxcopies=maxcopies, events=events, div=div, counters=counters,
                    tools=tools, digit_charts=digit_charts, time_chart=time_chart, perf_chart=perf_chart,
+                   exclusion_chart=exclusion_chart,
                    slow_hosts=[e for e in events if e.kind == "slow-host"])
 
 
@@ -76,6 +78,20 @@ def slowness_chart(procs: list, events: list) -> str | None:
         return None
     rows = [(f"rank {p.app_rank} copy {p.copy}", p.calls, changes.get((p.app_rank, p.copy), [])) for p in procs]
     return charts.status_timeline("processes recommended (green) or not (red), by call", rows)
+
+
+def exclusions_chart(procs: list, events: list) -> str | None:
+    """SDR: each replica in the job (green) or excluded as slow (red) along its calls (None: none was)."""
+    changes: dict[tuple[int, int], list[tuple[int, str]]] = {}
+    for e in events:
+        if e.kind == "exclusion":
+            status = "in the job" if e.message.startswith("taken back") else e.message.split(" (")[0]
+            changes.setdefault((e.app_rank, e.copy), []).append((e.call_seq or 0, status))
+    if not changes:
+        return None
+    rows = [(f"rank {p.app_rank} replica {p.copy}", p.calls, changes.get((p.app_rank, p.copy), [])) for p in procs]
+    return charts.status_timeline("SDR replicas in the job (green) or excluded as slow (red), by call", rows,
+                                  good="in the job")
 
 
 def rank_page(session: Session, *, run_id: str, rank: int) -> str | None:

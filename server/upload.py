@@ -23,8 +23,8 @@ from sqlalchemy import Engine
 from echo.store.ingest import ingest
 
 # what a client sends: the files of a run directory the store needs
-MEMBERS = ("run.json", "plan", "perf.json", "sdr.lost", "procs/", "records/", "events/", "metrics/", "output/",
-           "valgrind/")
+MEMBERS = ("run.json", "plan", "perf.json", "sdr.lost", "sdr.slow", "procs/", "records/", "events/", "metrics/",
+           "output/", "valgrind/")
 
 
 class UploadError(ValueError):

@@ -125,6 +125,16 @@ def perf_rows(run_dir: Path) -> tuple[list[dict], list[dict]]:
     return events, metrics
 
 
+def exclusion_rows(run_dir: Path) -> list[dict]:
+    """SDR's slow replicas excluded, taken back, stopped at the end (echo/sdr.py): an event each, at its call."""
+    from echo.sdr import describe_exclusions, exclusions
+
+    found = exclusions(run_dir)
+    texts = describe_exclusions(found)
+    return [dict(kind="exclusion", app_rank=e.rank, copy=e.replica, call_seq=e.call,
+                 message=text.split(f" replica {e.replica} ", 1)[1]) for e, text in zip(found, texts, strict=True)]
+
+
 def ingest(run_dir: str | Path, engine: Engine) -> str:
     """Store the run in `run_dir`; returns its id."""
     run_dir = Path(run_dir)
@@ -180,7 +190,7 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
         events += ev
         metrics += me
     perf_ev, perf_me = perf_rows(run_dir)
-    events += perf_ev
+    events += perf_ev + exclusion_rows(run_dir)
     metrics += perf_me
     run_id = meta["run_id"]
     run = dict(id=run_id, program=meta["program"], argv=meta["argv"], mode=meta.get("mode", "echo"),

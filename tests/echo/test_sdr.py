@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from echo.plan import Machine, Options, make_plan
-from echo.sdr import SdrError, parse_kills, verdict
+from echo.sdr import SdrError, exclusion_lines, exclusions, parse_kills, verdict
 
 MACHINE = Machine(mpirun="/x/mpirun", flavor="openmpi", cores=2, is_root=True, library="/c/libecho.so")
 
@@ -75,3 +75,25 @@ def test_verdict_without_deaths_is_mpiruns(tmp_path):
     for real in range(4):
         _status(tmp_path, real, "finalized")
     assert verdict(tmp_path, 2, 2, rc=3).status == 3
+
+
+def test_exclusion_is_on_unless_replicas_share_cores():
+    assert exclusion_lines(None, 3, nprocs=4, cores=8) == ["sdr_exclude 2 3"]
+    assert exclusion_lines(None, 3, nprocs=8, cores=4) == []  # taking turns on a core looks slow
+    assert exclusion_lines(4, 5, nprocs=8, cores=4) == ["sdr_exclude 4 5"]  # asked for: on
+    assert exclusion_lines(0, 3, nprocs=2, cores=8) == []
+    for args, message in [((-1, 3), "--exclude-slow -1"), ((2, 0), "--rejoin-after 0")]:
+        with pytest.raises(SdrError, match=message):
+            exclusion_lines(*args, nprocs=2, cores=2)
+
+
+def test_verdict_a_replica_stopped_as_slow_is_not_a_failure(tmp_path):
+    for real, state in enumerate(["finalized", "finalized", "stopped", "finalized"]):  # rank 0 replica 1 stopped
+        _status(tmp_path, real, state)
+    (tmp_path / "sdr.slow").write_text("stopped 0 1 950 1795300000.5\nout 0 1 32 1795299999.25\n")
+    assert [(e.what, e.call) for e in exclusions(tmp_path)] == [("out", 32), ("stopped", 950)]
+    out = verdict(tmp_path, 2, 2, rc=1)
+    assert out.status == 0
+    assert out.lines[0] == ("SDR: rank 0 replica 1 excluded as slow (its world takes its messages from a sibling) "
+                            "at its call 32")
+    assert not any("lost" in line for line in out.lines)

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from tests.conftest import copy_output, echorun, lines_by_rank
+from tests.conftest import copy_output, echorun, lines_by_rank, mpirun_native
 from tests.preload.test_replication import deterministic, native
 
 # the calls SDR replicates (docs/sdr.md): point-to-point, collectives, communicators and groups
@@ -16,15 +16,28 @@ SDR_BATTERY = ["p2p", "coll", "comms", "anysource", "nonblocking", "cxx_ring", "
                "pcoll"]
 
 
+def replica_output(r, rank: int, k: int) -> list[str]:
+    return lines_by_rank(r.stdout if k == 0 else copy_output(r.run_dir, rank, k)).get(rank, [])
+
+
+def stopped(r, rank: int, k: int, n: int) -> bool:
+    """Excluded as slow and stopped at the end (when noise makes a replica look slow): its output is a prefix."""
+    from echo.procstatus import read_status
+
+    end = read_status(r.run_dir, k * n + rank)
+    return end is not None and end.state == "stopped"
+
+
 def assert_native_output(mpi, programs, name: str, n: int, replicas: int, r) -> None:
     expected = native(mpi, programs, name, n)
     assert r.returncode == 0, r.stderr
-    first = lines_by_rank(r.stdout)
     for rank in range(n):
-        outputs = [first.get(rank, [])] + [lines_by_rank(copy_output(r.run_dir, rank, k)).get(rank, [])
-                                           for k in range(1, replicas)]
-        for k, lines in enumerate(outputs):
-            assert deterministic(lines) == deterministic(expected[rank]), f"rank {rank} replica {k}"
+        assert not all(stopped(r, rank, k, n) for k in range(replicas))
+        for k in range(replicas):
+            lines, want = deterministic(replica_output(r, rank, k)), deterministic(expected[rank])
+            if stopped(r, rank, k, n):
+                want = want[:len(lines)]
+            assert lines == want, f"rank {rank} replica {k}"
 
 
 @pytest.mark.parametrize("n", [1, 2, 4])
@@ -108,3 +121,59 @@ def test_python_replica_killed_by_time(mpi, programs, tmp_path):
                 lines = lines_by_rank(r.stdout).get(rank, []) if k == 0 else \
                     lines_by_rank(copy_output(r.run_dir, rank, k)).get(rank, [])
                 assert lines == expected[rank], (rank, k)
+
+
+# ---- slow replicas excluded (preload/echo_sdr_slow.c) ----
+
+def exclusion_events(run_dir) -> list[tuple[str, int, int, int]]:
+    from echo.sdr import exclusions
+
+    return [(e.what, e.rank, e.replica, e.call) for e in exclusions(run_dir)]
+
+
+def test_a_slowed_replica_is_excluded_and_taken_back(mpi, programs, tmp_path):
+    """Replica 1 of rank 0, 8x slower up to its 200th call: excluded within a few rounds (16 calls each; two
+    judged rounds above the threshold), taken back after the slowdown once it has caught up (the program's
+    even ranks wait for the odd ones each iteration: the excluded one, finding its messages there, catches up),
+    and its output complete: what it missed was skipped by its peers' acks, not lost."""
+    r = echorun(["-n", "2", "--mode", "sdr", "--replicas", "2", "--exclude-slow", "2",
+                 "--inject", "slow:rank=0,copy=1,factor=8,to=200", *programs["sdr_slow"], "1500"], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    events = exclusion_events(r.run_dir)
+    assert [e[:3] for e in events] == [("out", 0, 1), ("in", 0, 1)], events
+    assert events[0][3] <= 6 * 16, "excluded within a few rounds of the slowdown"
+    assert events[1][3] > 200, "taken back after the slowdown ended"
+    assert "rank 0 replica 1 excluded as slow" in r.stderr and "rank 0 replica 1 taken back" in r.stderr
+    expected = lines_by_rank(mpirun_native(mpi, 2, [*programs["sdr_slow"], "1500"]).stdout)
+    for rank in range(2):
+        for k in range(2):
+            assert replica_output(r, rank, k) == expected[rank], f"rank {rank} replica {k}"
+
+
+def test_a_replica_slow_to_the_end_is_stopped(mpi, programs, tmp_path):
+    """Slow throughout: excluded, never taken back, stopped when its siblings finish (nobody waits for it); the
+    job succeeds with every other replica's output native and the stopped one's a prefix of it."""
+    from echo.procstatus import read_status
+
+    r = echorun(["-n", "2", "--mode", "sdr", "--replicas", "2", "--exclude-slow", "2",
+                 "--inject", "slow:rank=1,copy=0,factor=8", *programs["sdr_slow"], "400"], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    events = exclusion_events(r.run_dir)
+    assert [e[:3] for e in events] == [("out", 1, 0), ("stopped", 1, 0)], events
+    assert read_status(r.run_dir, 1).state == "stopped"
+    assert "rank 1's output after replica 0 was stopped is in" in r.stderr
+    expected = lines_by_rank(mpirun_native(mpi, 2, [*programs["sdr_slow"], "400"]).stdout)
+    assert replica_output(r, 1, 0) == expected[1][:len(replica_output(r, 1, 0))]
+    for rank, k in [(0, 0), (0, 1), (1, 1)]:
+        assert replica_output(r, rank, k) == expected[rank], f"rank {rank} replica {k}"
+
+
+def test_exclusion_off_waits_for_the_slow_replica(programs, tmp_path):
+    """--exclude-slow 0: the same slowdown excludes nobody; every replica finishes."""
+    from echo.procstatus import read_status
+
+    r = echorun(["-n", "2", "--mode", "sdr", "--replicas", "2", "--exclude-slow", "0",
+                 "--inject", "slow:rank=1,copy=0,factor=8", *programs["sdr_slow"], "200"], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert exclusion_events(r.run_dir) == []
+    assert all(read_status(r.run_dir, real).state == "finalized" for real in range(4))

@@ -1,0 +1,239 @@
+/* SDR mode: slow replicas excluded, and taken back when they are well again (docs/perf.md, docs/sdr.md).
+ *
+ * A rank's replicas run the same instructions between the same calls, so each
+ * round of ROUND_CALLS calls, every replica tells its siblings how long it
+ * computed (outside MPI) in that round.  Every replica judges every sibling by
+ * DGRP's rule (echo/perf.py's, on rounds: the time over the fastest replica's,
+ * against tolerance x (mean + beta x deviation) of its healthy rounds; rounds
+ * are pooled until the fastest spent MIN_SEGMENT computing); the rank's lowest
+ * live replica that is not excluded (its leader) acts on it:
+ *
+ *  - `strikes` judged rounds in a row above the threshold: the replica is
+ *    excluded (never the rank's last one).  Every process is told; its world
+ *    takes its rank's messages from a sibling, sends to its rank are copied so
+ *    none waits for its acks (echo_sdr_core.c), and it runs on, behind, its
+ *    own sends held until its peers ack them.
+ *  - `rejoin` rounds in a row below it, and no more than CATCH_UP rounds
+ *    behind the leader: the rank's replicas agree with ULFM's agreement (the
+ *    excluded one votes whether it has caught up) and, if all do, every
+ *    process is told it is back.  Its world takes its messages from it again;
+ *    the acks its peers sent it while it was out are what it skips.
+ *  - At the end, the leader stops its excluded siblings: the job does not wait
+ *    for a replica it excluded (the rank's output is the leader's).
+ *
+ * Decisions go to RUN_DIR/sdr.slow, one line each ("out|in|stopped <rank>
+ * <replica> <call> <time>"), for echorun, perf.json and the store.
+ * Plan line: "sdr_exclude <strikes> <rejoin>" (no line: never). */
+#include "echo_sdr.h"
+#include "echo_records.h"
+
+#include <fcntl.h>
+#include <mpi-ext.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ROUND_CALLS 16   /* calls per round: a round's report is one small message to each sibling */
+#define MIN_SEGMENT 1e-3 /* seconds: rounds are pooled until the fastest replica computed this long */
+#define CATCH_UP 2       /* rounds an excluded replica may be behind its leader to come back */
+
+static int on, strikes, rejoin_after;
+static const double tolerance = 1.5, alpha = 0.9, beta = 4.0;
+
+static struct timespec left;    /* when the last call ended */
+static int calls_in_round;
+static double computed;         /* in this round */
+static int rounds;              /* this replica's rounds completed */
+
+typedef struct {
+    double *t;                  /* its compute time in each round */
+    int n, cap;
+    double mean, dev;           /* DGRP's estimator of its time over the fastest replica's */
+    int recommended, bad, good; /* status, and judged rounds in a row above / below the threshold */
+    int next;                   /* its next round to judge */
+    double seg_t, seg_ref;      /* rounds pooled so far */
+} sibling_t;
+static sibling_t sib[SDR_MAX_REPLICAS];
+
+static MPI_Comm kin = MPI_COMM_NULL; /* this rank's replicas (ULFM's agreement on taking one back) */
+static MPI_Request agree_req = MPI_REQUEST_NULL;
+static int agree_flag, agree_for = -1;
+static int queued[4][2], nqueued; /* proposals that came while this replica's last agreement was untested */
+static int finishing;
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int leader(void) { return sdr_lowest_in(echo.app_rank) == sdr.k; }
+static int live(int j) { return !sdr.dead[sdr_real_rank(echo.app_rank, j)]; }
+static int is_out(int j) { return sdr.out[sdr_real_rank(echo.app_rank, j)]; }
+
+static void log_event(const char *what, int replica, long call) {
+    char path[1200], line[128];
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    snprintf(path, sizeof path, "%s/sdr.slow", echo.run_dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    int n = snprintf(line, sizeof line, "%s %d %d %ld %ld.%06ld\n", what, echo.app_rank, replica, call,
+                     (long)t.tv_sec, t.tv_nsec / 1000);
+    if (write(fd, line, (size_t)n) < 0) n = 0; /* one write: lines from several processes do not mix */
+    close(fd);
+}
+
+void sdr_slow_setup(void) {
+    const char *v = echo_plan_value("sdr_exclude");
+    if (!v || sscanf(v, "%d %d", &strikes, &rejoin_after) != 2 || strikes < 1 || sdr.R < 2) return;
+    on = sdr.self_acks = 1;
+    PMPI_Comm_split(sdr.world, echo.app_rank, sdr.k, &kin);
+    PMPI_Comm_set_errhandler(kin, MPI_ERRORS_RETURN);
+    for (int j = 0; j < sdr.R; j++) sib[j] = (sibling_t){.mean = 1.0, .dev = 0.1, .recommended = 1};
+    clock_gettime(CLOCK_MONOTONIC, &left);
+}
+
+/* to every live process but this one (decisions), or to this rank's live siblings (reports, proposals) */
+static void tell(int everyone, int type, int a, int b) {
+    for (int w = 0; w < sdr.n * sdr.R; w++)
+        if (w != echo.real_rank && !sdr.dead[w] && (everyone || w % sdr.n == echo.app_rank))
+            sdr_control(w, type, a, b, 0);
+}
+
+static void exclude(int j, int round) {
+    int w = sdr_real_rank(echo.app_rank, j);
+    log_event("out", j, (long)(round + 1) * ROUND_CALLS);
+    tell(1, MSG_OUT, w, 0);
+    sdr_set_out(w, 1);
+}
+
+static void take_back_replica(int j) {
+    int w = sdr_real_rank(echo.app_rank, j);
+    log_event("in", j, (long)sib[j].n * ROUND_CALLS);
+    tell(1, MSG_IN, w, 0);
+    sdr_set_out(w, 0);
+}
+
+/* vote on taking replica j back: it says whether it has caught up with the leader's `round` */
+static void start_agreement(int j, int round) {
+    agree_for = j;
+    agree_flag = !finishing && (j != sdr.k || rounds >= round - CATCH_UP);
+    if (PMPIX_Comm_iagree(kin, &agree_flag, &agree_req) != MPI_SUCCESS) agree_req = MPI_REQUEST_NULL, agree_for = -1;
+}
+
+static void propose(int j) {
+    tell(0, MSG_PROPOSE, j, rounds);
+    start_agreement(j, rounds);
+}
+
+static int others_in(int j) {
+    int n = 0;
+    for (int i = 0; i < sdr.R; i++) n += i != j && live(i) && !is_out(i);
+    return n;
+}
+
+/* DGRP's rule on one pooled segment of replica j's rounds, ending at `round` */
+static void judge(int j, double x, int round) {
+    sibling_t *s = &sib[j];
+    double limit = tolerance * (s->mean + beta * s->dev);
+    if (s->recommended) {
+        s->bad = x > limit ? s->bad + 1 : 0;
+        if (s->bad >= strikes) s->recommended = 0, s->good = 0;
+        else if (!s->bad) {
+            s->dev = alpha * s->dev + (1 - alpha) * (x > s->mean ? x - s->mean : s->mean - x);
+            s->mean = alpha * s->mean + (1 - alpha) * x;
+        }
+    } else if (x <= limit) {
+        if (++s->good >= rejoin_after) s->recommended = 1;
+    } else s->good = 0;
+    if (!leader() || finishing) return;
+    if (!s->recommended && !is_out(j) && others_in(j) > 0) exclude(j, round);
+    else if (s->recommended && is_out(j) && agree_for < 0 && sib[sdr.k].n - s->n <= CATCH_UP) propose(j);
+}
+
+/* judge every sibling's rounds that this replica has reached too */
+static void evaluate(void) {
+    for (int j = 0; j < sdr.R; j++) {
+        sibling_t *s = &sib[j];
+        while (live(j) && s->next < s->n && s->next < sib[sdr.k].n) {
+            int r = s->next++;
+            double ref = s->t[r];
+            for (int i = 0; i < sdr.R; i++)
+                if (live(i) && sib[i].n > r && sib[i].t[r] < ref) ref = sib[i].t[r];
+            s->seg_t += s->t[r], s->seg_ref += ref;
+            if (s->seg_ref < MIN_SEGMENT) continue;
+            double x = s->seg_ref > 0 ? s->seg_t / s->seg_ref : 1.0;
+            s->seg_t = s->seg_ref = 0;
+            judge(j, x, r);
+        }
+    }
+}
+
+static void add_round(int j, double seconds) {
+    sibling_t *s = &sib[j];
+    if (s->n == s->cap) s->t = realloc(s->t, sizeof(double) * (size_t)(s->cap = s->cap ? 2 * s->cap : 256));
+    s->t[s->n++] = seconds;
+}
+
+void sdr_slow_enter(void) {
+    if (!on) return;
+    double t = now();
+    computed += t - ((double)left.tv_sec + (double)left.tv_nsec * 1e-9);
+    if (++calls_in_round < ROUND_CALLS) return;
+    add_round(sdr.k, computed);
+    tell(0, MSG_ROUND, rounds++, (int)(computed * 1e6));
+    calls_in_round = 0, computed = 0;
+    evaluate();
+}
+
+void sdr_slow_leave(void) {
+    if (on) clock_gettime(CLOCK_MONOTONIC, &left);
+}
+
+/* the leader stopped this excluded replica at the end: its records and output so far stay */
+static void stop_here(void) {
+    log_event("stopped", sdr.k, (long)rounds * ROUND_CALLS + calls_in_round);
+    echo_records_flush();
+    echo_mark_stopped();
+    fflush(NULL);
+    _exit(0);
+}
+
+void sdr_slow_message(int from, const int msg[4]) {
+    int j = from / sdr.n;
+    if (msg[0] == MSG_ROUND && on && msg[1] == sib[j].n) {
+        add_round(j, msg[2] * 1e-6);
+        evaluate();
+    } else if (msg[0] == MSG_PROPOSE && on) {
+        if (agree_for < 0) start_agreement(msg[1], msg[2]);
+        else if (nqueued < 4) queued[nqueued][0] = msg[1], queued[nqueued++][1] = msg[2];
+    } else if (msg[0] == MSG_STOP) stop_here();
+}
+
+void sdr_slow_progress(void) {
+    if (agree_req == MPI_REQUEST_NULL) return;
+    int done = 0, n;
+    int rc = PMPI_Test(&agree_req, &done, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && !done) return;
+    int j = agree_for;
+    agree_req = MPI_REQUEST_NULL, agree_for = -1;
+    if (rc != MPI_SUCCESS) PMPIX_Comm_ack_failed(kin, sdr.R, &n); /* a sibling failed: asked again later */
+    else if (agree_flag && leader() && is_out(j)) take_back_replica(j);
+    if (nqueued) { /* agreements start in the leader's order on every sibling */
+        start_agreement(queued[0][0], queued[0][1]);
+        for (int i = 1; i < nqueued; i++) queued[i - 1][0] = queued[i][0], queued[i - 1][1] = queued[i][1];
+        nqueued--;
+    }
+}
+
+void sdr_slow_finalize(void) {
+    if (!on) return;
+    finishing = 1;
+    int spins = 0;
+    while (agree_req != MPI_REQUEST_NULL) sdr_spin(&spins); /* every sibling is in it: it ends */
+    if (!leader()) return;
+    for (int j = 0; j < sdr.R; j++)
+        if (j != sdr.k && live(j) && is_out(j)) sdr_control(sdr_real_rank(echo.app_rank, j), MSG_STOP, 0, 0, 0);
+}
