@@ -228,15 +228,20 @@ def sdr_lines(opts: Options, nprocs: int, machine: Machine) -> list[str]:
     return ["mode sdr", *kills, *sdr.exclusion_lines(opts.exclude_slow, opts.rejoin_after, nprocs, machine.cores)]
 
 
-def is_slowdown(opts: Options) -> bool:
-    return bool(opts.inject and opts.inject.startswith("slow:"))
+def split_slowdown(inject: str | None) -> tuple[str | None, str | None]:
+    """--inject's slowdown (`slow:...`, one at most) and the rest (the mode's own kinds, `;`-separated)."""
+    parts = [s.strip() for s in (inject or "").split(";") if s.strip()]
+    slow = [p for p in parts if p.startswith("slow:")]
+    if len(slow) > 1:
+        raise perf.PerfError(f"--inject {inject}: one slow: injection at a time")
+    return (slow[0] if slow else None), ";".join(p for p in parts if not p.startswith("slow:")) or None
 
 
-def perf_lines(opts: Options, copies: list[int]) -> list[str]:
+def perf_lines(opts: Options, copies: list[int], slow: str | None) -> list[str]:
     """The slowdown injector and DGRP's explicit tests (echo/perf.py)."""
     if opts.perf_tests < 0:
         raise perf.PerfError(f"--perf-tests {opts.perf_tests}: a test every N MPI calls, N >= 1 (0: none)")
-    lines = [f"slow {perf.parse_slow(opts.inject, copies)}"] if is_slowdown(opts) else []
+    lines = [f"slow {perf.parse_slow(slow, copies)}"] if slow else []
     return lines + ([f"perf_tests {opts.perf_tests}"] if opts.perf_tests else [])
 
 
@@ -295,9 +300,9 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     if not opts.program:
         raise ValueError("no program given: echorun -n 4 --clones 2 ./app [args]")
     copies = sdr_copies(opts) if opts.mode == "sdr" else parse_copies(opts.clones, opts.nranks)
-    timing = perf_lines(opts, copies)
-    if is_slowdown(opts):  # not one of the other modes' --inject kinds
-        opts = replace(opts, inject=None)
+    slow, others = split_slowdown(opts.inject)  # a slowdown goes with the other modes' --inject kinds
+    timing = perf_lines(opts, copies, slow)
+    opts = replace(opts, inject=others)
     tools = valgrind_roles(opts, copies)
     procs = layout(copies, opts, tools)
     reinit = sdr_lines(opts, len(procs), machine) if opts.mode == "sdr" else reinit_lines(opts, copies)

@@ -107,6 +107,7 @@ void sdr_slow_leave(void);                  /* it ends: the next compute phase s
 void sdr_slow_message(int from, const int msg[4]); /* MSG_ROUND, MSG_PROPOSE, MSG_STOP */
 void sdr_slow_progress(void);
 void sdr_slow_finalize(void);               /* stop the excluded siblings: nobody waits for them */
+void sdr_slow_log(const char *what);        /* this replica's line in RUN_DIR/sdr.slow, at its current call */
 
 /* ---- echo_sdr_sched.c: collectives as rounds of sends, receives and local steps ---- */
 typedef struct sdr_sched sdr_sched_t;

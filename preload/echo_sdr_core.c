@@ -78,6 +78,7 @@ static MPI_Request ack_req = MPI_REQUEST_NULL;
 static long *sent_to, *matched, *due;
 static unsigned char *due_known;
 static int retarget_due; /* a sender to change: tried in the progress loop until it can be */
+static int drains_due;   /* some replica's stale messages are still to be taken out of the way */
 static void retarget(void);
 
 int sdr_is_ulfm_error(int rc) {
@@ -252,7 +253,7 @@ static void on_unsub(int from) {
 
 static void on_drain(int from, long count) {
     due[from] = count, due_known[from] = 1;
-    retarget_due = 1;
+    retarget_due = drains_due = 1;
 }
 
 /* a real message from `source` (its rank in one of c's channels) was matched, whatever becomes of it */
@@ -267,9 +268,13 @@ static int drained(int w) { return due_known[w] && matched[w] >= due[w]; }
 static void drain_stale(void) {
     static char *scratch;
     static int scratch_size;
+    if (!drains_due) return;
+    drains_due = 0;
     for (int w = 0; w < sdr.n * sdr.R; w++) {
         int a = w % sdr.n, j = w / sdr.n;
-        if (!due_known[w] || matched[w] >= due[w] || sdr.dead[w] || sdr.from[a] == j) continue;
+        if (!due_known[w] || matched[w] >= due[w] || sdr.dead[w]) continue;
+        drains_due = 1;
+        if (sdr.from[a] == j) continue;
         for (sdr_comm_t *c = comms; c && matched[w] < due[w]; c = c->next) {
             int i = c->index_of[a];
             if (i < 0 || c->real[i * sdr.R + j] < 0) continue;
@@ -291,6 +296,7 @@ static void drain_stale(void) {
         if (matched[w] >= due[w]) retarget_due = 1;
     }
 }
+
 
 /* Take back a posted receive (Cancel, then Wait): 1 if it was cancelled, 0 if it matched a message first (its
  * status in *st).  A receive MPI cannot finish cleanly counts as cancelled. */
@@ -682,6 +688,12 @@ static void on_dead(int w) {
     int a = w % sdr.n, j = w / sdr.n;
     for (sdr_send_t *s = sends; s; s = s->next) /* the dead send no acks */
         if (s->c->members[s->dst] == a) s->mask &= ~(1u << j);
+    int back = lowest_live(a);
+    if (sdr_lowest_in(a) < 0 && back >= 0) { /* its last sibling in the job died: an excluded one is all it has */
+        DEBUG("replica %d of rank %d taken back: no other is left\n", back, a);
+        sdr.out[sdr_real_rank(a, back)] = 0;
+        if (a == echo.app_rank && back == sdr.k) sdr_slow_log("in");
+    }
     retarget();
 }
 

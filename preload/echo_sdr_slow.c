@@ -192,9 +192,11 @@ void sdr_slow_leave(void) {
     if (on) clock_gettime(CLOCK_MONOTONIC, &left);
 }
 
+void sdr_slow_log(const char *what) { log_event(what, sdr.k, (long)rounds * ROUND_CALLS + calls_in_round); }
+
 /* the leader stopped this excluded replica at the end: its records and output so far stay */
 static void stop_here(void) {
-    log_event("stopped", sdr.k, (long)rounds * ROUND_CALLS + calls_in_round);
+    sdr_slow_log("stopped");
     echo_records_flush();
     echo_mark_stopped();
     fflush(NULL);

@@ -160,8 +160,9 @@ def postgres_db(postgres_url):
 
 @pytest.fixture(scope="session")
 def real_runs(programs, tmp_path_factory):
-    """Real runs: sdc_loop clean with PAPI sets, sdc_loop whose copy was outvoted (3 copies, vote), and phases
-    with copy 1 made 4x slower from its 10th call."""
+    """Real runs: sdc_loop clean with PAPI sets, sdc_loop whose copy was outvoted (3 copies, vote), phases
+    with copy 1 made 4x slower from its 10th call, and SDR's sdr_slow whose replica 1 of rank 0 was excluded as
+    8x slower and stopped at the end."""
     base = tmp_path_factory.mktemp("runs")
     clean = echorun(["--no-store", "-n", "2", "--clones", "2", "--papi-sets",
                      "perf::TASK-CLOCK,perf::PAGE-FAULTS;perf::TASK-CLOCK,perf::CONTEXT-SWITCHES",
@@ -170,7 +171,9 @@ def real_runs(programs, tmp_path_factory):
                      "bitflip:rank=1,copy=2,call=20", *programs["sdc_loop"]], base / "voted")
     slowed = echorun(["--no-store", "-n", "1", "--clones", "2", "--inject", "slow:rank=0,copy=1,factor=4,from=10",
                       *programs["phases"]], base / "slowed")
-    assert clean.returncode == 0 and voted.returncode == 21 and slowed.returncode == 0, \
-        clean.stderr + voted.stderr + slowed.stderr
+    excluded = echorun(["--no-store", "-n", "2", "--mode", "sdr", "--replicas", "2", "--exclude-slow", "2",
+                        "--inject", "slow:rank=0,copy=1,factor=8", *programs["sdr_slow"], "300"], base / "excluded")
+    assert clean.returncode == 0 and voted.returncode == 21 and slowed.returncode == 0 and excluded.returncode == 0, \
+        clean.stderr + voted.stderr + slowed.stderr + excluded.stderr
     return {name: (base / name, json.loads((base / name / "run.json").read_text())["run_id"])
-            for name in ("clean", "voted", "slowed")}
+            for name in ("clean", "voted", "slowed", "excluded")}

@@ -97,3 +97,10 @@ def test_verdict_a_replica_stopped_as_slow_is_not_a_failure(tmp_path):
     assert out.lines[0] == ("SDR: rank 0 replica 1 excluded as slow (its world takes its messages from a sibling) "
                             "at its call 32")
     assert not any("lost" in line for line in out.lines)
+
+
+def test_a_slowdown_goes_with_kills():
+    lines = plan(nranks=2, exclude_slow=2, inject="slow:rank=1,copy=0,factor=3;kill:rank=0,replica=1,call=50").text
+    assert "slow 1 0 3.0 1 0" in lines and "sdr_kill_0 0 1 call 50" in lines and "sdr_exclude 2 3" in lines
+    with pytest.raises(ValueError, match="one slow: injection at a time"):
+        plan(nranks=2, inject="slow:rank=1,copy=0,factor=3;slow:rank=0,copy=0,factor=2")

@@ -57,7 +57,7 @@ def served(real_runs, tmp_path_factory):
             break
         except OSError:
             time.sleep(0.1)
-    for name in ("clean", "voted", "slowed"):
+    for name in ("clean", "voted", "slowed", "excluded"):
         run_dir, run_id = real_runs[name]
         req = urllib.request.Request(f"{url}/api/runs/{run_id}", data=pack(run_dir), method="PUT",
                                      headers={"Authorization": f"Bearer {token}"})
@@ -104,6 +104,24 @@ def test_slow_copy_timeline(browser, served, real_runs):
     assert 10 <= int(red[0].get_attribute("data-from")) <= 14
     assert "a process was slow" in browser.find_element(By.CSS_SELECTOR, "ul.hosts").text
     shot(browser, "slow-copy")
+
+
+def test_excluded_replica_timeline(browser, served, real_runs):
+    """SDR: the slowed replica's bar turns red where it was excluded (its 32nd call: two slow rounds of 16) and
+    stays red to its end (stopped); the other replicas' bars are green throughout."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{served}/runs/{real_runs['excluded'][1]}")
+    chart = browser.find_element(By.CSS_SELECTOR, "svg.chart[aria-label^='SDR replicas']")
+    bars = chart.find_elements(By.CSS_SELECTOR, "rect[data-status]")
+    red = [b for b in bars if b.get_attribute("data-status") != "in the job"]
+    assert [b.get_attribute("data-status") for b in red] == ["excluded as slow", "stopped at the end, still excluded"]
+    assert all("rank 0 replica 1" in b.find_element(By.TAG_NAME, "title").get_attribute("textContent") for b in red)
+    assert int(red[0].get_attribute("data-from")) == 32
+    greens = {b.find_element(By.TAG_NAME, "title").get_attribute("textContent").split(":")[0] for b in bars
+              if b.get_attribute("data-status") == "in the job"}
+    assert greens == {"rank 0 replica 0", "rank 0 replica 1", "rank 1 replica 0", "rank 1 replica 1"}
+    shot(browser, "excluded-replica")
 
 
 def test_copies_side_by_side_with_counter_chart(browser, served, real_runs):
