@@ -1,10 +1,11 @@
 """Writing a benchmark's results: a Markdown file under bench/results/, with a
-line saying when, where and by which script it was measured."""
+line saying when, where and by which script it was measured; and timing a command."""
 
 from __future__ import annotations
 
 import os
 import platform
+import subprocess
 import time
 from pathlib import Path
 
@@ -22,3 +23,12 @@ def write(name: str, lines: list[str]) -> Path:
     path.write_text("\n".join(lines))
     print(path.read_text())
     return path
+
+
+def timed(argv: list[str]) -> float:
+    """Wall seconds of a command that must succeed."""
+    t = time.perf_counter()
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+    if p.returncode != 0:
+        raise RuntimeError(f"{argv[:8]}: {p.stderr[-1500:]}")
+    return time.perf_counter() - t

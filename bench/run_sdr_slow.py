@@ -19,10 +19,9 @@ import argparse
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from results_file import measured_by, write  # bench/ itself is on the path of a script run from it
+from results_file import measured_by, timed, write  # bench/ itself is on the path of a script run from it
 from run_sdr import BIN, BIND, HERE, native_argv
 
 from echo.build import detect_mpi, ensure_library
@@ -33,14 +32,6 @@ FACTOR = 4
 def sdr_argv(exe: str, steps: str, work: Path, name: str, extra: list[str]) -> list[str]:
     return [str(BIN / "echorun"), "--no-store", "--run-dir", str(work / name), "-n", "2", "--mode", "sdr",
             "--replicas", "2", "--mpirun-args", " ".join(BIND), *extra, exe, steps]
-
-
-def wall(argv: list[str]) -> float:
-    t = time.perf_counter()
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
-    if p.returncode != 0:
-        raise RuntimeError(f"{argv[:8]} failed:\n{p.stderr[-2000:]}")
-    return time.perf_counter() - t
 
 
 def main() -> None:
@@ -68,7 +59,7 @@ def main() -> None:
             for j, (name, extra) in enumerate(cases.items()):
                 argv = (native_argv(mpi, exe, [steps]) if extra is None
                         else sdr_argv(exe, steps, work, f"r{i}-{j}", extra))
-                times[name].append(wall(argv))
+                times[name].append(timed(argv))
     best = {name: min(t) for name, t in times.items()}
     base = best["native"]
     lines = [

@@ -18,21 +18,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from results_file import measured_by, write  # bench/ itself is on the path of a script run from it
+from results_file import measured_by, timed, write  # bench/ itself is on the path of a script run from it
 
 from echo.build import detect_mpi, ensure_library
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 STEPS = "60"
-
-
-def timed(argv: list[str]) -> float:
-    t = time.perf_counter()
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
-    if p.returncode != 0:
-        raise RuntimeError(f"{argv[:6]}: {p.stderr[-1500:]}")
-    return time.perf_counter() - t
 
 
 def main() -> None:

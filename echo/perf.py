@@ -11,8 +11,9 @@ tolerance x (mean + beta x deviation), beta 4. `strikes` phases in a row
 above the threshold (2: a single one is a process preempted once) make the
 process non-recommended; it is recommended again after `rejoin` phases in a
 row below it. A host is non-recommended while one of its
-processes is. Phases whose reference is shorter than `min_phase` are timing
-noise and are not judged.
+processes is. Phases shorter than `min_phase` alone are timing noise: consecutive
+phases are pooled until the reference has computed `min_phase`, and each pool is
+judged as one phase (SDR's exclusion pools its rounds the same way).
 
 Runs without copies can be judged by DGRP's explicit tests instead (`--perf-tests N`:
 every process times a fixed short computation before every Nth call; the kth
@@ -44,7 +45,7 @@ class Params:
     tolerance: float = 1.5  # the threshold's factor
     strikes: int = 2  # phases in a row above the threshold to be non-recommended (one is a preempted phase)
     rejoin: int = 3  # good phases in a row to be recommended again
-    min_phase: float = 1e-3  # seconds: shorter reference phases are not judged
+    min_phase: float = 1e-3  # seconds: phases are pooled until the reference computed this long
 
 
 @dataclass
@@ -80,6 +81,24 @@ def phase_times(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     out = np.zeros(len(starts))
     out[1:] = starts[1:] - ends[:-1]
     return out
+
+
+def pooled(times: np.ndarray, ref: np.ndarray, min_phase: float) -> tuple[np.ndarray, np.ndarray]:
+    """Consecutive phases pooled until the reference has computed `min_phase` (a pool ends at the phase where its
+    running total passes the next multiple): per copy, its time over the reference's in each pool, placed at the
+    pool's last phase, and which phases end a pool."""
+    n = ref.shape[0]
+    count = np.floor(np.cumsum(ref) / min_phase)
+    ends = np.flatnonzero(np.diff(np.concatenate(([0.0], count))) > 0)
+    ratios, judged = np.ones(times.shape), np.zeros(n, dtype=bool)
+    if len(ends) == 0:
+        return ratios, judged
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    ref_sums = np.add.reduceat(ref, starts)
+    for i, t in enumerate(times):
+        ratios[i, ends] = np.divide(np.add.reduceat(t, starts), ref_sums, out=np.ones(len(ends)), where=ref_sums > 0)
+    judged[ends] = True
+    return ratios, judged
 
 
 def judge(ratios: np.ndarray, judged: np.ndarray, params: Params) -> tuple[list[tuple[int, str]], int]:
@@ -123,11 +142,11 @@ def analyse(run_dir: str | Path, params: Params = Params()) -> dict:
     for rank, group in sorted(groups.items()):
         n = min(len(f.records) for f in group)  # copies make the same calls: phase k is the same in each
         times = np.array([phase_times(f.seconds("t_start")[:n], f.seconds("t_end")[:n]) for f in group])
-        ref = times.min(axis=0)
-        judged = (ref >= params.min_phase) if len(group) > 1 else np.zeros(n, dtype=bool)
-        for f, t in zip(group, times, strict=True):
-            ratios = np.divide(t, ref, out=np.ones(n), where=ref > 0)
-            changes, slow = judge(ratios, judged, params)
+        ratios, judged = pooled(times, times.min(axis=0), params.min_phase)
+        if len(group) < 2:
+            judged[:] = False
+        for f, r in zip(group, ratios, strict=True):
+            changes, slow = judge(r, judged, params)
             st = ProcessStatus(rank, f.copy, f.host, judged=int(judged.sum()), slow=slow)
             for k, status in changes:
                 st.changes.append((int(f.records["seq"][k]), since_start(f, k, origin), status))

@@ -152,7 +152,7 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
                 events.append(dict(kind="records-damaged", app_rank=app, copy=copy, message=str(e)))
         if f is not None and f.damage:
             events.append(dict(kind="records-damaged", app_rank=app, copy=copy, message=f.damage))
-        if state not in ("finalized",):
+        if not state.startswith(("finalized", "stopped")):  # stopped: SDR's excluded replica, at the end (an event)
             events.append(dict(kind="process-ended-abnormally", app_rank=app, copy=copy,
                                call_seq=int(f.records["seq"][-1]) if f is not None and len(f.records) else None,
                                message=f"application rank {app} copy {copy} (process {real}): {state}"))

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from echo.perf import Estimator, Params, PerfError, ProcessStatus, host_view, judge, parse_slow
+from echo.perf import Estimator, Params, PerfError, ProcessStatus, host_view, judge, parse_slow, pooled
 from tests.conftest import echorun, lines_by_rank
 
 
@@ -37,6 +37,15 @@ def test_a_single_preempted_phase_is_not_a_slow_process():
 def test_phases_too_short_to_judge_are_left_out():
     ratios = np.full(10, 5.0)
     assert judge(ratios, np.zeros(10, dtype=bool), Params()) == ([], 0)
+
+
+def test_short_phases_are_pooled_until_the_reference_computed_min_phase():
+    ref = np.array([0.35e-3] * 10)  # 0.35 ms phases: pools end where the total passes 1, 2, 3 ms
+    times = np.array([ref, ref * 4])
+    ratios, judged = pooled(times, ref, 1e-3)
+    assert list(np.flatnonzero(judged)) == [2, 5, 8]
+    assert np.allclose(ratios[1, judged], 4.0) and np.allclose(ratios[0, judged], 1.0)
+    assert not pooled(times[:, :2], ref[:2], 1e-3)[1].any()  # 0.7 ms in all: nothing judged
 
 
 def test_a_host_is_slow_while_any_of_its_processes_is():
