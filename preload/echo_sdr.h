@@ -66,7 +66,9 @@ void sdr_comm_release(sdr_comm_t *c);      /* MPI_Comm_free: forgotten now, gone
 void sdr_progress(void);
 void sdr_learn_failures(void);              /* ask ULFM which processes failed, and act on new ones */
 int sdr_is_ulfm_error(int rc);
-void sdr_tick(void);                        /* every application call: the kill injector counts them */
+/* every application call (1: one that starts communication, the same in every replica, so rounds of them are
+ * the same work in every replica): the kill injector counts them */
+void sdr_tick(int starts_communication);
 
 typedef struct sdr_send sdr_send_t;
 typedef struct sdr_recv sdr_recv_t;
@@ -102,11 +104,11 @@ enum { MSG_ACK = 1, MSG_FLUSH, MSG_UNSUB, MSG_DRAIN, MSG_ROUND, MSG_OUT, MSG_IN,
 
 /* ---- echo_sdr_slow.c: slow replicas excluded and taken back (DGRP's rule among a rank's replicas) ---- */
 void sdr_slow_setup(void);
-void sdr_slow_enter(void);                  /* an application call starts: its compute phase ended */
+void sdr_slow_enter(int starts_communication); /* an application call starts: its compute phase ended */
 void sdr_slow_leave(void);                  /* it ends: the next compute phase starts */
 void sdr_slow_message(int from, const int msg[4]); /* MSG_ROUND, MSG_PROPOSE, MSG_STOP */
 void sdr_slow_progress(void);
-void sdr_slow_finalize(void);               /* stop the excluded siblings: nobody waits for them */
+int sdr_slow_finalize(void);                /* stop the excluded siblings (1 if any): nobody waits for them */
 void sdr_slow_log(const char *what);        /* this replica's line in RUN_DIR/sdr.slow, at its current call */
 
 /* ---- echo_sdr_sched.c: collectives as rounds of sends, receives and local steps ---- */

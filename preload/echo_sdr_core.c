@@ -34,6 +34,8 @@ struct sdr_send {
     long owned_bytes;
     int released; /* its owner is done with it: freed once complete */
     sdr_send_t *next; /* every send not yet complete and released, in the order they started */
+    sdr_send_t *next_posted; /* those with real sends under way: the progress loop tests only these */
+    int in_posted;
 };
 
 struct sdr_recv {
@@ -57,9 +59,13 @@ typedef struct credit {
 } credit_t;
 
 static sdr_send_t *sends, **sends_tail = &sends;
+static sdr_send_t *posted; /* the sends whose real sends may still be under way (a copy waiting only for acks,
+                            * say for an excluded replica that is far behind, costs the progress loop nothing) */
+static void settle(sdr_send_t *s);
 static sdr_recv_t *recvs;
 static void debug_dump(void);
-static credit_t *credits;
+#define CREDIT_BUCKETS 1024 /* a replica far behind holds many (a collective's tag is used once) */
+static credit_t *credits[CREDIT_BUCKETS];
 
 /* acks go out nonblocking; a slot is reused once its send completed */
 typedef struct {
@@ -107,7 +113,10 @@ void sdr_comm_add(sdr_comm_t *c) {
     comms = c;
 }
 
+static int drain_due_in(const sdr_comm_t *c);
+
 static void comm_destroy_if_unused(sdr_comm_t *c) {
+    if (drain_due_in(c)) return; /* stale messages of a member's replica may still come on it */
     for (sdr_send_t *s = sends; s; s = s->next)
         if (s->c == c) return;
     for (sdr_recv_t *r = recvs; r; r = r->next)
@@ -167,8 +176,14 @@ static void ack_message(sdr_comm_t *c, int chan, int i, int j, int tag) {
     }
 }
 
+static credit_t **credit_bucket(int cid, int chan, int dst, int tag, int replica) {
+    unsigned h = (unsigned)cid * 2654435761u ^ (unsigned)tag * 40503u ^ (unsigned)dst * 977u ^
+                 (unsigned)(chan * SDR_MAX_REPLICAS + replica);
+    return &credits[h % CREDIT_BUCKETS];
+}
+
 static int take_credit(int cid, int chan, int dst, int tag, int replica) {
-    for (credit_t **p = &credits; *p; p = &(*p)->next) {
+    for (credit_t **p = credit_bucket(cid, chan, dst, tag, replica); *p; p = &(*p)->next) {
         credit_t *cr = *p;
         if (cr->cid == cid && cr->chan == chan && cr->dst == dst && cr->tag == tag && cr->replica == replica) {
             if (--cr->n == 0) {
@@ -182,14 +197,15 @@ static int take_credit(int cid, int chan, int dst, int tag, int replica) {
 }
 
 static void add_credit(int cid, int chan, int dst, int tag, int replica) {
-    for (credit_t *cr = credits; cr; cr = cr->next)
+    credit_t **bucket = credit_bucket(cid, chan, dst, tag, replica);
+    for (credit_t *cr = *bucket; cr; cr = cr->next)
         if (cr->cid == cid && cr->chan == chan && cr->dst == dst && cr->tag == tag && cr->replica == replica) {
             cr->n++;
             return;
         }
     credit_t *cr = malloc(sizeof *cr);
-    *cr = (credit_t){cid, chan, dst, tag, replica, 1, credits};
-    credits = cr;
+    *cr = (credit_t){cid, chan, dst, tag, replica, 1, *bucket};
+    *bucket = cr;
 }
 
 static void post_send(sdr_send_t *s, int replica) {
@@ -205,8 +221,10 @@ static void post_send(sdr_send_t *s, int replica) {
     MPI_Request *req = &s->reqs[s->nreqs++];
     int rc = s->mode ? PMPI_Issend(s->buf, s->count, s->dt, to, s->tag, s->c->chan[s->chan], req)
                      : PMPI_Isend(s->buf, s->count, s->dt, to, s->tag, s->c->chan[s->chan], req);
-    if (rc == MPI_SUCCESS) sent_to[sdr_real_rank(s->c->members[s->dst], replica)]++;
-    else {
+    if (rc == MPI_SUCCESS) {
+        sent_to[sdr_real_rank(s->c->members[s->dst], replica)]++;
+        if (!s->in_posted) s->next_posted = posted, posted = s, s->in_posted = 1;
+    } else {
         DEBUG("send to %d failed (%d)\n", to, rc);
         *req = MPI_REQUEST_NULL;
         if (!sdr_is_ulfm_error(rc) && !s->err) s->err = rc; /* the application's mistake: its call fails */
@@ -222,6 +240,7 @@ static void on_ack(int from, int cid, int chan, int tag) {
     for (sdr_send_t *s = sends; s; s = s->next)
         if (s->c == c && s->chan == chan && s->dst == dst && s->tag == tag && (s->mask & (1u << j))) {
             s->mask &= ~(1u << j);
+            settle(s);
             return;
         }
     add_credit(cid, chan, dst, tag, j);
@@ -264,6 +283,15 @@ static void count_match(const sdr_comm_t *c, int source) {
 
 static int drained(int w) { return due_known[w] && matched[w] >= due[w]; }
 
+static int drain_due_in(const sdr_comm_t *c) {
+    for (int i = 0; i < c->size; i++)
+        for (int j = 0; j < sdr.R; j++) {
+            int w = sdr_real_rank(c->members[i], j);
+            if (!sdr.dead[w] && !drained(w)) return 1;
+        }
+    return 0;
+}
+
 /* take out of the way the messages of replicas this process no longer receives from that are still coming */
 static void drain_stale(void) {
     static char *scratch;
@@ -295,6 +323,11 @@ static void drain_stale(void) {
         }
         if (matched[w] >= due[w]) retarget_due = 1;
     }
+    if (!drains_due)
+        for (sdr_comm_t *c = comms, *next; c; c = next) { /* freed ones kept for their stale messages */
+            next = c->next;
+            if (c->freed) comm_destroy_if_unused(c);
+        }
 }
 
 
@@ -338,8 +371,12 @@ static void poll_acks(void) {
         case MSG_FLUSH: on_flush(from); break;
         case MSG_UNSUB: on_unsub(from); break;
         case MSG_DRAIN: on_drain(from, (long)ack_in[1] | ((long)ack_in[2] << 30)); break;
-        case MSG_OUT: sdr_set_out(ack_in[1], 1); break;
-        case MSG_IN: sdr_set_out(ack_in[1], 0); break;
+        case MSG_OUT: /* from a leader since dead: a later one decides */
+            if (!sdr.dead[from]) sdr_set_out(ack_in[1], 1);
+            break;
+        case MSG_IN:
+            if (!sdr.dead[from]) sdr_set_out(ack_in[1], 0);
+            break;
         default: sdr_slow_message(from, ack_in); /* rounds, proposals, stop */
         }
     }
@@ -387,7 +424,8 @@ sdr_send_t *sdr_send_start(sdr_comm_t *c, int chan, const void *buf, int count, 
     return s;
 }
 
-static int send_test(sdr_send_t *s) {
+/* its real sends are all done (tested now) */
+static int reqs_done(sdr_send_t *s) {
     int pending = 0;
     for (int i = 0; i < s->nreqs; i++) {
         if (s->reqs[i] == MPI_REQUEST_NULL) continue;
@@ -398,14 +436,21 @@ static int send_test(sdr_send_t *s) {
             sdr_learn_failures();
         } else if (!flag) pending = 1;
     }
-    return !pending && s->mask == 0;
+    return !pending;
 }
+
+static int send_test(sdr_send_t *s) { return reqs_done(s) && s->mask == 0; }
 
 static void unlink_send(sdr_send_t *s) {
     for (sdr_send_t **p = &sends; *p; p = &(*p)->next)
         if (*p == s) {
             *p = s->next;
             if (sends_tail == &s->next) sends_tail = p;
+            break;
+        }
+    for (sdr_send_t **p = &posted; s->in_posted && *p; p = &(*p)->next_posted)
+        if (*p == s) {
+            *p = s->next_posted;
             break;
         }
     copies_bytes -= s->owned_bytes;
@@ -435,6 +480,12 @@ int sdr_send_sent(sdr_send_t *s) {
 void sdr_send_free(sdr_send_t *s) {
     s->released = 1;
     if (s->err || send_test(s)) unlink_send(s);
+}
+
+/* an ack or a death cleared acks it waited for: a released send with no real send under way may go now (one
+ * with real sends under way goes from the progress loop) */
+static void settle(sdr_send_t *s) {
+    if (s->released && s->mask == 0 && !s->in_posted) unlink_send(s);
 }
 
 /* ---- receives ---- */
@@ -498,6 +549,14 @@ static int recv_test(sdr_recv_t *r) {
         if (interrupted(r->c->chan[r->chan], &r->req, &st)) return 0; /* posted again next time */
         flag = 1, rc = MPI_SUCCESS; /* it matched a message meanwhile: take it below */
     }
+    int i, j, cls = 0;
+    if (rc != MPI_SUCCESS) PMPI_Error_class(rc, &cls);
+    if (cls == MPI_ERR_TRUNCATE && r->posted_to < 0 && st.MPI_SOURCE >= 0 && st.MPI_SOURCE < r->c->size * sdr.R &&
+        !from_sender(r->c, st.MPI_SOURCE, &i, &j)) { /* a stale message, longer than this receive: dropped */
+        count_match(r->c, st.MPI_SOURCE);
+        r->req = MPI_REQUEST_NULL;
+        return 0;
+    }
     if (rc != MPI_SUCCESS) {
         if (!sdr_is_ulfm_error(rc)) {
             r->err = rc, r->complete = 1;
@@ -509,7 +568,6 @@ static int recv_test(sdr_recv_t *r) {
         return 0;
     }
     if (!flag) return 0;
-    int i, j;
     count_match(r->c, st.MPI_SOURCE);
     if (!from_sender(r->c, st.MPI_SOURCE, &i, &j)) {
         DEBUG("dropped a message of member %d replica %d (tag %d)\n", i, j, st.MPI_TAG);
@@ -686,8 +744,10 @@ static void on_dead(int w) {
     sdr.feeds[w] = 0;
     due_known[w] = 1, due[w] = 0; /* nothing of it comes any more */
     int a = w % sdr.n, j = w / sdr.n;
-    for (sdr_send_t *s = sends; s; s = s->next) /* the dead send no acks */
-        if (s->c->members[s->dst] == a) s->mask &= ~(1u << j);
+    for (sdr_send_t *s = sends, *next; s; s = next) { /* the dead send no acks */
+        next = s->next;
+        if (s->c->members[s->dst] == a) s->mask &= ~(1u << j), settle(s);
+    }
     int back = lowest_live(a);
     if (sdr_lowest_in(a) < 0 && back >= 0) { /* its last sibling in the job died: an excluded one is all it has */
         DEBUG("replica %d of rank %d taken back: no other is left\n", back, a);
@@ -702,8 +762,12 @@ static void on_dead(int w) {
  * messages from a sibling, or from it again. */
 void sdr_set_out(int w, int out) {
     if (sdr.dead[w] || sdr.out[w] == out) return;
-    DEBUG("replica %d of rank %d %s\n", w / sdr.n, w % sdr.n, out ? "excluded as slow" : "taken back");
     sdr.out[w] = (unsigned char)out;
+    if (out && sdr_lowest_in(w % sdr.n) < 0) { /* never a rank's last replica in the job */
+        sdr.out[w] = 0;
+        return;
+    }
+    DEBUG("replica %d of rank %d %s\n", w / sdr.n, w % sdr.n, out ? "excluded as slow" : "taken back");
     retarget();
 }
 
@@ -732,9 +796,14 @@ void sdr_progress(void) {
     if (busy) return;
     busy = 1;
     poll_acks();
-    for (sdr_send_t *s = sends, *next; s; s = next) {
-        next = s->next;
-        if (send_test(s) && s->released) unlink_send(s);
+    for (sdr_send_t **p = &posted; *p;) {
+        sdr_send_t *s = *p;
+        if (!reqs_done(s)) {
+            p = &s->next_posted;
+            continue;
+        }
+        *p = s->next_posted, s->in_posted = 0;
+        settle(s);
     }
     for (sdr_recv_t *r = recvs, *next; r; r = next) {
         next = r->next;
@@ -808,10 +877,10 @@ static void arm_kills(void) {
 
 /* every application call: the kill injector counts them; control messages are read even by a process that
  * never waits (one behind its peers finds every message there: an excluded replica must still hear it is) */
-void sdr_tick(void) {
+void sdr_tick(int starts_communication) {
     if (++calls == kill_at_call) kill(getpid(), SIGKILL);
-    sdr_slow_enter();
-    if (calls % 16 == 0) sdr_progress();
+    sdr_slow_enter(starts_communication);
+    if (sdr.self_acks && calls % 16 == 0) sdr_progress(); /* with exclusion on */
 }
 
 /* ---- setup and end ---- */
@@ -858,9 +927,9 @@ int echo_sdr_skips_finalize(void) { return skip_finalize; }
 
 void echo_sdr_finalize(void) {
     int n;
-    sdr_slow_finalize();
+    int stopped = sdr_slow_finalize(); /* it ends during the agreement below: count it dead already */
     sdr_learn_failures();
-    int none_dead = 1;
+    int none_dead = !stopped;
     for (int w = 0; w < sdr.n * sdr.R; w++) none_dead &= !sdr.dead[w];
     skip_finalize = sdr_meet(sdr.world, &none_dead) != MPI_SUCCESS || !none_dead;
     if (ack_req != MPI_REQUEST_NULL) {

@@ -1,8 +1,10 @@
 /* SDR mode: slow replicas excluded, and taken back when they are well again (docs/perf.md, docs/sdr.md).
  *
  * A rank's replicas run the same instructions between the same calls, so each
- * round of ROUND_CALLS calls, every replica tells its siblings how long it
- * computed (outside MPI) in that round.  Every replica judges every sibling by
+ * round of ROUND_CALLS calls that start communication (sends, receives,
+ * collectives, Start: the same in every replica, unlike tests and probes, which
+ * a replica that waits makes more of), every replica tells its siblings how
+ * long it computed (outside MPI) in that round.  Every replica judges every sibling by
  * DGRP's rule (echo/perf.py's, on rounds: the time over the fastest replica's,
  * against tolerance x (mean + beta x deviation) of its healthy rounds; rounds
  * are pooled until the fastest spent MIN_SEGMENT computing); the rank's lowest
@@ -16,7 +18,9 @@
  *  - `rejoin` rounds in a row below it, and no more than CATCH_UP rounds
  *    behind the leader: the rank's replicas agree with ULFM's agreement (the
  *    excluded one votes whether it has caught up) and, if all do, every
- *    process is told it is back.  Its world takes its messages from it again;
+ *    process is told it is back.  Proposals are numbered and every sibling
+ *    passes a new one on to the others, so if the leader dies while proposing,
+ *    every live sibling still joins that agreement (ULFM's needs all of them).  Its world takes its messages from it again;
  *    the acks its peers sent it while it was out are what it skips.
  *  - At the end, the leader stops its excluded siblings: the job does not wait
  *    for a replica it excluded (the rank's output is the leader's).
@@ -31,6 +35,7 @@
 #include <mpi-ext.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,11 +48,13 @@ static const double tolerance = 1.5, alpha = 0.9, beta = 4.0;
 
 static struct timespec left;    /* when the last call ended */
 static int calls_in_round;
+static long calls;              /* application calls so far */
 static double computed;         /* in this round */
 static int rounds;              /* this replica's rounds completed */
 
 typedef struct {
     double *t;                  /* its compute time in each round */
+    long *call;                 /* its application calls at the end of each round */
     int n, cap;
     double mean, dev;           /* DGRP's estimator of its time over the fastest replica's */
     int recommended, bad, good; /* status, and judged rounds in a row above / below the threshold */
@@ -59,7 +66,9 @@ static sibling_t sib[SDR_MAX_REPLICAS];
 static MPI_Comm kin = MPI_COMM_NULL; /* this rank's replicas (ULFM's agreement on taking one back) */
 static MPI_Request agree_req = MPI_REQUEST_NULL;
 static int agree_flag, agree_for = -1;
-static int queued[4][2], nqueued; /* proposals that came while this replica's last agreement was untested */
+static int last_proposal;       /* the number of the last proposal seen (each sibling passes a new one on) */
+#define MAX_QUEUED 16
+static int queued[MAX_QUEUED][2], nqueued; /* proposals waiting for this replica's agreement before them */
 static int finishing;
 
 static double now(void) {
@@ -96,36 +105,45 @@ void sdr_slow_setup(void) {
 }
 
 /* to every live process but this one (decisions), or to this rank's live siblings (reports, proposals) */
-static void tell(int everyone, int type, int a, int b) {
+static void tell(int everyone, int type, int a, int b, int c) {
     for (int w = 0; w < sdr.n * sdr.R; w++)
         if (w != echo.real_rank && !sdr.dead[w] && (everyone || w % sdr.n == echo.app_rank))
-            sdr_control(w, type, a, b, 0);
+            sdr_control(w, type, a, b, c);
 }
 
 static void exclude(int j, int round) {
     int w = sdr_real_rank(echo.app_rank, j);
-    log_event("out", j, (long)(round + 1) * ROUND_CALLS);
-    tell(1, MSG_OUT, w, 0);
+    log_event("out", j, sib[j].call[round]);
+    tell(1, MSG_OUT, w, 0, 0);
     sdr_set_out(w, 1);
 }
 
 static void take_back_replica(int j) {
     int w = sdr_real_rank(echo.app_rank, j);
-    log_event("in", j, (long)sib[j].n * ROUND_CALLS);
-    tell(1, MSG_IN, w, 0);
+    log_event("in", j, sib[j].n ? sib[j].call[sib[j].n - 1] : 0);
+    tell(1, MSG_IN, w, 0, 0);
     sdr_set_out(w, 0);
 }
 
-/* vote on taking replica j back: it says whether it has caught up with the leader's `round` */
-static void start_agreement(int j, int round) {
-    agree_for = j;
-    agree_flag = !finishing && (j != sdr.k || rounds >= round - CATCH_UP);
-    if (PMPIX_Comm_iagree(kin, &agree_flag, &agree_req) != MPI_SUCCESS) agree_req = MPI_REQUEST_NULL, agree_for = -1;
+/* the agreements start in the proposals' order on every sibling; replica j votes whether it has caught up with
+ * the leader's `round` */
+static void next_agreement(void) {
+    while (agree_req == MPI_REQUEST_NULL && nqueued) {
+        int j = queued[0][0], round = queued[0][1];
+        memmove(queued, queued + 1, sizeof queued[0] * (size_t)--nqueued);
+        agree_for = j;
+        agree_flag = !finishing && (j != sdr.k || rounds >= round - CATCH_UP);
+        if (PMPIX_Comm_iagree(kin, &agree_flag, &agree_req) != MPI_SUCCESS) agree_req = MPI_REQUEST_NULL, agree_for = -1;
+    }
 }
 
-static void propose(int j) {
-    tell(0, MSG_PROPOSE, j, rounds);
-    start_agreement(j, rounds);
+/* a proposal (ours, or one passed on) is new: pass it on, and join its agreement after those before it */
+static void on_proposal(int number, int j, int round) {
+    if (number <= last_proposal) return;
+    last_proposal = number;
+    tell(0, MSG_PROPOSE, number, j, round);
+    if (nqueued < MAX_QUEUED) queued[nqueued][0] = j, queued[nqueued++][1] = round;
+    next_agreement();
 }
 
 static int others_in(int j) {
@@ -150,7 +168,8 @@ static void judge(int j, double x, int round) {
     } else s->good = 0;
     if (!leader() || finishing) return;
     if (!s->recommended && !is_out(j) && others_in(j) > 0) exclude(j, round);
-    else if (s->recommended && is_out(j) && agree_for < 0 && sib[sdr.k].n - s->n <= CATCH_UP) propose(j);
+    else if (s->recommended && is_out(j) && agree_for < 0 && !nqueued && sib[sdr.k].n - s->n <= CATCH_UP)
+        on_proposal(last_proposal + 1, j, rounds);
 }
 
 /* judge every sibling's rounds that this replica has reached too */
@@ -171,19 +190,25 @@ static void evaluate(void) {
     }
 }
 
-static void add_round(int j, double seconds) {
+static void add_round(int j, double seconds, long call) {
     sibling_t *s = &sib[j];
-    if (s->n == s->cap) s->t = realloc(s->t, sizeof(double) * (size_t)(s->cap = s->cap ? 2 * s->cap : 256));
-    s->t[s->n++] = seconds;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        s->t = realloc(s->t, sizeof(double) * (size_t)s->cap);
+        s->call = realloc(s->call, sizeof(long) * (size_t)s->cap);
+    }
+    s->t[s->n] = seconds, s->call[s->n++] = call;
 }
 
-void sdr_slow_enter(void) {
+void sdr_slow_enter(int starts_communication) {
     if (!on) return;
+    calls++;
     double t = now();
     computed += t - ((double)left.tv_sec + (double)left.tv_nsec * 1e-9);
-    if (++calls_in_round < ROUND_CALLS) return;
-    add_round(sdr.k, computed);
-    tell(0, MSG_ROUND, rounds++, (int)(computed * 1e6));
+    if (!starts_communication || ++calls_in_round < ROUND_CALLS) return;
+    add_round(sdr.k, computed, calls);
+    long us = (long)(computed * 1e6);
+    tell(0, MSG_ROUND, rounds++, us > 0x7fffffff ? 0x7fffffff : (int)us, (int)calls);
     calls_in_round = 0, computed = 0;
     evaluate();
 }
@@ -192,7 +217,7 @@ void sdr_slow_leave(void) {
     if (on) clock_gettime(CLOCK_MONOTONIC, &left);
 }
 
-void sdr_slow_log(const char *what) { log_event(what, sdr.k, (long)rounds * ROUND_CALLS + calls_in_round); }
+void sdr_slow_log(const char *what) { log_event(what, sdr.k, calls); }
 
 /* the leader stopped this excluded replica at the end: its records and output so far stay */
 static void stop_here(void) {
@@ -206,12 +231,10 @@ static void stop_here(void) {
 void sdr_slow_message(int from, const int msg[4]) {
     int j = from / sdr.n;
     if (msg[0] == MSG_ROUND && on && msg[1] == sib[j].n) {
-        add_round(j, msg[2] * 1e-6);
+        add_round(j, msg[2] * 1e-6, msg[3]);
         evaluate();
-    } else if (msg[0] == MSG_PROPOSE && on) {
-        if (agree_for < 0) start_agreement(msg[1], msg[2]);
-        else if (nqueued < 4) queued[nqueued][0] = msg[1], queued[nqueued++][1] = msg[2];
-    } else if (msg[0] == MSG_STOP) stop_here();
+    } else if (msg[0] == MSG_PROPOSE && on) on_proposal(msg[1], msg[2], msg[3]);
+    else if (msg[0] == MSG_STOP) stop_here();
 }
 
 void sdr_slow_progress(void) {
@@ -223,19 +246,19 @@ void sdr_slow_progress(void) {
     agree_req = MPI_REQUEST_NULL, agree_for = -1;
     if (rc != MPI_SUCCESS) PMPIX_Comm_ack_failed(kin, sdr.R, &n); /* a sibling failed: asked again later */
     else if (agree_flag && leader() && is_out(j)) take_back_replica(j);
-    if (nqueued) { /* agreements start in the leader's order on every sibling */
-        start_agreement(queued[0][0], queued[0][1]);
-        for (int i = 1; i < nqueued; i++) queued[i - 1][0] = queued[i][0], queued[i - 1][1] = queued[i][1];
-        nqueued--;
-    }
+    next_agreement();
 }
 
-void sdr_slow_finalize(void) {
-    if (!on) return;
+int sdr_slow_finalize(void) {
+    if (!on) return 0;
     finishing = 1;
-    int spins = 0;
-    while (agree_req != MPI_REQUEST_NULL) sdr_spin(&spins); /* every sibling is in it: it ends */
-    if (!leader()) return;
+    int spins = 0, stopped = 0;
+    while (agree_req != MPI_REQUEST_NULL || nqueued) sdr_spin(&spins); /* every sibling is in them: they end */
+    if (!leader()) return 0;
     for (int j = 0; j < sdr.R; j++)
-        if (j != sdr.k && live(j) && is_out(j)) sdr_control(sdr_real_rank(echo.app_rank, j), MSG_STOP, 0, 0, 0);
+        if (j != sdr.k && live(j) && is_out(j)) {
+            sdr_control(sdr_real_rank(echo.app_rank, j), MSG_STOP, 0, 0, 0);
+            stopped = 1;
+        }
+    return stopped;
 }

@@ -58,6 +58,11 @@ LOCAL_WITH_HANDLES = {
 # line `ECHO_DEFINE_...(MPI_X, ...)`: a macro that expands to echo_MPI_X.
 HANDWRITTEN = re.compile(r"^(?:(?:int|MPI_Fint|MPI_Request)\s+echo_(always_)?|ECHO_DEFINE_\w+\()(MPI_\w+)\b", re.M)
 SDR_WRITTEN = re.compile(r"^(?:int\s+echo_sdr_|SDR_\w+\()(MPI_\w+)\b", re.M)
+# calls that start communication: every replica makes the same ones (unlike tests and probes, which a replica
+# that waits makes more of), so SDR's slow-replica rounds count these (preload/echo_sdr_slow.c)
+SDR_ROUND_CALLS = re.compile(r"MPI_(I?[BSR]?SEND|I?M?RECV|I?SENDRECV(_REPLACE)?|START(ALL)?|I?(BARRIER|BCAST|GATHERV?|"
+                             r"SCATTERV?|ALLGATHERV?|ALLTOALL[VW]?|REDUCE|ALLREDUCE|REDUCE_SCATTER(_BLOCK)?|SCAN|"
+                             r"EXSCAN))(_C)?$", re.I)
 PROTOTYPE = re.compile(
     r"(?:__attribute__\(\([^;]*?\)\)\s*)*"
     r"\b(int|double|MPI_\w+)\s+(MPI_\w+)\s*\(([^;{]*?)\)\s*(?:__attribute__\(\([^;]*?\)\)\s*)*;",
@@ -306,7 +311,7 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
             "    uint64_t t0 = echo_ticks();",
             f"    int32_t rec_comm = {rec_comm};",
             "    if (echo_hooks.enter) echo_hooks.enter();",
-            "    if (echo.sdr) sdr_tick();",
+            f"    if (echo.sdr) sdr_tick({int(bool(SDR_ROUND_CALLS.match(name)))});",
             f"    int rc = {body};",
             *copy_error,
             *sdr_error,
