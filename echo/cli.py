@@ -45,7 +45,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--sdc-every", type=int, default=1, metavar="N", help="check every Nth data-carrying call")
     g.add_argument("--sdc-only", choices=("all", "collectives"), default="all", help="which calls to check")
     g.add_argument("--inject", metavar="SPEC", help="fault injection: bitflip:rank=R,copy=K,call=N[,byte=B,bit=b] "
-                   "or memflip:rank=R,copy=K,after=2s[,seed=S,bit=b]")
+                   "or memflip:rank=R,copy=K,after=2s[,seed=S,bit=b]; in any mode slow:rank=R,copy=K,factor=F"
+                   "[,from=N][,to=M] (F times slower compute phases), with the mode's own kinds after ';'")
     g.add_argument("--junit", metavar="FILE", help="write the SDC verdict as JUnit XML (for nightly CI)")
     v = p.add_argument_group("Valgrind on copies (copy 0 stays native unless named)")
     v.add_argument("--valgrind", metavar="SPEC", help="TOOL (on copy 1) or COPY:TOOL,..., e.g. 1:memcheck,2:cachegrind")
