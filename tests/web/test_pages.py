@@ -108,19 +108,20 @@ def test_slow_copy_timeline(browser, served, real_runs):
 
 def test_excluded_replica_timeline(browser, served, real_runs):
     """SDR: the slowed replica's bar turns red where it was excluded (about its 32nd call: two slow rounds of 16
-    communication calls) and stays red to its end (stopped); the other replicas' bars are green throughout."""
+    communication calls) and stays red to its end (stopped); every replica starts green."""
     from selenium.webdriver.common.by import By
 
     browser.get(f"{served}/runs/{real_runs['excluded'][1]}")
     chart = browser.find_element(By.CSS_SELECTOR, "svg.chart[aria-label^='SDR replicas']")
-    bars = chart.find_elements(By.CSS_SELECTOR, "rect[data-status]")
-    red = [b for b in bars if b.get_attribute("data-status") != "in the job"]
-    assert [b.get_attribute("data-status") for b in red] == ["excluded as slow", "stopped at the end, still excluded"]
-    assert all("rank 0 replica 1" in b.find_element(By.TAG_NAME, "title").get_attribute("textContent") for b in red)
-    assert 32 <= int(red[0].get_attribute("data-from")) <= 40
-    greens = {b.find_element(By.TAG_NAME, "title").get_attribute("textContent").split(":")[0] for b in bars
-              if b.get_attribute("data-status") == "in the job"}
-    assert greens == {"rank 0 replica 0", "rank 0 replica 1", "rank 1 replica 0", "rank 1 replica 1"}
+    bars: dict[str, list[tuple[str, int]]] = {}  # replica -> its bars (status, from call), in order
+    for b in chart.find_elements(By.CSS_SELECTOR, "rect[data-status]"):
+        who = b.find_element(By.TAG_NAME, "title").get_attribute("textContent").split(":")[0]
+        bars.setdefault(who, []).append((b.get_attribute("data-status"), int(b.get_attribute("data-from"))))
+    assert set(bars) == {"rank 0 replica 0", "rank 0 replica 1", "rank 1 replica 0", "rank 1 replica 1"}
+    slowed = bars["rank 0 replica 1"]
+    assert [s for s, _ in slowed] == ["in the job", "excluded as slow", "stopped at the end, still excluded"]
+    assert 32 <= slowed[1][1] <= 40
+    assert all(b[0][0] == "in the job" for b in bars.values())  # (noise on shared cores may exclude others later)
     shot(browser, "excluded-replica")
 
 
