@@ -23,8 +23,10 @@ class ProcessEnd:
 
     def text(self) -> str:
         """As the store and the reports say it."""
-        if self.state in ("finalized", "stopped"):
-            return "finalized" if self.state == "finalized" else "stopped at the end (excluded as slow)"
+        if self.state == "finalized":
+            return "finalized"
+        if self.state == "stopped":
+            return "stopped at the end (excluded as slow)"
         return f"killed by {self.signal_name}" if self.state == "signal" else "no MPI_Finalize"
 
 

@@ -102,11 +102,18 @@ def exclusions(run_dir: Path) -> list[Exclusion]:
     return sorted(out, key=lambda e: e.time)
 
 
+EXCLUSION_SAID = {"out": "excluded as slow (its world takes its messages from a sibling)",
+                  "in": "taken back (caught up, agreed by its rank's replicas)",
+                  "stopped": "stopped at the end, still excluded (its rank's output is its siblings')"}
+
+
+def exclusion_text(e: Exclusion) -> str:
+    """What happened to the replica, and when (the store's event message)."""
+    return f"{EXCLUSION_SAID[e.what]} at its call {e.call}"
+
+
 def describe_exclusions(events: list[Exclusion]) -> list[str]:
-    said = {"out": "excluded as slow (its world takes its messages from a sibling)",
-            "in": "taken back (caught up, agreed by its rank's replicas)",
-            "stopped": "stopped at the end, still excluded (its rank's output is its siblings')"}
-    return [f"SDR: rank {e.rank} replica {e.replica} {said[e.what]} at its call {e.call}" for e in events]
+    return [f"SDR: rank {e.rank} replica {e.replica} {exclusion_text(e)}" for e in events]
 
 
 @dataclass(frozen=True)

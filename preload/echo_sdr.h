@@ -98,7 +98,9 @@ void sdr_spin(int *spins);                  /* one turn of a blocking wait: prog
 int sdr_meet(MPI_Comm all, int *flag);
 /* post a 4-int control message (type, a, b, c) on the ack channel to real rank `to` */
 void sdr_control(int to, int type, int a, int b, int c);
-void sdr_set_out(int w, int out);           /* a replica is excluded as slow, or back (every process is told) */
+/* a replica is excluded as slow, or back (every process is told); 0 if nothing changed (already so, dead, or
+ * it would leave its rank no replica in the job) */
+int sdr_set_out(int w, int out);
 int sdr_lowest_in(int app);                 /* the lowest live replica of a rank not excluded, -1 if none */
 enum { MSG_ACK = 1, MSG_FLUSH, MSG_UNSUB, MSG_DRAIN, MSG_ROUND, MSG_OUT, MSG_IN, MSG_PROPOSE, MSG_STOP };
 

@@ -283,6 +283,17 @@ static void count_match(const sdr_comm_t *c, int source) {
 
 static int drained(int w) { return due_known[w] && matched[w] >= due[w]; }
 
+/* a matched message nobody takes (a stale one): received into scratch space, and counted */
+static void discard(const sdr_comm_t *c, MPI_Message *m, const MPI_Status *st) {
+    static char *scratch;
+    static int scratch_size;
+    int bytes = 0;
+    PMPI_Get_count(st, MPI_BYTE, &bytes);
+    if (bytes > scratch_size) scratch = realloc(scratch, (size_t)(scratch_size = bytes));
+    PMPI_Mrecv(scratch, bytes, MPI_BYTE, m, MPI_STATUS_IGNORE);
+    count_match(c, st->MPI_SOURCE);
+}
+
 static int drain_due_in(const sdr_comm_t *c) {
     for (int i = 0; i < c->size; i++)
         for (int j = 0; j < sdr.R; j++) {
@@ -294,8 +305,6 @@ static int drain_due_in(const sdr_comm_t *c) {
 
 /* take out of the way the messages of replicas this process no longer receives from that are still coming */
 static void drain_stale(void) {
-    static char *scratch;
-    static int scratch_size;
     if (!drains_due) return;
     drains_due = 0;
     for (int w = 0; w < sdr.n * sdr.R; w++) {
@@ -307,17 +316,13 @@ static void drain_stale(void) {
             int i = c->index_of[a];
             if (i < 0 || c->real[i * sdr.R + j] < 0) continue;
             for (int chan = 0; chan < 2; chan++) {
-                int flag = 1, bytes = 0;
+                int flag = 1;
                 while (flag && matched[w] < due[w]) {
                     MPI_Message m;
                     MPI_Status st;
                     if (PMPI_Improbe(c->real[i * sdr.R + j], MPI_ANY_TAG, c->chan[chan], &flag, &m, &st) != MPI_SUCCESS)
                         break;
-                    if (!flag) break;
-                    PMPI_Get_count(&st, MPI_BYTE, &bytes);
-                    if (bytes > scratch_size) scratch = realloc(scratch, (size_t)(scratch_size = bytes));
-                    PMPI_Mrecv(scratch, bytes, MPI_BYTE, &m, MPI_STATUS_IGNORE);
-                    matched[w]++;
+                    if (flag) discard(c, &m, &st);
                 }
             }
         }
@@ -329,7 +334,6 @@ static void drain_stale(void) {
             if (c->freed) comm_destroy_if_unused(c);
         }
 }
-
 
 /* Take back a posted receive (Cancel, then Wait): 1 if it was cancelled, 0 if it matched a message first (its
  * status in *st).  A receive MPI cannot finish cleanly counts as cancelled. */
@@ -470,12 +474,7 @@ int sdr_send_error(sdr_send_t *s) { return s->err; }
 int sdr_send_copied(sdr_send_t *s) { return s->owned != NULL; }
 
 /* its real sends are complete (a synchronous one: matched), acks or not */
-int sdr_send_sent(sdr_send_t *s) {
-    send_test(s);
-    for (int i = 0; i < s->nreqs; i++)
-        if (s->reqs[i] != MPI_REQUEST_NULL) return 0;
-    return 1;
-}
+int sdr_send_sent(sdr_send_t *s) { return reqs_done(s); }
 
 void sdr_send_free(sdr_send_t *s) {
     s->released = 1;
@@ -628,15 +627,9 @@ static int probe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Message *messag
         if (!*flag) return MPI_SUCCESS;
         int i, j;
         if (!from_sender(c, st.MPI_SOURCE, &i, &j)) {
-            int bytes = 0, got = 1;
-            PMPI_Get_count(&st, MPI_BYTE, &bytes);
+            int got = 1;
             if (!message) PMPI_Improbe(st.MPI_SOURCE, st.MPI_TAG, chan, &got, &m, MPI_STATUS_IGNORE);
-            if (got) {
-                char *scratch = malloc(bytes > 0 ? (size_t)bytes : 1);
-                PMPI_Mrecv(scratch, bytes, MPI_BYTE, &m, MPI_STATUS_IGNORE);
-                free(scratch);
-                count_match(c, st.MPI_SOURCE);
-            }
+            if (got) discard(c, &m, &st);
             continue;
         }
         if (message) {
@@ -760,15 +753,16 @@ static void on_dead(int w) {
 /* Every process is told when a replica is excluded as slow or taken back (echo_sdr_slow.c decides).  Sends
  * to its rank are copied from then on, so none waits for its acks; its world's processes take its rank's
  * messages from a sibling, or from it again. */
-void sdr_set_out(int w, int out) {
-    if (sdr.dead[w] || sdr.out[w] == out) return;
+int sdr_set_out(int w, int out) {
+    if (sdr.dead[w] || sdr.out[w] == out) return 0;
     sdr.out[w] = (unsigned char)out;
     if (out && sdr_lowest_in(w % sdr.n) < 0) { /* never a rank's last replica in the job */
         sdr.out[w] = 0;
-        return;
+        return 0;
     }
     DEBUG("replica %d of rank %d %s\n", w / sdr.n, w % sdr.n, out ? "excluded as slow" : "taken back");
     retarget();
+    return 1;
 }
 
 void sdr_learn_failures(void) {

@@ -46,7 +46,7 @@
 static int on, strikes, rejoin_after;
 static const double tolerance = 1.5, alpha = 0.9, beta = 4.0;
 
-static struct timespec left;    /* when the last call ended */
+static double left;             /* when the last call ended */
 static int calls_in_round;
 static long calls;              /* application calls so far */
 static double computed;         /* in this round */
@@ -101,28 +101,23 @@ void sdr_slow_setup(void) {
     PMPI_Comm_split(sdr.world, echo.app_rank, sdr.k, &kin);
     PMPI_Comm_set_errhandler(kin, MPI_ERRORS_RETURN);
     for (int j = 0; j < sdr.R; j++) sib[j] = (sibling_t){.mean = 1.0, .dev = 0.1, .recommended = 1};
-    clock_gettime(CLOCK_MONOTONIC, &left);
+    left = now();
 }
 
-/* to every live process but this one (decisions), or to this rank's live siblings (reports, proposals) */
-static void tell(int everyone, int type, int a, int b, int c) {
-    for (int w = 0; w < sdr.n * sdr.R; w++)
-        if (w != echo.real_rank && !sdr.dead[w] && (everyone || w % sdr.n == echo.app_rank))
-            sdr_control(w, type, a, b, c);
+/* to this rank's live siblings (reports, proposals) */
+static void tell_siblings(int type, int a, int b, int c) {
+    for (int j = 0; j < sdr.R; j++)
+        if (j != sdr.k && live(j)) sdr_control(sdr_real_rank(echo.app_rank, j), type, a, b, c);
 }
 
-static void exclude(int j, int round) {
+/* the leader excludes replica j (out) or takes it back, at its call `call`: here first (refused if it would
+ * leave the rank no replica in the job), then every other live process */
+static void decide(int j, int out, long call) {
     int w = sdr_real_rank(echo.app_rank, j);
-    log_event("out", j, sib[j].call[round]);
-    tell(1, MSG_OUT, w, 0, 0);
-    sdr_set_out(w, 1);
-}
-
-static void take_back_replica(int j) {
-    int w = sdr_real_rank(echo.app_rank, j);
-    log_event("in", j, sib[j].n ? sib[j].call[sib[j].n - 1] : 0);
-    tell(1, MSG_IN, w, 0, 0);
-    sdr_set_out(w, 0);
+    if (!sdr_set_out(w, out)) return;
+    log_event(out ? "out" : "in", j, call);
+    for (int v = 0; v < sdr.n * sdr.R; v++)
+        if (v != echo.real_rank && !sdr.dead[v]) sdr_control(v, out ? MSG_OUT : MSG_IN, w, 0, 0);
 }
 
 /* the agreements start in the proposals' order on every sibling; replica j votes whether it has caught up with
@@ -141,15 +136,9 @@ static void next_agreement(void) {
 static void on_proposal(int number, int j, int round) {
     if (number <= last_proposal) return;
     last_proposal = number;
-    tell(0, MSG_PROPOSE, number, j, round);
+    tell_siblings(MSG_PROPOSE, number, j, round);
     if (nqueued < MAX_QUEUED) queued[nqueued][0] = j, queued[nqueued++][1] = round;
     next_agreement();
-}
-
-static int others_in(int j) {
-    int n = 0;
-    for (int i = 0; i < sdr.R; i++) n += i != j && live(i) && !is_out(i);
-    return n;
 }
 
 /* DGRP's rule on one pooled segment of replica j's rounds, ending at `round` */
@@ -167,7 +156,7 @@ static void judge(int j, double x, int round) {
         if (++s->good >= rejoin_after) s->recommended = 1;
     } else s->good = 0;
     if (!leader() || finishing) return;
-    if (!s->recommended && !is_out(j) && others_in(j) > 0) exclude(j, round);
+    if (!s->recommended && !is_out(j)) decide(j, 1, s->call[round]);
     else if (s->recommended && is_out(j) && agree_for < 0 && !nqueued && sib[sdr.k].n - s->n <= CATCH_UP)
         on_proposal(last_proposal + 1, j, rounds);
 }
@@ -203,18 +192,17 @@ static void add_round(int j, double seconds, long call) {
 void sdr_slow_enter(int starts_communication) {
     if (!on) return;
     calls++;
-    double t = now();
-    computed += t - ((double)left.tv_sec + (double)left.tv_nsec * 1e-9);
+    computed += now() - left;
     if (!starts_communication || ++calls_in_round < ROUND_CALLS) return;
     add_round(sdr.k, computed, calls);
     long us = (long)(computed * 1e6);
-    tell(0, MSG_ROUND, rounds++, us > 0x7fffffff ? 0x7fffffff : (int)us, (int)calls);
+    tell_siblings(MSG_ROUND, rounds++, us > 0x7fffffff ? 0x7fffffff : (int)us, (int)calls);
     calls_in_round = 0, computed = 0;
     evaluate();
 }
 
 void sdr_slow_leave(void) {
-    if (on) clock_gettime(CLOCK_MONOTONIC, &left);
+    if (on) left = now();
 }
 
 void sdr_slow_log(const char *what) { log_event(what, sdr.k, calls); }
@@ -245,7 +233,7 @@ void sdr_slow_progress(void) {
     int j = agree_for;
     agree_req = MPI_REQUEST_NULL, agree_for = -1;
     if (rc != MPI_SUCCESS) PMPIX_Comm_ack_failed(kin, sdr.R, &n); /* a sibling failed: asked again later */
-    else if (agree_flag && leader() && is_out(j)) take_back_replica(j);
+    else if (agree_flag && leader() && is_out(j)) decide(j, 0, sib[j].n ? sib[j].call[sib[j].n - 1] : 0);
     next_agreement();
 }
 

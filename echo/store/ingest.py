@@ -127,12 +127,10 @@ def perf_rows(run_dir: Path) -> tuple[list[dict], list[dict]]:
 
 def exclusion_rows(run_dir: Path) -> list[dict]:
     """SDR's slow replicas excluded, taken back, stopped at the end (echo/sdr.py): an event each, at its call."""
-    from echo.sdr import describe_exclusions, exclusions
+    from echo.sdr import exclusion_text, exclusions
 
-    found = exclusions(run_dir)
-    texts = describe_exclusions(found)
-    return [dict(kind="exclusion", app_rank=e.rank, copy=e.replica, call_seq=e.call,
-                 message=text.split(f" replica {e.replica} ", 1)[1]) for e, text in zip(found, texts, strict=True)]
+    return [dict(kind="exclusion", app_rank=e.rank, copy=e.replica, call_seq=e.call, message=exclusion_text(e))
+            for e in exclusions(run_dir)]
 
 
 def ingest(run_dir: str | Path, engine: Engine) -> str:
