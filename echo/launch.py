@@ -16,8 +16,9 @@ import time
 from pathlib import Path
 
 from echo.build import detect_mpi, ensure_library
+from echo.jobstop import JobStopper
 from echo.plan import Machine, Options, Plan, make_plan
-from echo.procstatus import read_status
+from echo.procstatus import read_status, wait_final
 from echo.sdc import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
 
 TAGGED_LINE = re.compile(rb"^\[\d+,(\d+)\]<(?:stdout|stderr)>: ?")
@@ -62,25 +63,35 @@ def run(opts: Options) -> int:
     say(plan.summary().replace("\n", "\necho: "))
     say(f"run {opts.run_id} in {opts.run_dir}")
     env = dict(os.environ, **plan.env)
-    meta = {"run_id": opts.run_id, "program": opts.program[0], "argv": list(opts.program), "mode": "echo",
+    meta = {"run_id": opts.run_id, "program": opts.program[0], "argv": list(opts.program), "mode": opts.mode,
             "nranks": opts.nranks, "copies": plan.copies, "started_at": time.time(), "host": platform.node(),
             "papi_unavailable": [list(x) for x in opts.papi_unavailable]}
     meta_path = Path(opts.run_dir) / "run.json"
     meta_path.write_text(json.dumps(meta))
     start = time.monotonic()
+    stopper = JobStopper(Path(opts.run_dir))
     for attempt in range(1, LAUNCH_TRIES + 1):
         if opts.output == "all" or opts.perturb:
-            rc, launcher_failed = _run_relabelled(plan, env, Path(opts.run_dir) / "output" if opts.perturb else None,
+            rc, launcher_failed = _run_relabelled(plan, env, stopper,
+                                                  Path(opts.run_dir) / "output" if opts.perturb else None,
                                                   opts.output == "all")
         else:
-            rc, launcher_failed = _run_plain(plan.argv, env)
+            rc, launcher_failed = _run_plain(plan.argv, env, stopper)
         started = any(read_status(Path(opts.run_dir), real) for real in range(plan.nprocs))
-        if rc == 0 or not launcher_failed or started or attempt == LAUNCH_TRIES:
+        if rc == 0 or not launcher_failed or started or attempt == LAUNCH_TRIES or stopper.signal:
             break
         say(f"mpirun failed to start its launcher before any process ran (a transient Open MPI failure); "
             f"starting again ({attempt + 1} of {LAUNCH_TRIES})")
-    meta.update(duration=time.monotonic() - start, exit_status=rc)
+    stopper.restore()
+    meta.update(duration=time.monotonic() - start, exit_status=stopper.status if stopper.signal else rc)
+    wait_final(Path(opts.run_dir), plan.nprocs)  # every verdict below reads how each process ended
     meta_path.write_text(json.dumps(meta))
+    if stopper.signal:  # told to stop: no verdict on a job cut short, but what it did is kept
+        say(f"job stopped by {signal.Signals(stopper.signal).name} after {meta['duration']:.1f} s; exit status "
+            f"{stopper.status}")
+        if opts.store:
+            store_run(Path(opts.run_dir), opts.store)
+        return stopper.status
     stopped_by_sdc = opts.sdc == "stop" and rc == ECHO_EXIT_DIVERGED  # the SDC report explains it
     if opts.mode == "reinit":  # mpirun's status counts the processes the repairs replaced, or misses a failure
         rc = reinit_verdict(Path(opts.run_dir), plan.nprocs, rc)
@@ -106,12 +117,15 @@ def run(opts: Options) -> int:
     say(f"application exited with status {rc} after {meta['duration']:.1f} s")
     if opts.sdc:
         rc = sdc_verdict(opts, rc)
+    say_injections(Path(opts.run_dir))
     if opts.perturb:
         from collectors import perturb
 
         worlds = "independent" if "worlds independent" in plan.text else "lockstep"
         for line in perturb.describe(perturb.analyse(Path(opts.run_dir)), worlds).splitlines():
             say(line)
+    meta.update(exit_status=rc)  # the store keeps the status echorun returns (a repaired Reinit job's is 0)
+    meta_path.write_text(json.dumps(meta))
     if opts.store:
         store_run(Path(opts.run_dir), opts.store)
     if opts.server:
@@ -167,6 +181,15 @@ def reinit_verdict(run_dir: Path, nprocs: int, rc: int) -> int:
     return 0
 
 
+def say_injections(run_dir: Path) -> None:
+    """Whether each planned injection fired: one that never did is said, never passes silently."""
+    from echo import injections
+    from echo.sdc import read_events
+
+    for line in injections.describe(injections.check(run_dir, read_events(run_dir))):
+        say(line)
+
+
 def sdc_verdict(opts: Options, rc: int) -> int:
     """Say what the copies' comparison found; the exit status says it too."""
     from echo import sdc
@@ -198,45 +221,50 @@ def store_run(run_dir: Path, url: str) -> None:
     say(f"stored run {run_id} in {describe(url)} (mpiecho report {run_id})")
 
 
-def _forward_termination(proc: subprocess.Popen) -> None:
-    """If echorun is told to stop, mpirun (and so every rank) stops too: a job never outlives its launcher."""
-    def handler(sig: int, _frame: object) -> None:
-        proc.send_signal(sig)
-
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, handler)
+# Relay threads end when mpirun's pipes close; after a stop, a process outside the job's reach could keep them
+# open: echorun waits this long for the rest of the output, no longer.
+RELAY_AFTER_STOP = 5.0
 
 
-def _run_plain(argv: list[str], env: dict[str, str]) -> tuple[int, bool]:
+def _join_relays(threads: list[threading.Thread], stopper: JobStopper) -> None:
+    for t in threads:
+        t.join(RELAY_AFTER_STOP if stopper.signal else None)
+
+
+def without_launcher_nul(line: bytes) -> bytes:
+    """PRRTE ends some of its messages (an abort's banner) with a NUL byte, which would start the next line
+    written: dropped, and only there, so that the application's own bytes pass untouched."""
+    return line[1:] if line.startswith(b"\0") else line
+
+
+def _run_plain(argv: list[str], env: dict[str, str], stopper: JobStopper) -> tuple[int, bool]:
     """mpirun's exit status, and whether its launcher failed to start (its standard error is watched for it)."""
-    proc = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE)
-    _forward_termination(proc)
+    # a process group of its own: echorun can end mpirun and whatever it started (jobstop.py)
+    proc = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, start_new_session=True)
+    stopper.watch(proc)
     failed = threading.Event()
 
     def relay() -> None:
         for line in proc.stderr:
             if LAUNCHER_FAILED_TO_START in line:
                 failed.set()
-            sys.stderr.buffer.write(line)
+            sys.stderr.buffer.write(without_launcher_nul(line))
             sys.stderr.buffer.flush()
 
-    relayer = threading.Thread(target=relay)
+    relayer = threading.Thread(target=relay, daemon=True)
     relayer.start()
-    try:
-        rc = proc.wait()
-    except KeyboardInterrupt:  # let mpirun tear the job down, then report
-        proc.send_signal(signal.SIGINT)
-        rc = proc.wait()
-    relayer.join()
+    rc = proc.wait()
+    _join_relays([relayer], stopper)
     return rc, failed.is_set()
 
 
-def _run_relabelled(plan: Plan, env: dict[str, str], save: Path | None = None,
+def _run_relabelled(plan: Plan, env: dict[str, str], stopper: JobStopper, save: Path | None = None,
                     label: bool = True) -> tuple[int, bool]:
     """Output tagged by mpirun: each line prefixed with its application rank and copy (`label`), or as the
     program wrote it; with `save`, copy 0's standard output is also kept in save/rank<R>.copy0.out."""
-    proc = subprocess.Popen(plan.argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _forward_termination(proc)
+    proc = subprocess.Popen(plan.argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    stopper.watch(proc)
     files: dict[int, object] = {}
     failed = threading.Event()
 
@@ -253,16 +281,15 @@ def _run_relabelled(plan: Plan, env: dict[str, str], save: Path | None = None,
                         files[p.app] = open(save / f"rank{p.app}.copy0.out", "ab")  # noqa: SIM115 (closed below)
                     files[p.app].write(body)
                 line = f"[rank {p.app} copy {p.copy}] ".encode() + body if label else body
-            dst.write(line)
+            dst.write(line if m else without_launcher_nul(line))
             dst.flush()
 
-    threads = [threading.Thread(target=relay, args=(proc.stdout, sys.stdout.buffer, True)),
-               threading.Thread(target=relay, args=(proc.stderr, sys.stderr.buffer, False))]
+    threads = [threading.Thread(target=relay, args=(proc.stdout, sys.stdout.buffer, True), daemon=True),
+               threading.Thread(target=relay, args=(proc.stderr, sys.stderr.buffer, False), daemon=True)]
     for t in threads:
         t.start()
     rc = proc.wait()
-    for t in threads:
-        t.join()
+    _join_relays(threads, stopper)
     for f in files.values():
         f.close()
     return rc, failed.is_set()
@@ -274,18 +301,26 @@ def describe_failures(plan: Plan, run_dir: Path) -> list[str]:
     Processes the MPI runtime killed to end the job (SIGTERM) are named only when
     nothing else explains the failure."""
     statuses = {real: end for real in range(plan.nprocs) if (end := read_status(run_dir, real))}
-    signalled, unfinished, terminated = [], [], []
+    signalled, exited, unfinished, terminated = [], [], [], []
     for real, end in sorted(statuses.items()):
         p = plan.proc(real)
         who = f"application rank {p.app} copy {p.copy} (process {real}"
         who += f", pid {end.pid})" if end.pid else ")"
-        if end.state == "signal":
-            line = f"{who} was killed by {end.signal_name} ({signal.strsignal(end.signal)})"
+        where = " in MPI_Finalize" if end.state == "finalizing" else ""
+        if end.signal and end.state != "finalized":
+            line = f"{who} was killed by {end.signal_name} ({signal.strsignal(end.signal)}){where}"
             (terminated if end.signal == signal.SIGTERM else signalled).append(line)
-        elif end.state == "started":
-            unfinished.append(f"{who} ended without MPI_Finalize (it exited early or was killed)")
+        elif end.state in ("started", "finalizing") and end.exit_status is None:
+            unfinished.append(f"{who} ended without MPI_Finalize (it exited early or was killed)" if not where else
+                              f"{who} ended in MPI_Finalize (it was killed)")
+        elif end.state == "started" or end.exit_status:  # mpirun ends the others once one exits non-zero
+            how = "ended without MPI_Finalize" if end.state == "started" else "exited after MPI_Finalize"
+            exited.append((end.time, f"{who} {how} (exit status {end.exit_status})"))
     never = [r for r in range(plan.nprocs) if r not in statuses]
-    lines = signalled or unfinished or terminated
+    exited = [line for _, line in sorted(exited)]  # the first to exit is the one mpirun reports
+    if len(exited) > 1:
+        exited[1:] = [f"... and {len(exited) - 1} more that exited (mpirun reports the first)"]
+    lines = signalled or exited or unfinished or terminated
     if never and not lines:
         lines = [f"processes {never} never started the echo library (is the program an MPI program?)"]
     return ["job failed: " + line for line in lines[:8]] + (

@@ -26,6 +26,8 @@ tests of all processes are compared the same way).
 from __future__ import annotations
 
 import json
+import os
+import socket
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -131,13 +133,57 @@ def since_start(f: RecordFile, k: int, origin: float) -> float:
     return round(f.start_time - origin + float(f.seconds("t_start")[k]), 6)
 
 
-def analyse(run_dir: str | Path, params: Params = Params()) -> dict:
-    """Every process's status timeline and every host's, from the run's records; also written to perf.json."""
-    files = [f for f in read_run(run_dir) if len(f.records)]
-    origin = min((f.start_time for f in files), default=0.0)
-    groups: dict[int, list] = {}
+# roles that make a copy slow by design (a Valgrind tool or a slice of one, timing jitter): against their rank's
+# other copies they would always look slow, so they are neither judged nor the reference
+SLOW_BY_DESIGN = ("memcheck", "callgrind", "cachegrind", "massif", "helgrind", "drd", "dhat", "jitter")
+
+
+def slow_by_design(role: str) -> bool:
+    return role.split("-")[0] in SLOW_BY_DESIGN
+
+
+def crowded_hosts(files: list[RecordFile], cores: int | None = None) -> dict[str, tuple[int, int]]:
+    """Hosts where processes outnumbered cores, as (processes, cores): there processes take turns on a core, and
+    a phase's time measures the turns the scheduler gave, not the core. Only this machine's cores are known (the
+    analysis runs where echorun ran), so other hosts of a multi-host job are taken as having a core a process."""
+    cores = cores or os.cpu_count() or 1
+    count: dict[str, int] = {}
     for f in files:
-        groups.setdefault(f.app_rank, []).append(f)
+        count[f.host] = count.get(f.host, 0) + 1
+    here = socket.gethostname()
+    return {host: (n, cores) for host, n in count.items() if host == here and n > cores}
+
+
+def not_judged_reason(role: str, host: str, crowded: dict[str, tuple[int, int]]) -> str | None:
+    """Why a process's phase times cannot stand for its core's speed, or None if they can."""
+    if host in crowded:
+        n, cores = crowded[host]
+        return (f"{n} processes shared {cores} cores on {host}: they took turns on a core, so their phase times "
+                "measure the scheduler, not the core (give every process a core to judge them)")
+    if slow_by_design(role):
+        return f"its role ({role}) makes it slow by design"
+    return None
+
+
+def analyse(run_dir: str | Path, params: Params = Params(), cores: int | None = None) -> dict:
+    """Every process's status timeline and every host's, from the run's records; also written to perf.json.
+    Processes whose phase times cannot be trusted (a crowded host, a role slow by design) are listed as not
+    judged, with the reason, instead."""
+    from echo.plan import plan_procs
+
+    every = read_run(run_dir)
+    files = [f for f in every if len(f.records)]
+    origin = min((f.start_time for f in files), default=0.0)
+    roles = {(app, copy): role for _real, app, copy, role in plan_procs(Path(run_dir))}
+    crowded = crowded_hosts(every, cores)  # processes that made no call still took their turns
+    groups: dict[int, list] = {}
+    not_judged = []
+    for f in files:
+        why = not_judged_reason(roles.get((f.app_rank, f.copy), ""), f.host, crowded)
+        if why:
+            not_judged.append({"rank": f.app_rank, "copy": f.copy, "host": f.host, "reason": why})
+        else:
+            groups.setdefault(f.app_rank, []).append(f)
     procs: list[ProcessStatus] = []
     for rank, group in sorted(groups.items()):
         n = min(len(f.records) for f in group)  # copies make the same calls: phase k is the same in each
@@ -151,17 +197,21 @@ def analyse(run_dir: str | Path, params: Params = Params()) -> dict:
             for k, status in changes:
                 st.changes.append((int(f.records["seq"][k]), since_start(f, k, origin), status))
             procs.append(st)
-    tests = tested(Path(run_dir), {f.real_rank: f for f in files}, origin, params)
+    tests = tested(Path(run_dir), {f.real_rank: f for f in files}, origin, params,
+                   skip={f.real_rank for f in files if f.host in crowded})
     result = {"params": asdict(params), "processes": [asdict(p) for p in procs], "tested": [asdict(p) for p in tests],
-              "hosts": host_view(procs + tests)}
+              "hosts": host_view(procs + tests), "not_judged": sorted(not_judged, key=lambda p: (p["rank"], p["copy"]))}
     Path(run_dir, "perf.json").write_text(json.dumps(result, indent=1))
     return result
 
 
-def tested(run_dir: Path, files: dict, origin: float, params: Params) -> list[ProcessStatus]:
-    """DGRP's explicit tests (--perf-tests N): every process's kth test against the fastest process's kth."""
+def tested(run_dir: Path, files: dict, origin: float, params: Params, skip: set[int] = frozenset()) -> \
+        list[ProcessStatus]:
+    """DGRP's explicit tests (--perf-tests N): every process's kth test against the fastest process's kth (but
+    the processes in `skip`, whose tests cannot be trusted)."""
     paths = sorted(Path(run_dir, "perf").glob("*.tests"), key=lambda p: int(p.stem))
-    series = {int(p.stem): np.atleast_1d(np.loadtxt(p, ndmin=1)) for p in paths if p.stat().st_size}
+    series = {int(p.stem): np.atleast_1d(np.loadtxt(p, ndmin=1)) for p in paths
+              if p.stat().st_size and int(p.stem) not in skip}
     n = min((len(v) for v in series.values()), default=0)
     if len(series) < 2 or n == 0:
         return []
@@ -200,9 +250,18 @@ def host_view(procs: list[ProcessStatus]) -> list[dict]:
     return out
 
 
+def not_judged_lines(result: dict) -> list[str]:
+    """The processes left out of the diagnosis, one line per reason."""
+    by_reason: dict[str, list[str]] = {}
+    for p in result.get("not_judged", []):
+        by_reason.setdefault(p["reason"], []).append(f"rank {p['rank']} copy {p['copy']}")
+    return [f"performance: not judged ({len(who)} process{'es' if len(who) > 1 else ''}"
+            + (f": {', '.join(who)}" if len(who) <= 4 else "") + f"): {why}" for why, who in by_reason.items()]
+
+
 def describe(result: dict) -> list[str]:
     """What echorun says after the job."""
-    lines = []
+    lines = not_judged_lines(result)
     for key, what in (("processes", "compute phases compared between copies"), ("tested", "explicit tests")):
         procs = result.get(key, [])
         judged = max((p["judged"] for p in procs), default=0)

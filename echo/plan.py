@@ -338,3 +338,25 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     # LD_PRELOAD goes to the application through mpirun's options only, so
     # mpirun and its daemons do not load the library themselves.
     return Plan(argv, {"ECHO_PLAN": plan_path}, plan_text(opts, procs, extra), procs, opts.nranks, copies)
+
+
+# ---- reading a run directory's plan file back (ingest, diagnosis, injections) ----
+
+
+def plan_procs(run_dir: Path) -> list[tuple[int, int, int, str]]:
+    """(real, app, copy, role) of every process in the run's plan file."""
+    out = []
+    for line in (run_dir / "plan").read_text().splitlines():
+        parts = line.split()
+        if parts[:1] == ["proc"]:
+            out.append((int(parts[1]), int(parts[2]), int(parts[3]), parts[5] if len(parts) > 5 else ""))
+    return out
+
+
+def plan_value(run_dir: Path, key: str) -> str | None:
+    """The value of a plan line ("key value..."), None if the plan has none."""
+    for line in (run_dir / "plan").read_text().splitlines():
+        name, _, value = line.partition(" ")
+        if name == key:
+            return value
+    return None

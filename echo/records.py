@@ -15,15 +15,16 @@ from pathlib import Path
 import numpy as np
 
 MAGIC = b"ECHOREC\0"
-VERSION = 1
+VERSION = 2  # version 1 (no record count; the file held exactly its records) is read too
 MAX_SLOTS = 16
 FIELDS = [
     ("seq", "<u8"), ("fn", "<u2"), ("flags", "<u2"), ("comm", "<i4"), ("peer", "<i4"), ("tag", "<i4"),
     ("bytes", "<u8"), ("t_start", "<u8"), ("t_end", "<u8"),
 ]
 # magic, version, header_size, record_size, nfunctions, app_rank, copy, ncopies, real_rank, pid, nslots,
-# start_time, tick_origin, calibration (ns, ticks)
-FIXED = struct.Struct("<8s4I5iIdQQQ")
+# start_time, tick_origin, calibration (ns, ticks), nrecords (version 2)
+FIXED_V1 = struct.Struct("<8s4I5iIdQQQ")
+FIXED = struct.Struct("<8s4I5iIdQQQQ")
 FLAG_ERROR = 1
 
 
@@ -79,18 +80,20 @@ def read(path: str | Path) -> RecordFile:
     data = path.read_bytes()
     if len(data) < FIXED.size or data[:8] != MAGIC:
         raise RecordsError(f"{path}: not an echo record file (no ECHOREC header); was it written by echorun?")
-    (magic, version, header_size, record_size, nfun, app, copy, ncopies, real, pid, nslots, t0, _tick_origin,
-     cal_ns, cal_ticks) = FIXED.unpack_from(data)
-    if version != VERSION:
-        raise RecordsError(f"{path}: record layout version {version}; this echo reads version {VERSION} "
+    version = struct.unpack_from("<I", data, 8)[0]
+    if version not in (1, VERSION):
+        raise RecordsError(f"{path}: record layout version {version}; this echo reads versions 1 to {VERSION} "
                            "(read it with the echo that wrote it)")
+    fixed = FIXED if version == VERSION else FIXED_V1
+    (magic, version, header_size, record_size, nfun, app, copy, ncopies, real, pid, nslots, t0, _tick_origin,
+     cal_ns, cal_ticks, *count) = fixed.unpack_from(data)
     dtype = record_dtype(nslots) if nslots <= MAX_SLOTS else None
     if dtype is None or record_size != dtype.itemsize:
         raise RecordsError(f"{path}: records of {record_size} bytes with {nslots} slots do not match the layout: "
                            "the file is corrupt")
     if len(data) < header_size:
         raise RecordsError(f"{path}: header cut short ({len(data)} of {header_size} bytes): the file is truncated")
-    off = FIXED.size
+    off = fixed.size
     run_id, off = _text(data[off:off + 64]), off + 64
     host, off = _text(data[off:off + 64]), off + 64
     role, off = _text(data[off:off + 64]), off + 64
@@ -101,18 +104,23 @@ def read(path: str | Path) -> RecordFile:
 
     body = len(data) - header_size
     whole = body // dtype.itemsize
-    records = np.frombuffer(data, dtype=dtype, count=whole, offset=header_size)
     damage = None
-    if body % dtype.itemsize:
+    if count and count[0] <= whole:  # a process that died leaves its mapping's unused tail after the records
+        whole = count[0]
+    elif count:
+        damage = (f"{path}: truncated: the header counts {count[0]} records, the file holds {whole} "
+                  f"(kept the {whole} whole records)")
+    elif body % dtype.itemsize:
         damage = (f"{path}: truncated: {body % dtype.itemsize} bytes of a partial record after record {whole - 1} "
                   f"(kept the {whole} whole records before it)")
+    records = np.frombuffer(data, dtype=dtype, count=whole, offset=header_size)
     bad = np.flatnonzero((records["seq"] != np.arange(whole, dtype=np.uint64)) | (records["fn"] >= len(functions)))
     if bad.size:
         first = int(bad[0])
         damage = (f"{path}: corrupt record {first} at byte {header_size + first * dtype.itemsize} "
                   f"(kept the {first} records before it)")
         records = records[:first]
-    # ticks -> seconds as measured by the writer at its last write (1 ns per tick if it never wrote)
+    # ticks -> seconds as last measured by the writer (1 ns per tick if it never did)
     seconds_per_tick = 1e-9 * (cal_ns / cal_ticks if cal_ticks else 1.0)
     return RecordFile(path, app, copy, ncopies, real, pid, t0, run_id, host, role, slot_names, mpi_library,
                       functions, records, seconds_per_tick, damage)

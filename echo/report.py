@@ -12,8 +12,8 @@ from echo.store.models import CallSummary, Event, Metric, Proc, Run
 
 # what a reader must see first: divergences, then what was corrected, then failures
 EVENT_ORDER = {"divergence": 0, "corrected": 1, "memcheck": 2, "process-ended-abnormally": 3, "records-damaged": 4,
-               "papi-unavailable": 5, "sensitivity": 6, "injection": 7, "slow-host": 8, "slowness": 9,
-               "exclusion": 10}
+               "injection-not-fired": 5, "papi-unavailable": 6, "sensitivity": 7, "injection": 8, "perf-not-judged": 9,
+               "slow-host": 10, "slowness": 11, "exclusion": 12}
 
 
 class UnknownRun(LookupError):
@@ -39,11 +39,45 @@ def list_runs(engine: Engine, limit: int = 20) -> str:
         runs = s.scalars(select(Run).order_by(Run.started_at.desc()).limit(limit)).all()
         if not runs:
             return "no runs stored yet"
-        rows = [("RUN", "STARTED", "PROGRAM", "RANKS", "COPIES", "STATUS", "TIME")]
+        rows = [("RUN", "STARTED", "PROGRAM", "MODE", "RANKS", "COPIES", "STATUS", "TIME", "INJECTIONS")]
         for r in runs:
             rows.append((r.id, time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at)), r.program[-30:],
-                         str(r.nranks), copies_text(r.copies), f"{r.status} ({r.exit_status})", f"{r.duration:.1f} s"))
+                         r.mode, str(r.nranks), copies_text(r.copies), f"{r.status} ({r.exit_status})",
+                         f"{r.duration:.1f} s", injections_brief(r.injections)))
         return table(rows)
+
+
+def injections_brief(injections: list[dict] | None) -> str:
+    """"-", or how many injections fired of those planned ("1 of 2 fired")."""
+    if not injections:
+        return "-"
+    return f"{sum(i['fired'] for i in injections)} of {len(injections)} fired"
+
+
+def roles_text(procs: list[Proc]) -> str:
+    """Each role and how many processes had it, in the order they first appear."""
+    counts: dict[str, int] = {}
+    for p in procs:
+        counts[p.role] = counts.get(p.role, 0) + 1
+    return ", ".join(f"{role} x{n}" if n > 1 else role for role, n in counts.items())
+
+
+def not_judged(events: list[Event]) -> list[tuple[str, str]]:
+    """The perf-not-judged events grouped by reason: (reason, the processes it applies to), one per reason."""
+    by_reason: dict[str, list[str]] = {}
+    for e in events:
+        if e.kind == "perf-not-judged":
+            by_reason.setdefault(e.message, []).append(f"rank {e.app_rank} copy {e.copy}")
+    return [(why, ", ".join(who) if len(who) <= 4 else f"{len(who)} processes") for why, who in by_reason.items()]
+
+
+def copies_verdict(run: Run) -> str:
+    """What the comparison of copies says, without claiming agreement where copies differ on purpose."""
+    if run.diverged:
+        return "DIVERGED"
+    if run.perturbation:
+        return f"varied on purpose ({run.perturbation}): not compared for corruption (mpiecho sensitivity)"
+    return "agree (or were not compared)"
 
 
 def copies_text(copies: list[int]) -> str:
@@ -76,6 +110,7 @@ def merged_counters(session: Session, run_id: str) -> dict[int, dict]:
             continue
         ev = words[1]
         per = r["per_copy"].setdefault(ev, {}).setdefault(m.copy, {})
+        per["unit"] = m.unit or "count"  # PAPI's unit of the event (ns for the perf software clocks)
         if len(words) == 2:
             per["total"] = m.value
         elif words[2] in ("compute", "mpi"):
@@ -104,11 +139,12 @@ def counters_text(counters: dict[int, dict], top: int = 3) -> list[str]:
     out = ["counters (each event from the copy that counted it; compute = between MPI calls):"]
     for rank in sorted(counters):
         c = counters[rank]
-        rows = [("RANK", "EVENT", "COPY", "TOTAL", "COMPUTE", "IN MPI", "TOP FUNCTIONS")]
+        rows = [("RANK", "EVENT", "COPY", "UNIT", "TOTAL", "COMPUTE", "IN MPI", "TOP FUNCTIONS")]
         for ev, v in sorted(c["events"].items()):
             funcs = ", ".join(f"{name} {value:.0f}" for value, name in sorted(c["functions"].get(ev, []),
                                                                               reverse=True)[:top])
-            rows.append((str(rank), ev, str(v["copy"]), f"{v.get('total', 0):.0f}", f"{v.get('compute', 0):.0f}",
+            rows.append((str(rank), ev, str(v["copy"]), v["unit"], f"{v.get('total', 0):.0f}",
+                         f"{v.get('compute', 0):.0f}",
                          f"{v.get('mpi', 0):.0f}", funcs))
         out.append(table(rows))
         for ev, pct in sorted(c["anchors"].items()):
@@ -151,17 +187,24 @@ def report(engine: Engine, run_id: str | None = None, top: int = 5) -> str:
             f"  program  {' '.join(run.argv)}",
             f"  started  {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(run.started_at))} on {run.host}, "
             f"{run.duration:.1f} s, exit status {run.exit_status} ({run.status})",
-            f"  ranks    {run.nranks}, copies {copies_text(run.copies)}, {run.nprocs} processes, mode {run.mode}",
-            f"  copies   {'DIVERGED' if run.diverged else 'agree (or were not compared)'}",
+            f"  mode     {run.mode}",
+            f"  ranks    {run.nranks}, copies {copies_text(run.copies)}, {run.nprocs} processes",
+            f"  roles    {roles_text(procs)}",
+            f"  copies   {copies_verdict(run)}",
             f"  MPI      {run.mpi_library}",
             f"  files    {run.run_dir}",
             "",
         ]
+        if run.injections:
+            out.append(f"injections ({injections_brief(run.injections)}):")
+            out += [f"  {i['text']}: {i['note']}" for i in run.injections]
+            out.append("")
         if events:
             out.append(f"events ({len(events)}):")
             out += [f"  {e.kind}: " + (f"rank {e.app_rank} copy {e.copy}: " if e.app_rank is not None and
                                         not e.message.startswith("application rank") else "") + e.message
-                    for e in events]
+                    for e in events if e.kind != "perf-not-judged"]
+            out += [f"  perf-not-judged: {who}: {why}" for why, who in not_judged(events)]
             out.append("")
         rows = [("RANK", "COPY", "ROLE", "STATE", "CALLS", "BYTES", "TIME IN MPI", "OF WALL")]
         for p in procs:

@@ -12,6 +12,7 @@ from xml.etree import ElementTree as ET
 MODES = ("detect", "stop", "vote")
 EXIT_DIVERGED = 20  # a divergence was found (and, under --sdc stop, the job stopped)
 EXIT_CORRECTED = 21  # every divergence was corrected by a vote
+INJECTORS_NAMED = ("memflip", "kill", "slow")  # the function field of these injectors' events
 
 
 class SdcError(ValueError):
@@ -87,10 +88,19 @@ class SdcEvent:
     first_byte: int
     detail: str
 
+    @property
+    def injector(self) -> str:
+        """An injection event's injector: its function names it, but a bitflip's, which is the MPI call it hit."""
+        return self.function if self.function in INJECTORS_NAMED else "bitflip"
+
     def describe(self) -> str:
+        if self.kind == "injection":  # no data was compared: what was injected, where
+            into = f" in {self.function}" if self.injector == "bitflip" else ""
+            return (f"application rank {self.app_rank} copy {self.copy}: {self.injector} at call #{self.call}{into}: "
+                    f"{self.detail}")
         where = f"{self.function} (call #{self.call}, communicator {self.comm}"
         where += f", peer {self.peer})" if self.peer >= 0 else ")"
-        byte = f", first differing byte {self.first_byte}" if self.first_byte >= 0 and self.kind != "injection" else ""
+        byte = f", first differing byte {self.first_byte}" if self.first_byte >= 0 else ""
         return f"application rank {self.app_rank} copy {self.copy}: {where}, {self.bytes} bytes{byte}: {self.detail}"
 
 

@@ -10,9 +10,13 @@ failures; the job succeeded if every rank finished in some replica).
 
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from echo.procstatus import ProcessEnd
 
 MAX_REPLICAS = 8  # preload/echo_sdr.h: acks are tracked in a bit mask per message
 
@@ -122,13 +126,26 @@ class Outcome:
     lines: list[str]  # what to say
 
 
+def application_failure(run_dir: Path, nprocs: int) -> tuple[int, ProcessEnd] | None:
+    """The first process (by time) whose program exited with a non-zero status, with its real rank: mpirun ends
+    every other process once one does, and then reports replicas it ended as failures, or none at all."""
+    from echo.procstatus import read_status
+
+    failed = [(end.time, real, end) for real in range(nprocs)
+              if (end := read_status(run_dir, real)) and end.exit_status]
+    return min(failed)[1:] if failed else None
+
+
 def verdict(run_dir: Path, nranks: int, replicas: int, rc: int) -> Outcome:
-    """Under ULFM mpirun's status counts the killed replicas (or misses them): the job succeeded when every rank
-    finished in at least one replica; the output of a rank whose replica 0 died continues in a file."""
+    """Under ULFM mpirun's status counts the killed replicas (or misses them): the job's status is the
+    application's, the exit status of the replicas that finished (non-zero if a process of the application
+    exited non-zero), when every rank finished in at least one replica; the output of a rank whose replica 0
+    died continues in a file."""
     from echo.procstatus import read_status
 
     lost, ended_early = [], False
     lines = describe_exclusions(exclusions(run_dir))
+    failure = application_failure(run_dir, nranks * replicas)
     note = run_dir / "sdr.lost"  # left by the first process that saw every replica of a rank dead
     if note.is_file():
         ended_early = True
@@ -139,7 +156,9 @@ def verdict(run_dir: Path, nranks: int, replicas: int, rc: int) -> Outcome:
     for app in range(nranks):
         ends = [read_status(run_dir, k * nranks + app) for k in range(replicas)]
         done = [k for k, e in enumerate(ends) if e is not None and e.state == "finalized"]
-        dead = [k for k, e in enumerate(ends) if e is None or e.state not in ("finalized", "stopped")]
+        # once the application failed, mpirun ends the processes still running: not replicas lost
+        dead = [k for k, e in enumerate(ends) if e is None or e.state not in ("finalized", "stopped")
+                and not (failure and (e.exit_status or e.state == "finalizing" or e.signal == signal.SIGTERM))]
         stopped = [k for k, e in enumerate(ends) if e is not None and e.state == "stopped"]
         ended_early |= bool(dead or stopped)
         if not done:
@@ -154,6 +173,11 @@ def verdict(run_dir: Path, nranks: int, replicas: int, rc: int) -> Outcome:
             if 0 in dead:
                 lines.append(f"SDR: rank {app}'s output after replica 0 died is in "
                              f"{run_dir / 'output' / f'rank{app}.copy{done[0]}.out'}")
+    if failure:
+        real, end = failure
+        lines.append(f"SDR: application rank {real % nranks} replica {real // nranks} exited with status "
+                     f"{end.exit_status}: the application's status (mpirun then ends the processes still running)")
+        return Outcome(end.exit_status, lines + ([f"SDR: ranks {lost} did not finish in any replica"] if lost else []))
     if lost:
         return Outcome(rc or 1, lines + [f"SDR: the job stopped before ranks {lost} finished in any replica"])
     if not ended_early:  # no replica died or was stopped: mpirun's status is the application's

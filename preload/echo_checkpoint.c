@@ -34,20 +34,26 @@ static const char *files_dir(void) {
     return v && strncmp(v, "files:", 6) == 0 ? v + 6 : NULL;
 }
 
+/* a failure seen here is a failure like any other: repair and restart */
+static int ok(int rc) { return rc == MPI_SUCCESS ? rc : echo_reinit_on_error(rc); }
+
 /* a communicator of its own (no tag can clash with the application's), made
- * again after every repair of the world */
-static MPI_Comm ckpt_comm(void) {
+ * again after every repair of the world.  Its MPI_Comm_dup is a collective that a
+ * failure can interrupt (then there is no communicator, and the failure is
+ * repaired like any other: C never returns here, Python gets echo's error code) */
+static int ckpt_comm(MPI_Comm *out) {
     if (comm_of != echo.reps_world) {
-        PMPI_Comm_dup(echo.reps_world, &comm);
-        PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        MPI_Comm dup;
+        int rc = PMPI_Comm_dup(echo.reps_world, &dup);
+        if (rc != MPI_SUCCESS) return ok(rc);
+        PMPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+        comm = dup;
         comm_of = echo.reps_world;
         echo_reinit_internal_comm(comm);
     }
-    return comm;
+    *out = comm;
+    return MPI_SUCCESS;
 }
-
-/* a failure seen here is a failure like any other: repair and restart */
-static int ok(int rc) { return rc == MPI_SUCCESS ? rc : echo_reinit_on_error(rc); }
 
 static void clear(ckpt_t *c) {
     for (int i = 0; i < c->n; i++) free(c->bufs[i].data);
@@ -106,10 +112,12 @@ static ckpt_t unpack(const char *p) {
 
 /* send `c` to rank `to` while receiving one from `from` into `*r` */
 static int exchange(const ckpt_t *c, int to, int from, ckpt_t *r) {
-    MPI_Comm w = ckpt_comm();
+    MPI_Comm w;
+    int rc = ckpt_comm(&w);
+    if (rc != MPI_SUCCESS) return rc;
     int size, in = 0;
     char *out = pack(c, &size), *got = NULL;
-    int rc = ok(PMPI_Sendrecv(&size, 1, MPI_INT, to, 1, &in, 1, MPI_INT, from, 1, w, MPI_STATUS_IGNORE));
+    rc = ok(PMPI_Sendrecv(&size, 1, MPI_INT, to, 1, &in, 1, MPI_INT, from, 1, w, MPI_STATUS_IGNORE));
     if (rc == MPI_SUCCESS) {
         got = malloc((size_t)in);
         rc = ok(PMPI_Sendrecv(out, size, MPI_BYTE, to, 2, got, in, MPI_BYTE, from, 2, w, MPI_STATUS_IGNORE));
@@ -190,7 +198,8 @@ int echo_ckpt_commit(int version) {
 #define OK(call) do { int rc_ = ok(call); if (rc_ != MPI_SUCCESS) return rc_; } while (0)
 
 int echo_ckpt_latest(void) {
-    MPI_Comm w = ckpt_comm();
+    MPI_Comm w;
+    OK(ckpt_comm(&w));
     int n = echo.app_size, r = echo.app_rank, have;
     const char *dir = files_dir();
     if (dir) {

@@ -29,6 +29,7 @@ int echo_always_MPI_Init_thread(int *argc, char ***argv, int required, int *prov
 int echo_always_MPI_Finalize(void) {
     if (echo.reinit) echo_reinit_finalize(); /* returns only if the job never had to be repaired */
     echo_teardown_before_finalize();
+    echo_mark_finalizing();
     int rc = echo.sdr && echo_sdr_skips_finalize() ? MPI_SUCCESS : PMPI_Finalize();
     echo_mark_finalized();
     return rc;

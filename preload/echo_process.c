@@ -21,11 +21,10 @@
 echo_state_t echo = {.copy = 0, .ncopies = 1, .app_rank = -1};
 ECHO_TLS int echo_depth;
 
-/* plan header lines kept for echo_plan_value(); small and read once */
-#define PLAN_MAX_KEYS 32
-static char plan_keys[PLAN_MAX_KEYS][32];
-static char plan_vals[PLAN_MAX_KEYS][1024];
-static int plan_nkeys;
+/* plan header lines kept for echo_plan_value(), as many and as long as the plan has
+ * (a Reinit plan has a line per rank): read once, looked up a few times at set-up */
+static char **plan_keys, **plan_vals;
+static int plan_nkeys, plan_capkeys;
 
 static int term_fd = 2;      /* the terminal's stderr, even for redirected copies */
 static int output_redirected; /* a copy whose stdout/stderr go to files */
@@ -69,11 +68,19 @@ double echo_epoch_now(void) {
     return (double)now.tv_sec + now.tv_nsec * 1e-9;
 }
 
+/* an injected kill: the event first, so that echorun can tell a kill that fired from one that never did */
+void echo_kill_now(const char *when) {
+    char detail[96];
+    snprintf(detail, sizeof detail, "killed by SIGKILL (%s)", when);
+    echo_event("injection", "kill", echo_record_seq(), -1, -1, 0, echo.copy, -1, detail); /* written unbuffered */
+    kill(getpid(), SIGKILL);
+}
+
 static void *killer(void *arg) {
     double at = *(double *)arg;
     free(arg);
     for (double left; (left = at - echo_epoch_now()) > 0;) usleep(left > 0.05 ? 50000 : (useconds_t)(left * 1e6) + 1);
-    kill(getpid(), SIGKILL);
+    echo_kill_now("at its planned time");
     return NULL;
 }
 
@@ -94,17 +101,42 @@ void echo_unsupported(const char *fn) {
                "for the calls echo replicates)", fn);
 }
 
-/* The status file holds one line, "<state> <arg> <time> <pid>", overwritten as
- * the process moves on: "started 0", then "finalized 0" or "signal N".  echorun
- * reads them after the job to name the processes that died. */
+/* The status file holds one line, "<state> <signal> <time> <pid> <exit>", overwritten as the process moves
+ * on: state "started", "finalizing" (in the real MPI_Finalize: every process has reached MPI_Finalize), then
+ * "finalized" (or "stopped"); "signal" if a fatal signal came before MPI_Finalize (in or after it the state
+ * stays: the process had done its work).  <signal>: the signal that ended it (0: none); <exit>: its exit status
+ * once it returned from main or called exit() ("-" until then, and for ever if it was killed or echo ended it
+ * with _exit).  echorun reads them after the job: who died, and what the application itself returned, which
+ * mpirun's status does not always say (under ULFM it counts the dead, and mpirun ends every process, even one
+ * still in MPI_Finalize, once one exits non-zero). */
+#define STATUS_LINE 96
 static char pid_text[16];
-static void set_status(const char *what) {
+static const char *status_state = "started";
+static int exit_status = -1; /* -1: has not exited */
+
+static void write_status(void) {
     if (status_fd < 0) return;
-    char line[128];
+    char line[STATUS_LINE + 1], code[16] = "-";
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    int n = snprintf(line, sizeof line, "%s 0 %ld.%09ld %s%40s\n", what, (long)ts.tv_sec, ts.tv_nsec, pid_text, "");
-    if (pwrite(status_fd, line, (size_t)n, 0) < 0) return;
+    if (exit_status >= 0) snprintf(code, sizeof code, "%d", exit_status);
+    /* every line as long (spaces, then its newline last): a shorter one overwrites a longer one whole */
+    snprintf(line, sizeof line, "%s 0 %ld.%09ld %s %s%*s", status_state, (long)ts.tv_sec, ts.tv_nsec, pid_text,
+             code, STATUS_LINE, "");
+    line[STATUS_LINE - 1] = '\n';
+    if (pwrite(status_fd, line, STATUS_LINE, 0) < 0) return;
+}
+
+static void set_status(const char *what) {
+    status_state = what;
+    write_status();
+}
+
+/* glibc's on_exit: the status the program returned from main or gave exit(), as the shell will see it */
+static void on_process_exit(int status, void *arg) {
+    (void)arg;
+    exit_status = status & 0xff;
+    write_status();
 }
 
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM};
@@ -118,14 +150,18 @@ static size_t append(char *dst, size_t n, const char *s) {
 static void on_fatal_signal(int sig) {
     echo_records_flush(); /* what the process did up to here */
     if (status_fd >= 0) {
-        char line[96], digits[8];
+        char line[STATUS_LINE], digits[8];
         memset(line, ' ', sizeof line);
-        size_t n = append(line, 0, "signal ");
+        /* killed in or after MPI_Finalize (mpirun ends every process once one exits non-zero): it had done its
+         * work, which its state keeps saying */
+        int late = !strcmp(status_state, "finalizing") || !strcmp(status_state, "finalized");
+        size_t n = append(line, append(line, 0, late ? status_state : "signal"), " ");
         int d = 0, s = sig;
         do { digits[d++] = (char)('0' + s % 10); s /= 10; } while (s && d < 8);
         while (d) line[n++] = digits[--d];
-        n = append(line, n, " 0 0 ");
+        n = append(line, n, " 0 ");
         n = append(line, n, pid_text);
+        n = append(line, n, " -");
         line[sizeof line - 1] = '\n';
         if (pwrite(status_fd, line, sizeof line, 0) < 0) { /* nothing more can be done */ }
     }
@@ -160,9 +196,10 @@ static void read_plan(const char *path, int me) {
         fprintf(stderr, "echo: cannot read the plan %s (%s); was this started by echorun?\n", path, strerror(errno));
         exit(64);
     }
-    char line[2048];
+    char *line = NULL;
+    size_t linecap = 0;
     int real_size = -1;
-    while (fgets(line, sizeof line, f)) {
+    while (getline(&line, &linecap, f) >= 0) {
         line[strcspn(line, "\n")] = 0;
         int r, a, c, nc;
         char role[128] = "";
@@ -173,10 +210,19 @@ static void read_plan(const char *path, int me) {
             continue;
         }
         char *sp = strchr(line, ' ');
-        if (!sp || plan_nkeys >= PLAN_MAX_KEYS) continue;
+        if (!sp) continue;
         *sp = 0;
-        snprintf(plan_keys[plan_nkeys], sizeof plan_keys[0], "%.31s", line);
-        snprintf(plan_vals[plan_nkeys], sizeof plan_vals[0], "%.1023s", sp + 1);
+        if (plan_nkeys == plan_capkeys) {
+            plan_capkeys = plan_capkeys ? 2 * plan_capkeys : 64;
+            plan_keys = realloc(plan_keys, sizeof *plan_keys * (size_t)plan_capkeys);
+            plan_vals = realloc(plan_vals, sizeof *plan_vals * (size_t)plan_capkeys);
+            if (!plan_keys || !plan_vals) {
+                fprintf(stderr, "echo: out of memory reading the plan %s\n", path);
+                exit(64);
+            }
+        }
+        plan_keys[plan_nkeys] = strdup(line);
+        plan_vals[plan_nkeys] = strdup(sp + 1);
         plan_nkeys++;
         if (strcmp(line, "real_size") == 0) {
             real_size = atoi(sp + 1);
@@ -185,6 +231,7 @@ static void read_plan(const char *path, int me) {
             plan_ncopies = calloc((size_t)real_size, sizeof(int));
         }
     }
+    free(line);
     fclose(f);
     echo.real_size = real_size;
     const char *v = echo_plan_value("app_size");
@@ -236,6 +283,7 @@ __attribute__((constructor)) static void echo_load(void) {
     status_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     snprintf(pid_text, sizeof pid_text, "%d", (int)getpid());
     set_status("started");
+    on_exit(on_process_exit, NULL);
 
     term_fd = fcntl(2, F_DUPFD_CLOEXEC, 10);
     if (term_fd < 0) term_fd = 2;
@@ -287,6 +335,7 @@ void echo_setup_after_init(void) {
         PMPI_Comm_split(MPI_COMM_WORLD, echo.app_rank, echo.copy, &echo.clone_comm);
         echo_comm_add(MPI_COMM_WORLD, echo.reps_world, echo.app_rank, echo.app_size, echo.rep_real_rank);
         echo_sdc_init();
+        echo_clock_setup();
     }
     echo_slow_setup();
     echo_collectors_init(); /* declares record slots: before the records are opened */
@@ -297,6 +346,7 @@ void echo_setup_after_init(void) {
 void echo_teardown_before_finalize(void) {
     if (!echo.active) return;
     echo.active = 0;
+    echo_clock_teardown();
     echo_records_close();
     if (echo_hooks.finish) echo_hooks.finish();
     echo_events_close();
@@ -309,6 +359,7 @@ void echo_teardown_before_finalize(void) {
     }
 }
 
+void echo_mark_finalizing(void) { set_status("finalizing"); }
 void echo_mark_finalized(void) { set_status("finalized"); }
 void echo_mark_stopped(void) { set_status("stopped"); }
 

@@ -1,18 +1,21 @@
 /* Record files: what every process of a run did, one fixed-size record per
- * intercepted MPI call.  Layout version 1 (read by echo/records.py; documented
+ * intercepted MPI call.  Layout version 2 (read by echo/records.py; documented
  * in docs/records.md):
  *
- *   header, ECHO_REC_HEADER_SIZE bytes (the machine's byte order, little-endian on x86):
+ *   header, header_size bytes (ECHO_REC_HEADER_SIZE or a multiple that holds the function table; the
+ *   machine's byte order, little-endian on x86):
  *     char     magic[8]        "ECHOREC\0"
  *     uint32   version, header_size, record_size, nfunctions
  *     int32    app_rank, copy, ncopies, real_rank, pid
  *     uint32   nslots          role-data slots per record (0..ECHO_REC_MAX_SLOTS)
  *     double   start_time      Unix time when the library was loaded (the clock origin)
  *     uint64   tick_origin     clock ticks at that moment
- *     uint64   ns_per_tick_num, ns_per_tick_den   ticks -> ns: updated at every write
+ *     uint64   ns, ticks       elapsed since the origin in both clocks (ticks -> ns), updated as records grow
+ *     uint64   nrecords        whole records written so far (updated after each one: a process that dies
+ *                              leaves the file longer than its records)
  *     char     run_id[64], host[64], role[64], slot_names[ECHO_REC_MAX_SLOTS][32], mpi_library[256]
  *     char     functions[]     NUL-separated function names; a record's `fn` indexes them
- *   records, record_size bytes each, until the end of the file.
+ *   records, record_size bytes each: nrecords of them (the file may hold zeros after them).
  */
 #ifndef ECHO_RECORDS_H
 #define ECHO_RECORDS_H
@@ -24,9 +27,10 @@
 #include <x86intrin.h>
 #endif
 
-#define ECHO_REC_VERSION 1
+#define ECHO_REC_VERSION 2
 #define ECHO_REC_MAX_SLOTS 16
-#define ECHO_REC_HEADER_SIZE 16384
+#define ECHO_REC_HEADER_SIZE 16384 /* at least; doubled until the function table fits */
+#define ECHO_REC_TABLE_OFFSET 1048 /* where the function table starts */
 
 typedef struct echo_record {
     uint64_t seq;      /* 0, 1, 2, ... in call order */
@@ -59,8 +63,8 @@ static inline int32_t echo_peer(int rank) {
     return rank == MPI_ANY_SOURCE ? -2 : rank == MPI_PROC_NULL ? -3 : rank;
 }
 
-/* Called by every generated wrapper after the call: fills the next record of
- * an in-memory buffer, written out when full, at exit and on a fatal signal. */
+/* Called by every generated wrapper after the call: fills the next record in the
+ * mapped record file (kept by the kernel whatever ends the process). */
 void echo_record(uint16_t fn, uint64_t t_start, int32_t comm, int32_t peer, int32_t tag, uint64_t bytes, int rc);
 int32_t echo_comm_id(MPI_Comm comm);
 uint64_t echo_record_seq(void); /* the call number of the call under way */
@@ -72,7 +76,7 @@ int echo_records_add_slot(const char *name);
 uint64_t *echo_record_slots(void);
 
 void echo_records_open(const char *const *functions, int nfunctions);
-void echo_records_flush(void); /* async-signal-safe */
+void echo_records_flush(void); /* the clock calibration, in place; async-signal-safe */
 void echo_records_close(void);
 
 #endif

@@ -52,12 +52,16 @@ static int is_failure(int rc) {
 }
 
 /* communicators echo itself uses on the world (checkpoints): revoked with the application's */
-#define MAX_INTERNAL 8
-static MPI_Comm internal[MAX_INTERNAL];
-static int ninternal;
+static MPI_Comm *internal;
+static int ninternal, capinternal;
 
 void echo_reinit_internal_comm(MPI_Comm c) {
-    if (ninternal < MAX_INTERNAL) internal[ninternal++] = c;
+    if (ninternal == capinternal) {
+        capinternal = capinternal ? 2 * capinternal : 8;
+        internal = realloc(internal, sizeof *internal * (size_t)capinternal);
+        if (!internal) echo_fatal("out of memory registering a communicator of echo's own");
+    }
+    internal[ninternal++] = c;
 }
 
 /* ---- the command line, to start a failed rank again ---- */
@@ -65,8 +69,15 @@ void echo_reinit_internal_comm(MPI_Comm c) {
 static char **command_line(int *n) {
     FILE *f = fopen("/proc/self/cmdline", "r");
     if (!f) echo_fatal("cannot read /proc/self/cmdline to restart a failed rank");
-    static char buf[65536];
-    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    /* as long as the command line is: a restarted rank must get every argument */
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    do {
+        if (len == cap && !(buf = realloc(buf, cap = cap ? 2 * cap : 65536)))
+            echo_fatal("out of memory reading /proc/self/cmdline to restart a failed rank");
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+    } while (got > 0);
     fclose(f);
     int count = 0;
     for (size_t i = 0; i < len; i++) count += buf[i] == 0;

@@ -246,10 +246,12 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
         event("divergence", fn, seq, comm, peer, n, odd, byte, detail);
         echo_records_flush();
         char msg[512];
+        char peer_text[32] = ""; /* collectives have no peer */
+        if (peer >= 0) snprintf(peer_text, sizeof peer_text, ", peer %d", peer);
         snprintf(msg, sizeof msg,
-                 "echo: SDC: application rank %d: copy %d differs from copy 0 in %s (call #%llu, communicator %d, "
-                 "peer %d, %zu bytes), first differing byte %ld; stopping (--sdc %s)\n",
-                 echo.app_rank, odd, fn, (unsigned long long)seq, comm, peer, n, byte,
+                 "echo: SDC: application rank %d: copy %d differs from copy 0 in %s (call #%llu, communicator %d"
+                 "%s, %zu bytes), first differing byte %ld; stopping (--sdc %s)\n",
+                 echo.app_rank, odd, fn, (unsigned long long)seq, comm, peer_text, n, byte,
                  mode == SDC_STOP ? "stop" : "vote");
         if (write(2, msg, strlen(msg)) < 0) { /* the event file has it too */ }
         echo_events_close();

@@ -35,6 +35,7 @@ typedef struct sdr_comm {
     int *real;              /* real[i*R + k]: rank in chan[] of replica k of member i, -1 if it was dead */
     int *who;               /* rank in chan[] -> i*R + k */
     int *sender;            /* sender[i]: the replica of member i this process receives from */
+    int *cart;              /* a Cartesian topology (echo_sdr_topo.c): ndims, dims[ndims], periods[ndims]; or NULL */
     int coll_seq;           /* collectives started: the tag of the next one */
     int freed;              /* the application freed it: it goes once its last send is acked */
     struct sdr_comm *next;
@@ -138,6 +139,11 @@ int sdr_is_request(MPI_Request h);
 
 /* ---- echo_sdr_comm.c ---- */
 sdr_comm_t *sdr_comm_world(void);           /* MPI_COMM_WORLD's, made at setup */
+/* a new communicator of the members of p that pass the same color (MPI_UNDEFINED: none), ordered by key then
+ * rank in p; dup: attributes (and topology) copied as MPI_Comm_dup does.  *newcomm: the application's handle */
+int sdr_comm_create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int dup);
+/* ---- echo_sdr_topo.c ---- */
+int *sdr_cart_copy(const int *cart);        /* NULL for NULL */
 /* echo_sdr_coll.c: communicator creation exchanges its members' choices with it */
 int echo_sdr_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm);

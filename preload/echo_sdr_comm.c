@@ -121,9 +121,7 @@ static int split_real(sdr_comm_t *p, int color, int key, MPI_Comm out[2], int **
     }
 }
 
-/* A new communicator of the members of `p` that pass the same `color` (MPI_UNDEFINED: none), ordered by key
- * then rank in p; dup: attributes are copied as MPI_Comm_dup does. */
-static int create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int dup) {
+int sdr_comm_create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int dup) {
     int mine[3] = {color, key, next_id}, *all = malloc(sizeof(int) * 3 * (size_t)p->size);
     int rc = echo_sdr_MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, p->app);
     if (rc != MPI_SUCCESS) {
@@ -171,7 +169,10 @@ static int create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int dup)
     PMPI_Comm_get_errhandler(p->app, &eh);
     PMPI_Comm_set_errhandler(c->app, eh);
     PMPI_Errhandler_free(&eh);
-    if (dup) echo_comm_copy_attributes(p->app, c->app);
+    if (dup) {
+        echo_comm_copy_attributes(p->app, c->app);
+        c->cart = sdr_cart_copy(p->cart);
+    }
     sdr_comm_add(c);
     *newcomm = c->app;
     return MPI_SUCCESS;
@@ -179,7 +180,7 @@ static int create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int dup)
 
 int echo_sdr_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     sdr_comm_t *p = sdr_comm_of(comm);
-    return create(p, 0, p->rank, newcomm, 1);
+    return sdr_comm_create(p, 0, p->rank, newcomm, 1);
 }
 
 int echo_sdr_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
@@ -190,21 +191,31 @@ int echo_sdr_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newc
 
 int echo_sdr_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     if (color < 0 && color != MPI_UNDEFINED) return MPI_ERR_ARG;
-    return create(sdr_comm_of(comm), color, key, newcomm, 0);
+    return sdr_comm_create(sdr_comm_of(comm), color, key, newcomm, 0);
 }
 
 /* processes that share memory: by the host of replica 0 of each rank, so every replica splits alike */
 int echo_sdr_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
     (void)info;
     int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : host_color[sdr_real_rank(echo.app_rank, 0)];
-    return create(sdr_comm_of(comm), color, key, newcomm, 0);
+    return sdr_comm_create(sdr_comm_of(comm), color, key, newcomm, 0);
 }
 
+/* Each process may pass a different group, as long as the groups are disjoint (MPI-2.2): a 1 x P grid's column
+ * communicators are P groups of one.  A group is named by its first member, so processes that passed the same
+ * group split together and the others apart; its ranks keep the group's order. */
 int echo_sdr_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
-    int rank;
+    int rank, first = 0, real;
     int rc = PMPI_Group_rank(group, &rank);
     if (rc != MPI_SUCCESS) return rc;
-    return create(sdr_comm_of(comm), rank == MPI_UNDEFINED ? MPI_UNDEFINED : 0, rank, newcomm, 0);
+    if (rank != MPI_UNDEFINED) { /* the group holds our world's processes (echo_sdr_MPI_Comm_group) */
+        MPI_Group world;
+        PMPI_Comm_group(MPI_COMM_WORLD, &world);
+        rc = PMPI_Group_translate_ranks(group, 1, &first, world, &real);
+        PMPI_Group_free(&world);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    return sdr_comm_create(sdr_comm_of(comm), rank == MPI_UNDEFINED ? MPI_UNDEFINED : real % sdr.n, rank, newcomm, 0);
 }
 
 int echo_sdr_MPI_Comm_free(MPI_Comm *comm) {

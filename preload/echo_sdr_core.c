@@ -133,6 +133,7 @@ static void comm_destroy_if_unused(sdr_comm_t *c) {
     free(c->real);
     free(c->who);
     free(c->sender);
+    free(c->cart);
     free(c);
 }
 
@@ -720,10 +721,15 @@ static void switch_sender(int a, int j) {
 
 /* every rank's sender as it should be now; one whose messages still on their way are not out of the way yet
  * waits (tried again from the progress loop) */
+static int ending; /* in MPI_Finalize: this process needs no one's messages any more */
+
 static void retarget(void) {
     retarget_due = 0;
     for (int a = 0; a < sdr.n; a++) {
         int j = wanted_sender(a);
+        /* in MPI_Finalize a rank's replicas that ended after their own MPI_Finalize look failed (under ULFM an
+         * exit is a failure): whether a rank was lost is echorun's verdict then, from how each process ended */
+        if (j < 0 && ending) continue;
         if (j < 0) every_replica_dead(a);
         if (j == sdr.from[a]) continue;
         if (drained(sdr_real_rank(a, j))) switch_sender(a, j);
@@ -872,7 +878,7 @@ static void arm_kills(void) {
 /* every application call: the kill injector counts them; control messages are read even by a process that
  * never waits (one behind its peers finds every message there: an excluded replica must still hear it is) */
 void sdr_tick(int starts_communication) {
-    if (++calls == kill_at_call) kill(getpid(), SIGKILL);
+    if (++calls == kill_at_call) echo_kill_now("at its planned call");
     sdr_slow_enter(starts_communication);
     if (sdr.self_acks && calls % 16 == 0) sdr_progress(); /* with exclusion on */
 }
@@ -921,6 +927,7 @@ int echo_sdr_skips_finalize(void) { return skip_finalize; }
 
 void echo_sdr_finalize(void) {
     int n;
+    ending = 1;
     int stopped = sdr_slow_finalize(); /* it ends during the agreement below: count it dead already */
     sdr_learn_failures();
     int none_dead = !stopped;

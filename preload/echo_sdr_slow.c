@@ -67,8 +67,9 @@ static MPI_Comm kin = MPI_COMM_NULL; /* this rank's replicas (ULFM's agreement o
 static MPI_Request agree_req = MPI_REQUEST_NULL;
 static int agree_flag, agree_for = -1;
 static int last_proposal;       /* the number of the last proposal seen (each sibling passes a new one on) */
-#define MAX_QUEUED 16
-static int queued[MAX_QUEUED][2], nqueued; /* proposals waiting for this replica's agreement before them */
+/* proposals waiting for this replica's agreement before them: never dropped (every sibling joins every
+ * proposal's agreement in the same order, so a dropped one would pair different agreements) */
+static int (*queued)[2], nqueued, capqueued;
 static int finishing;
 
 static double now(void) {
@@ -137,7 +138,12 @@ static void on_proposal(int number, int j, int round) {
     if (number <= last_proposal) return;
     last_proposal = number;
     tell_siblings(MSG_PROPOSE, number, j, round);
-    if (nqueued < MAX_QUEUED) queued[nqueued][0] = j, queued[nqueued++][1] = round;
+    if (nqueued == capqueued) {
+        capqueued = capqueued ? 2 * capqueued : 16;
+        if (!(queued = realloc(queued, sizeof *queued * (size_t)capqueued)))
+            echo_fatal("out of memory queueing a proposal to take a replica back");
+    }
+    queued[nqueued][0] = j, queued[nqueued++][1] = round;
     next_agreement();
 }
 

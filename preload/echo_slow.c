@@ -59,6 +59,13 @@ void echo_slow_setup(void) {
 /* lose (factor - 1) x `seconds`, while the injected slowdown is on */
 static void lose_time(double seconds) {
     if (!slowed || calls < from_call || (to_call && calls >= to_call)) return;
+    static int said;
+    if (!said) { /* the slowdown began: echorun compares the plan's injections with these events */
+        said = 1;
+        char detail[96];
+        snprintf(detail, sizeof detail, "compute phases made %g times longer from here", factor);
+        echo_event("injection", "slow", echo_record_seq(), -1, -1, 0, echo.copy, -1, detail);
+    }
     double extra = (factor - 1.0) * seconds;
     struct timespec pause = {(time_t)extra, (long)((extra - (double)(time_t)extra) * 1e9)};
     while (nanosleep(&pause, &pause) != 0) {

@@ -8,7 +8,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlalchemy.orm import Session
 
-from echo.report import EVENT_ORDER, copies_text
+from echo.report import EVENT_ORDER, copies_text, injections_brief, not_judged, roles_text
 from server import charts, crud
 
 WEB = Path(__file__).resolve().parent.parent / "web"
@@ -19,6 +19,7 @@ def _render(template: str, standalone: bool = False, root: str = "/", **context:
     css = (WEB / "static" / "echo.css").read_text() if standalone else None
     return ENV.get_template(template).render(
         inline_css=css, standalone=standalone, root=root, copies=copies_text, name=lambda r: crud.program_name(r.argv),
+        injections=injections_brief, roles=roles_text,
         when=lambda t: time.strftime("%Y-%m-%d %H:%M", time.localtime(t)), **context)
 
 
@@ -62,21 +63,24 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False) -> str 
     labels = [f"rank {p.app_rank} copy {p.copy}" for p in procs]
     time_chart = charts.bars("seconds inside MPI calls", labels, {"time in MPI": [p.mpi_time for p in procs]}, " s")
     return _render("run.html", standalone=standalone, root="/" if not standalone else "", title=f"Run {run.id}",
-                   run=run, matrix=matrix, maxcopies=maxcopies, events=events, div=div, counters=counters,
-                   tools=tools, digit_charts=digit_charts, time_chart=time_chart, perf_chart=perf_chart,
-                   exclusion_chart=exclusion_chart,
-                   slow_hosts=[e for e in events if e.kind == "slow-host"])
+                   run=run, run_procs=procs, matrix=matrix, maxcopies=maxcopies, events=events, div=div,
+                   counters=counters, tools=tools, digit_charts=digit_charts, time_chart=time_chart,
+                   perf_chart=perf_chart, exclusion_chart=exclusion_chart,
+                   slow_hosts=[e for e in events if e.kind == "slow-host"], not_judged=not_judged(events))
 
 
 def slowness_chart(procs: list, events: list) -> str | None:
-    """DGRP's per-process view: recommended / non-recommended along each process's calls (None: not judged)."""
+    """DGRP's per-process view: recommended / non-recommended along each process's calls, for the processes that
+    were judged (None: none was)."""
     changes: dict[tuple[int, int], list[tuple[int, str]]] = {}
     for e in events:
         if e.kind == "slowness":
             changes.setdefault((e.app_rank, e.copy), []).append((e.call_seq or 0, e.message.split(" at ")[0]))
-    if not any(m for m in procs if m.copy > 0):
+    unjudged = {(e.app_rank, e.copy) for e in events if e.kind == "perf-not-judged"}
+    judged = [p for p in procs if (p.app_rank, p.copy) not in unjudged]
+    if not any(p.copy > 0 for p in judged):
         return None
-    rows = [(f"rank {p.app_rank} copy {p.copy}", p.calls, changes.get((p.app_rank, p.copy), [])) for p in procs]
+    rows = [(f"rank {p.app_rank} copy {p.copy}", p.calls, changes.get((p.app_rank, p.copy), [])) for p in judged]
     return charts.status_timeline("processes recommended (green) or not (red), by call", rows)
 
 

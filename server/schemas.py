@@ -28,6 +28,8 @@ class RunOut(BaseModel):
     diverged: bool
     host: str
     mpi_library: str
+    injections: list[dict[str, Any]] = []
+    perturbation: str | None = None
 
 
 class ProcOut(BaseModel):

@@ -19,6 +19,7 @@
 
 static int eventset = PAPI_NULL, nevents, started;
 static char names[MAX_EVENTS][PAPI_MAX_STR_LEN];
+static char units[MAX_EVENTS][PAPI_MIN_STR_LEN];
 static long long last[MAX_EVENTS], entry[MAX_EVENTS], now[MAX_EVENTS];
 
 static void on_enter(void) {
@@ -47,8 +48,24 @@ static void on_finish(void) {
     char name[PAPI_MAX_STR_LEN + 16];
     for (int i = 0; i < nevents; i++) {
         snprintf(name, sizeof name, "papi %.100s", names[i]);
-        echo_metric(name, (double)total[i], "count");
+        echo_metric(name, (double)total[i], units[i]);
     }
+}
+
+/* The unit PAPI gives for an event; where it gives none, the perf_event software clocks count nanoseconds
+ * (perf_event_open(2): PERF_COUNT_SW_CPU_CLOCK and TASK_CLOCK), and everything else counts occurrences. */
+static void event_unit(const char *event, char *unit, size_t size) {
+    int code;
+    PAPI_event_info_t info;
+    if (PAPI_event_name_to_code(event, &code) == PAPI_OK && PAPI_get_event_info(code, &info) == PAPI_OK &&
+        info.units[0]) {
+        snprintf(unit, size, "%s", info.units);
+        return;
+    }
+    const char *colon = strstr(event, "::"), *base = colon ? colon + 2 : event;
+    size_t n = strcspn(base, ":"); /* without qualifiers (":u=1") */
+    int clock = (n == 10 && !strncmp(base, "TASK-CLOCK", n)) || (n == 9 && !strncmp(base, "CPU-CLOCK", n));
+    snprintf(unit, size, "%s", clock ? "ns" : "count");
 }
 
 static void unavailable(const char *event, int rc) {
@@ -76,6 +93,7 @@ void echo_papi_init(void) {
             continue;
         }
         snprintf(names[nevents], sizeof names[0], "%s", ev);
+        event_unit(ev, units[nevents], sizeof units[0]);
         char slot[64];
         snprintf(slot, sizeof slot, "%.29s>", ev); /* the compute phase before the call */
         echo_records_add_slot(slot);

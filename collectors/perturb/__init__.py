@@ -33,6 +33,8 @@ SPEC = {
         "--perturb-rep": "perturb copy 0 as well",
     },
 }
+LOCKSTEP_OUTPUT = ("in lock-step every copy takes what copy 0 received, so a value that came from MPI is the same "
+                   "on every copy by construction; --worlds independent measures it")
 FULL_DIGITS = 15.95  # a double's precision: copies that agree exactly
 # chi-square 5% quantiles by degrees of freedom (N - 1 copies)
 CHI2_05 = {1: 0.00393, 2: 0.103, 3: 0.352, 4: 0.711, 5: 1.145, 6: 1.635, 7: 2.167, 8: 2.733, 9: 3.325, 10: 3.940,
@@ -81,6 +83,13 @@ def parse(spec: str, worlds: str | None, copies: list[int]) -> tuple[list[str], 
     return [line, f"worlds {worlds}"], worlds
 
 
+def label(plan_value: str, worlds: str) -> str:
+    """A plan's "perturb KIND A B" line as users write it, with its worlds: "noise:ulp=1,seed=7 (lockstep)"."""
+    kind, a, b = (plan_value.split() + ["0", "0"])[:3]
+    args = {"noise": f":ulp={float(a):g},seed={b}", "jitter": f":max={a}us,seed={b}"}.get(kind, "")
+    return f"{kind}{args} ({worlds})"
+
+
 def _int(text: str, spec: str) -> int:
     try:
         return int(text)
@@ -118,7 +127,9 @@ class RankSensitivity:
     calls: list[tuple[int, str, float, float]] = field(default_factory=list)  # (call, function, digits, low)
     first_parting: tuple[int, str] | None = None  # first call whose data differ between copies
     behaviour: str = "same calls on every copy"
-    outputs: list[tuple[str, float]] = field(default_factory=list)  # (output value, digits)
+    # (output value, digits); digits None: not measured (lock-step copies that print exactly what copy 0 printed
+    # may be printing what copy 0 received, which says nothing of the program's sensitivity)
+    outputs: list[tuple[str, float | None]] = field(default_factory=list)
 
     @property
     def min_digits(self) -> float:
@@ -130,7 +141,7 @@ def _data_calls(f: RecordFile) -> np.ndarray:
     return np.flatnonzero(f.records["slot"][:, j] > 0)
 
 
-def analyse_rank(files: list[RecordFile], outputs: list[str]) -> RankSensitivity:
+def analyse_rank(files: list[RecordFile], outputs: list[str], worlds: str = "independent") -> RankSensitivity:
     files = sorted(files, key=lambda f: f.copy)
     result = RankSensitivity(files[0].app_rank, len(files))
     # the call sequence, with each call's peer: who a copy talked to is behaviour too
@@ -161,23 +172,44 @@ def analyse_rank(files: list[RecordFile], outputs: list[str]) -> RankSensitivity
         if parted.size:
             i = int(parted[0])
             result.first_parting = (result.calls[i][0], result.calls[i][1])
-    result.outputs = output_digits(outputs)
+    result.outputs = output_digits(outputs, worlds)
     return result
 
 
 NUMBER = re.compile(r"(?<![A-Za-z_\d.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 
-def output_digits(texts: list[str]) -> list[tuple[str, float]]:
-    """Digits the copies' printed numbers agree on, number by number (same lines on every copy)."""
+def printed_digits(token: str) -> int:
+    """Significant digits a printed number carries ("4.169225956222e+03": 13): copies cannot be seen to agree on
+    more."""
+    mantissa = re.split("[eE]", token)[0].lstrip("+-").replace(".", "").lstrip("0")
+    return max(len(mantissa), 1)
+
+
+def output_digits(texts: list[str], worlds: str = "independent") -> list[tuple[str, float | None]]:
+    """Digits the copies' printed numbers agree on, number by number (same lines on every copy), at most the
+    digits printed; None for a number lock-step cannot measure (printed alike by every copy: LOCKSTEP_OUTPUT)."""
     per_copy = [[float(x) for x in NUMBER.findall(t)] for t in texts]
     if len(per_copy) < 2 or len({len(p) for p in per_copy}) != 1 or not per_copy[0]:
         return []
     d, _ = digits(np.array(per_copy))
-    return [(NUMBER.findall(texts[0])[i], float(d[i])) for i in range(len(per_copy[0]))]
+    out: list[tuple[str, float | None]] = []
+    for token, agree in zip(NUMBER.findall(texts[0]), d, strict=True):
+        same = agree >= FULL_DIGITS
+        out.append((token, None if same and worlds == "lockstep" else min(float(agree), printed_digits(token))))
+    return out
+
+
+def worlds_of(run_dir: Path) -> str:
+    """lockstep or independent, as the run's plan says."""
+    from echo.plan import plan_value
+
+    return plan_value(run_dir, "worlds") or "lockstep"
 
 
 def analyse(run_dir: Path) -> list[RankSensitivity]:
+    run_dir = Path(run_dir)
+    worlds = worlds_of(run_dir)
     files = [f for f in read_run(run_dir) if "nfloat" in f.slot_names]
     out = []
     for rank in sorted({f.app_rank for f in files}):
@@ -186,8 +218,16 @@ def analyse(run_dir: Path) -> list[RankSensitivity]:
         for f in sorted(mine, key=lambda f: f.copy):
             path = run_dir / "output" / f"rank{rank}.copy{f.copy}.out"
             texts.append(path.read_text() if path.is_file() else "")
-        out.append(analyse_rank(mine, texts))
+        out.append(analyse_rank(mine, texts, worlds))
     return out
+
+
+def output_text(d: float | None, printed: int, worlds: str) -> str:
+    """How many digits copies agree on in one printed number, and what that measured."""
+    if d is None:
+        return f"not measured ({LOCKSTEP_OUTPUT})"
+    text = f"{d:.1f} digits" + (" (every digit printed)" if d >= printed else "")
+    return text + (" (its last compute phase alone)" if worlds == "lockstep" else "")
 
 
 def describe(results: list[RankSensitivity], worlds: str) -> str:
@@ -197,7 +237,8 @@ def describe(results: list[RankSensitivity], worlds: str) -> str:
     lines = [
         f"significant digits the copies agree on (s = -log10(sigma/|mu|) over {n} copies, Parker/Verificarlo; "
         f"95% lower bound by the chi-square bound of sigma); worlds: {worlds}"
-        + (" (copies took what copy 0 received: each call measures one compute phase)" if worlds == "lockstep"
+        + (" (copies took what copy 0 received: each call measures one compute phase, not how errors propagate "
+           "through the run; --worlds independent measures that)" if worlds == "lockstep"
            else " (each copy's world ran the whole communication: effects propagate)"),
     ]
     if n < 4:
@@ -212,5 +253,5 @@ def describe(results: list[RankSensitivity], worlds: str) -> str:
         for seq, fn, d, low in worst:
             lines.append(f"  call #{seq} {fn}: {d:.1f} digits (95% at least {low:.1f})")
         for value, d in r.outputs[:8]:
-            lines.append(f"  output {value}: {d:.1f} digits")
+            lines.append(f"  output {value}: " + output_text(d, printed_digits(value), worlds))
     return "\n".join(lines)

@@ -47,11 +47,11 @@ static MPI_Datatype base_type(MPI_Datatype dt, int depth) {
     if (dt == MPI_DOUBLE || dt == MPI_FLOAT) return dt;
     int ni, na, nd, combiner;
     if (depth > 8 || PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
-        combiner == MPI_COMBINER_NAMED || nd < 1 || nd > 64)
+        combiner == MPI_COMBINER_NAMED || nd < 1)
         return MPI_DATATYPE_NULL;
     int *ints = malloc(sizeof(int) * (size_t)(ni + 1));
     MPI_Aint *aints = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
-    MPI_Datatype types[64];
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)nd);
     PMPI_Type_get_contents(dt, ni, na, nd, ints, aints, types);
     MPI_Datatype base = base_type(types[0], depth + 1);
     for (int i = 1; i < nd && base != MPI_DATATYPE_NULL; i++)
@@ -63,6 +63,7 @@ static MPI_Datatype base_type(MPI_Datatype dt, int depth) {
     }
     free(ints);
     free(aints);
+    free(types);
     return base;
 }
 

@@ -13,20 +13,34 @@ from sqlalchemy import Engine, delete, insert
 from sqlalchemy.orm import Session
 
 from collectors import perturb, valgrind
+from echo import injections
+from echo.plan import plan_procs, plan_value
 from echo.procstatus import read_status
 from echo.records import FLAG_ERROR, RecordFile, RecordsError, read
-from echo.sdc import outcome, read_events
+from echo.sdc import EXIT_CORRECTED, EXIT_DIVERGED, outcome, read_events
 from echo.store.models import CallSummary, Event, Metric, Proc, Run
 
 
-def plan_procs(run_dir: Path) -> list[tuple[int, int, int, str]]:
-    """(real, app, copy, role) of every process in the run's plan file."""
-    out = []
-    for line in (run_dir / "plan").read_text().splitlines():
-        parts = line.split()
-        if parts[:1] == ["proc"]:
-            out.append((int(parts[1]), int(parts[2]), int(parts[3]), parts[5] if len(parts) > 5 else ""))
-    return out
+def run_mode(meta: dict, run_dir: Path) -> str:
+    """clones, sdr or reinit: run.json says it; runs written before it did have their plan's "mode" line."""
+    if meta.get("mode") in ("clones", "sdr", "reinit"):
+        return meta["mode"]
+    return plan_value(run_dir, "mode") or "clones"
+
+
+def perturbation(run_dir: Path) -> str | None:
+    """What varied the copies and how their worlds ran, None if nothing did."""
+    how = plan_value(run_dir, "perturb")
+    return perturb.label(how, plan_value(run_dir, "worlds") or "lockstep") if how else None
+
+
+def run_status(exit_status: int, sdc_outcome: str) -> str:
+    """ok, failed, or what SDC's own exit statuses say (docs/sdc.md): diverged (20), corrected by vote (21)."""
+    if exit_status == 0:
+        return "ok"
+    if (exit_status, sdc_outcome) in ((EXIT_DIVERGED, "diverged"), (EXIT_CORRECTED, "corrected")):
+        return sdc_outcome
+    return "failed"
 
 
 def process_state(run_dir: Path, real: int) -> str:
@@ -61,20 +75,21 @@ def read_metrics(run_dir: Path, real: int) -> list[tuple[str, float, str]]:
     return out
 
 
-def slot_metrics(f: RecordFile) -> list[tuple[str, float, str]]:
+def slot_metrics(f: RecordFile, units: dict[str, str]) -> list[tuple[str, float, str]]:
     """Counter deltas in the record slots, per phase and per function: a slot "EV>" holds the compute
-    phase before each call, "EV@" the call itself."""
+    phase before each call, "EV@" the call itself; each in its event's unit (`units`, from the process's totals)."""
     out = []
     fn = f.records["fn"].astype(np.intp)
     for j, name in enumerate(f.slot_names):
         values = f.records["slot"][:, j].astype(np.float64)
         event, phase = name[:-1], name[-1]
+        unit = units.get(event, "count")
         if phase == ">":
-            out.append((f"papi {event} compute", float(values.sum()), "count"))
+            out.append((f"papi {event} compute", float(values.sum()), unit))
         elif phase == "@":
-            out.append((f"papi {event} mpi", float(values.sum()), "count"))
+            out.append((f"papi {event} mpi", float(values.sum()), unit))
             per_fn = np.bincount(fn, weights=values, minlength=len(f.functions))
-            out += [(f"papi {event} in {f.functions[i]}", float(per_fn[i]), "count") for i in np.flatnonzero(per_fn)]
+            out += [(f"papi {event} in {f.functions[i]}", float(per_fn[i]), unit) for i in np.flatnonzero(per_fn)]
     return out
 
 
@@ -91,11 +106,15 @@ def sensitivity_rows(run_dir: Path, sites: int = 200) -> tuple[list[dict], list[
         for seq, fn, d, _low in r.calls[::step]:
             metric(f"digits at call #{seq} {fn}", d)
         for i, (value, d) in enumerate(r.outputs):
-            metric(f"digits of output {i} ({value})", d)
+            if d is not None:  # an output lock-step could not measure gets no number (perturb.LOCKSTEP_OUTPUT)
+                metric(f"digits of output {i} ({value})", d)
         parting = f"copies part at call #{r.first_parting[0]} ({r.first_parting[1]})" if r.first_parting \
             else "copies never part"
+        unmeasured = sum(d is None for _, d in r.outputs)
         events.append(dict(kind="sensitivity", app_rank=r.rank, copy=None,
-                           message=f"fewest digits {r.min_digits:.1f}; {parting}; {r.behaviour}"))
+                           message=f"fewest digits {r.min_digits:.1f}; {parting}; {r.behaviour}"
+                           + (f"; {unmeasured} printed values not measured ({perturb.LOCKSTEP_OUTPUT})"
+                              if unmeasured else "")))
     return events, metrics
 
 
@@ -117,6 +136,9 @@ def perf_rows(run_dir: Path) -> tuple[list[dict], list[dict]]:
                              unit="phases"),
                         dict(app_rank=p["rank"], copy=p["copy"], name="perf phases non-recommended",
                              value=p["slow"], unit="phases")]
+    for p in perf.get("not_judged", []):  # said, so that no one reads "never slow" into an unjudged process
+        events.append(dict(kind="perf-not-judged", app_rank=p["rank"], copy=p["copy"],
+                           message=f"not judged for slowness: {p['reason']}"))
     for h in perf["hosts"]:
         if h["changes"]:
             spans = ", ".join(f"{status} at {t:.3f} s" for t, status in h["changes"])
@@ -154,9 +176,11 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
             events.append(dict(kind="process-ended-abnormally", app_rank=app, copy=copy,
                                call_seq=int(f.records["seq"][-1]) if f is not None and len(f.records) else None,
                                message=f"application rank {app} copy {copy} (process {real}): {state}"))
-        metrics += [dict(app_rank=app, copy=copy, name=n, value=v, unit=u) for n, v, u in read_metrics(run_dir, real)]
+        own = read_metrics(run_dir, real)
+        metrics += [dict(app_rank=app, copy=copy, name=n, value=v, unit=u) for n, v, u in own]
         if f is not None and f.slot_names:
-            metrics += [dict(app_rank=app, copy=copy, name=n, value=v, unit=u) for n, v, u in slot_metrics(f)]
+            units = {n.split(" ", 1)[1]: u for n, _, u in own if n.startswith("papi ")}
+            metrics += [dict(app_rank=app, copy=copy, name=n, value=v, unit=u) for n, v, u in slot_metrics(f, units)]
         calls = nbytes = 0
         mpi_time = wall = 0.0
         host, pid = "", 0
@@ -178,12 +202,15 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
     events = [dict(kind=e.kind, app_rank=e.app_rank, copy=e.copy, call_seq=e.call,
                    message=e.detail if e.kind == "papi-unavailable" else e.describe())
               for e in sdc_events] + events
+    planned = injections.check(run_dir, sdc_events)
+    events += [dict(kind="injection-not-fired", app_rank=i.rank, copy=i.copy, call_seq=i.call,
+                    message=f"{i.text}: {i.note}") for i in planned if not i.fired]
     events += [dict(kind="papi-unavailable", message=f"PAPI cannot count {ev} here: {why}; it was left out of the sets")
                for ev, why in meta.get("papi_unavailable", [])]
     tool_events, tool_metrics = valgrind.collect(run_dir, plan_procs(run_dir), meta["program"])
     events += tool_events
     metrics += tool_metrics
-    if "\nperturb " in (run_dir / "plan").read_text():
+    if plan_value(run_dir, "perturb"):
         ev, me = sensitivity_rows(run_dir)
         events += ev
         metrics += me
@@ -191,12 +218,13 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
     events += perf_ev + exclusion_rows(run_dir)
     metrics += perf_me
     run_id = meta["run_id"]
-    run = dict(id=run_id, program=meta["program"], argv=meta["argv"], mode=meta.get("mode", "echo"),
+    run = dict(id=run_id, program=meta["program"], argv=meta["argv"], mode=run_mode(meta, run_dir),
                nranks=meta["nranks"], nprocs=len(procs), copies=meta["copies"], started_at=meta["started_at"],
                duration=meta.get("duration", 0.0), exit_status=meta.get("exit_status", -1),
-               status="ok" if meta.get("exit_status") == 0 else "failed",
+               status=run_status(meta.get("exit_status", -1), outcome(sdc_events)),
                diverged=outcome(sdc_events) != "clean",
-               host=meta.get("host", ""), mpi_library=mpi_library, run_dir=str(run_dir))
+               host=meta.get("host", ""), mpi_library=mpi_library, run_dir=str(run_dir),
+               injections=injections.as_rows(planned), perturbation=perturbation(run_dir))
     with Session(engine) as session, session.begin():
         for table in (CallSummary, Event, Metric, Proc):
             session.execute(delete(table).where(table.run_id == run_id))

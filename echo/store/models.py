@@ -15,7 +15,7 @@ class Run(Base):
     id: Mapped[str] = mapped_column(String(128), primary_key=True)
     program: Mapped[str] = mapped_column(String(512), index=True)
     argv: Mapped[list] = mapped_column(JSON)
-    mode: Mapped[str] = mapped_column(String(32))  # "echo" (cloned ranks), later "sdr", "reinit"
+    mode: Mapped[str] = mapped_column(String(32))  # "clones", "sdr" or "reinit" (echorun --mode)
     nranks: Mapped[int] = mapped_column(Integer)
     nprocs: Mapped[int] = mapped_column(Integer)
     copies: Mapped[list] = mapped_column(JSON)  # copies per application rank
@@ -27,6 +27,9 @@ class Run(Base):
     host: Mapped[str] = mapped_column(String(256))
     mpi_library: Mapped[str] = mapped_column(String(512))
     run_dir: Mapped[str] = mapped_column(Text)
+    # planned injections, each {kind, rank, copy, when, text, call, fired, note} (echo/injections.py)
+    injections: Mapped[list] = mapped_column(JSON, default=list)
+    perturbation: Mapped[str | None] = mapped_column(String(256), nullable=True)  # "noise:ulp=1,seed=7 (lockstep)"
 
 
 class Proc(Base):

@@ -2,9 +2,12 @@
 calls stop with their name, nothing hangs."""
 
 import os
+import re
 import signal
 import time
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import echorun
 
@@ -25,9 +28,23 @@ def test_exit_without_finalize_in_a_representative(programs, tmp_path):
     assert "ended without MPI_Finalize" in r.stderr
 
 
+@pytest.mark.parametrize("failing", [-1, 1])
+def test_exit_status_after_finalize_is_the_jobs(programs, tmp_path, failing):
+    """Every rank (or rank 1 alone) returns 3 from main after MPI_Finalize: echorun exits 3 and names a process
+    that returned it, not one that mpirun then terminated."""
+    r = echorun(["-n", "3", "--clones", "2", *programs["exit_status"], "3", str(failing)], tmp_path / "run")
+    assert r.returncode == 3, r.stderr
+    cause = [line for line in r.stderr.splitlines() if line.startswith("echo: job failed: application rank")][0]
+    assert cause.endswith("exited after MPI_Finalize (exit status 3)"), cause
+    assert failing < 0 or cause.startswith("echo: job failed: application rank 1 copy"), cause
+
+
 def test_crash_under_interception_only(programs, tmp_path):
     r = echorun(["-n", "2", *programs["crash"], "1", "0", "segv"], tmp_path / "run")
     assert r.returncode != 0 and "application rank 1 copy 0 (process 1" in r.stderr
+    # named with its real pid (the one mpirun's own message gives), never "pid 0"
+    pid = re.search(r"process rank 1 with PID (\d+) on node", r.stderr).group(1)
+    assert f"application rank 1 copy 0 (process 1, pid {pid}) was killed by SIGSEGV" in r.stderr and pid != "0"
 
 
 def test_sigkill_from_outside_is_not_a_hang(programs, tmp_path):

@@ -4,12 +4,28 @@ spec, and real runs (an injected slowdown is seen and its end too; a clean run m
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 import numpy as np
 import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
-from echo.perf import Estimator, Params, PerfError, ProcessStatus, host_view, judge, parse_slow, pooled
-from tests.conftest import echorun, lines_by_rank
+from echo.perf import (
+    Estimator,
+    Params,
+    PerfError,
+    ProcessStatus,
+    host_view,
+    judge,
+    not_judged_reason,
+    parse_slow,
+    pooled,
+)
+from echo.store.db import open_store
+from echo.store.models import Event
+from tests.conftest import VENV_BIN, echorun, lines_by_rank
 
 
 def test_estimator_is_tcps_rule_with_alpha_and_beta():
@@ -96,6 +112,8 @@ def test_an_injected_slow_copy_is_found_and_let_back(programs, tmp_path):
     assert status_at(changes, 31) == "recommended" and changes[-1][0] >= 25, changes  # back once it stopped
     assert slowed["slow"] >= 8, slowed  # non-recommended for most of the 15 slow phases
     assert "performance: rank 0 copy 1" in r.stderr
+    assert "injection slow:rank=0,copy=1,factor=4,from=10,to=25: fired at call 10" in r.stderr
+    assert "not judged" not in r.stderr  # 2 processes, a core each on this 2-core machine
 
 
 def test_a_clean_run_marks_nothing(programs, tmp_path):
@@ -119,3 +137,49 @@ def test_explicit_tests_find_a_slow_rank_without_copies(programs, tmp_path):
     assert status_at(changes, 16) == "non-recommended", changes  # tests every 2nd call: within a few tests
     assert status_at(changes, 38) == "recommended" and changes[-1][0] >= 30, changes
     assert "(explicit tests)" in r.stderr
+
+
+def test_why_a_process_is_not_judged():
+    crowded = {"vm": (6, 2)}
+    assert "6 processes shared 2 cores on vm" in not_judged_reason("copy", "vm", crowded)
+    assert not_judged_reason("callgrind-slice-1", "other", crowded) == \
+        "its role (callgrind-slice-1) makes it slow by design"
+    assert not_judged_reason("memcheck", "other", {}) == "its role (memcheck) makes it slow by design"
+    assert not_judged_reason("papi-set-1", "other", crowded) is None
+    assert not_judged_reason("noise-1", "other", crowded) is None
+
+
+def test_processes_sharing_cores_are_not_judged(programs, tmp_path):
+    """More processes than cores (ranks x 2 copies > cores): they take turns on a core, so no process or host is
+    flagged; the diagnosis says why it judged none, in echorun's summary and in the store."""
+    nranks = (os.cpu_count() or 1) // 2 + 1
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    r = echorun(["--db", db, "-n", str(nranks), "--clones", "2", *programs["phases"], "20"], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    perf = json.loads((tmp_path / "run" / "perf.json").read_text())
+    assert perf["processes"] == [] and perf["hosts"] == []
+    assert [(p["rank"], p["copy"]) for p in perf["not_judged"]] == [(k, c) for k in range(nranks) for c in (0, 1)]
+    assert all(f"{2 * nranks} processes shared {os.cpu_count()} cores" in p["reason"] for p in perf["not_judged"])
+    assert "performance: not judged" in r.stderr
+    assert "non-recommended" not in r.stderr and "hosts often slow" not in r.stderr
+    with Session(open_store(db)) as s:
+        kinds = [e.kind for e in s.scalars(select(Event))]
+    assert kinds.count("perf-not-judged") == 2 * nranks
+    assert "slowness" not in kinds and "slow-host" not in kinds
+    report = subprocess.run([str(VENV_BIN / "mpiecho"), "report", "--db", db], capture_output=True, text=True,
+                            timeout=120).stdout
+    said = [line for line in report.splitlines() if "perf-not-judged" in line]
+    assert len(said) == 1 and f"{2 * nranks} processes shared" in said[0], said  # one line per reason
+
+
+def test_a_copy_under_memcheck_is_not_judged(programs, tmp_path):
+    """1 rank x 2 copies (a core each), copy 1 under memcheck: slow by design, not flagged; copy 0 has no copy
+    left to be compared with."""
+    r = echorun(["--no-store", "-n", "1", "--clones", "2", "--valgrind", "1:memcheck", *programs["phases"], "6"],
+                tmp_path / "run", timeout=300)
+    assert r.returncode == 0, r.stderr
+    perf = json.loads((tmp_path / "run" / "perf.json").read_text())
+    assert perf["not_judged"] == [{"rank": 0, "copy": 1, "host": perf["not_judged"][0]["host"],
+                                   "reason": "its role (memcheck) makes it slow by design"}]
+    assert all(not p["changes"] and p["judged"] == 0 for p in perf["processes"])
+    assert "non-recommended" not in r.stderr

@@ -85,3 +85,53 @@ def test_record_files_stop_at_their_bound(programs, tmp_path):
         assert 15000 < len(f.records) <= (1 << 20) // RECORD.itemsize
         events = (tmp_path / "run" / "events" / f"{real}.jsonl").read_text()
         assert '"capped"' in events and "bound of 1 MiB" in events
+
+
+def test_a_copy_killed_with_sigkill_keeps_every_call(programs, tmp_path):
+    """SIGKILL runs no handler: the records are in the kernel's page cache the moment they are written, so the
+    killed copy's file holds every call it made, and the store counts them."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from sqlalchemy.orm import Session
+
+    from echo.store.db import open_store
+    from echo.store.models import Proc
+    from tests.echo.test_jobstop import calls_so_far
+
+    run_dir = tmp_path / "run"
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    argv = [str(Path(sys.executable).parent / "echorun"), "--run-dir", str(run_dir), "--db", db, "-n", "2",
+            "--clones", "2", *programs["deadlock"]]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rec = run_dir / "records" / "3.rec"  # rank 1 copy 1: in the barrier after its 5 Allreduces and its Send
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and calls_so_far(rec) < 8:
+        time.sleep(0.2)
+    pid = int((run_dir / "procs" / "3.status").read_text().split()[3])
+    os.kill(pid, signal.SIGKILL)
+    p.send_signal(signal.SIGTERM)  # the others stay in the deadlock
+    p.communicate(timeout=120)
+    f = read(rec)
+    assert f.damage is None
+    assert list(f.function_names())[:8] == (["MPI_Init", "MPI_Comm_rank", "MPI_Comm_size"] + ["MPI_Allreduce"] * 5)
+    with Session(open_store(db)) as s:
+        procs = {(q.app_rank, q.copy): q for q in s.query(Proc).all()}
+    assert procs[(1, 1)].calls == len(f.records) >= 8
+
+
+def test_the_function_table_is_never_cut(programs, tmp_path):
+    """The header holds every function name the MPI has, however many: a record's function is always named."""
+    from echo.records import FIXED
+
+    r = echorun(["--no-store", "-n", "1", *programs["coll"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    path = tmp_path / "run" / "records" / "0.rec"
+    nfunctions = FIXED.unpack_from(path.read_bytes())[4]
+    f = read(path)
+    assert nfunctions > 400 and len(f.functions) == nfunctions and f.damage is None
+    assert len(set(f.functions)) == nfunctions and all(n.startswith("MPI_") for n in f.functions)

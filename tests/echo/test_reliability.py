@@ -260,3 +260,15 @@ def test_cli_bad_input_exits_2_naming_the_option(bad, message):
 def test_cli_plan_needs_a_kind_of_plan():
     r = mpiecho("plan", "--mtbf", "1d", "--runtime", "1h", "-n", "8")
     assert r.returncode == 2 and "the following arguments are required: --reliability" in r.stderr
+
+
+def test_the_readme_example_shows_the_choice():
+    """README's example is a table that tells degrees apart: the loss falls with r, the unreplicated run misses the
+    target and some degree meets it (not P(lost) = 1.0000 on every row)."""
+    line = next(x for x in (TREE / "README.md").read_text().splitlines() if x.startswith("mpiecho plan --reliability"))
+    r = mpiecho(*line.split("#")[0].split()[1:], "--json")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["rows"]
+    losses = [row["p_lost"] for row in rows]
+    assert all(a > b for a, b in pairwise(losses)) and losses[0] < 1
+    assert not rows[0]["meets_target"] and any(row["meets_target"] for row in rows)

@@ -50,9 +50,10 @@ def test_kill_specs():
             parse_kills(bad, 3, 2)
 
 
-def _status(run_dir: Path, real: int, state: str) -> None:
+def _status(run_dir: Path, real: int, state: str, exit: str = "-", sig: int = 0, at: float = 0) -> None:
+    """As preload/echo_process.c writes it: "<state> <signal> <time> <pid> <exit>"."""
     (run_dir / "procs").mkdir(parents=True, exist_ok=True)
-    (run_dir / "procs" / f"{real}.status").write_text(f"{state} 0 0 {100 + real}\n")
+    (run_dir / "procs" / f"{real}.status").write_text(f"{state} {sig} {at} {100 + real} {exit}\n")
 
 
 def test_verdict_a_rank_that_finished_in_one_replica_is_a_success(tmp_path):
@@ -75,6 +76,37 @@ def test_verdict_without_deaths_is_mpiruns(tmp_path):
     for real in range(4):
         _status(tmp_path, real, "finalized")
     assert verdict(tmp_path, 2, 2, rc=3).status == 3
+
+
+def test_verdict_is_the_applications_exit_status_after_a_kill(tmp_path):
+    """Replica 0 of rank 1 was killed; the others returned 3 from main: the job's status is 3, not 0."""
+    for real, (state, code, at) in enumerate([("finalized", "3", 5.2), ("started", "-", 1.0), ("finalized", "3", 5.1),
+                                              ("finalized", "3", 5.3)]):
+        _status(tmp_path, real, state, code, at=at)
+    out = verdict(tmp_path, 2, 2, rc=0)
+    assert out.status == 3
+    assert "SDR: rank 1 lost replica 0 and finished in replica 1" in out.lines
+    assert out.lines[-1].startswith("SDR: application rank 0 replica 1 exited with status 3")  # the first to exit
+
+
+def test_verdict_processes_mpirun_ended_after_a_failure_are_not_lost_replicas(tmp_path):
+    """Rank 0 replica 0 returned 3 and mpirun ended the rest: one in MPI_Finalize (SIGTERM), one killed before
+    it wrote its exit status. No replica was lost: the status is 3, and no "lost" line misleads."""
+    _status(tmp_path, 0, "finalized", "3", at=7.0)
+    _status(tmp_path, 1, "finalizing", sig=15)
+    _status(tmp_path, 2, "finalized", "3", at=7.5)
+    _status(tmp_path, 3, "finalized")
+    out = verdict(tmp_path, 2, 2, rc=3)
+    assert out.status == 3
+    assert not any("lost" in line for line in out.lines), out.lines
+
+
+def test_verdict_a_replica_killed_in_finalize_without_failure_is_lost(tmp_path):
+    """No process failed: one that died in MPI_Finalize did not finish, its sibling did; status 0."""
+    for real, state in enumerate(["finalized", "finalizing", "finalized", "finalized"]):
+        _status(tmp_path, real, state, "0")
+    out = verdict(tmp_path, 2, 2, rc=137)
+    assert out.status == 0 and "SDR: rank 1 lost replica 0 and finished in replica 1" in out.lines
 
 
 def test_exclusion_is_on_unless_replicas_share_cores():

@@ -12,8 +12,8 @@ from tests.conftest import copy_output, echorun, lines_by_rank, mpirun_native
 from tests.preload.test_replication import deterministic, native
 
 # the calls SDR replicates (docs/sdr.md): point-to-point, collectives, communicators and groups
-SDR_BATTERY = ["p2p", "coll", "comms", "anysource", "nonblocking", "cxx_ring", "py_p2p", "py_coll", "py_comm",
-               "pcoll"]
+SDR_BATTERY = ["p2p", "coll", "comms", "comm_ctors", "anysource", "nonblocking", "cxx_ring", "py_p2p", "py_coll",
+               "py_comm", "pcoll"]
 
 
 def replica_output(r, rank: int, k: int) -> list[str]:
@@ -48,7 +48,7 @@ def test_battery_under_sdr(mpi, programs, tmp_path, name, n):
     assert "8 processes" in r.stderr if n == 4 else True
 
 
-@pytest.mark.parametrize("name", ["coll", "nonblocking", "comms"])
+@pytest.mark.parametrize("name", ["coll", "nonblocking", "comms", "comm_ctors"])
 def test_three_replicas(mpi, programs, tmp_path, name):
     r = echorun(["-n", "2", "--mode", "sdr", "--replicas", "3", *programs[name]], tmp_path / "run")
     assert_native_output(mpi, programs, name, 2, 3, r)
@@ -91,12 +91,44 @@ def test_kills_in_every_rank_with_three_replicas(mpi, programs, tmp_path):
     assert "SDR: rank 0 lost replicas 0, 2 and finished in replica 1" in r.stderr
 
 
+@pytest.mark.parametrize("kills", ["kill:rank=1,replica=1,call=382;kill:rank=0,replica=0,call=336",
+                                   "kill:rank=1,replica=0,call=148;kill:rank=0,replica=1,call=333;"
+                                   "kill:rank=2,replica=1,after=0.87s"])
+def test_a_rank_that_finished_is_not_lost_when_its_sibling_died(mpi, programs, tmp_path, kills):
+    """Late kills of one replica of two ranks (soak seeds 63 and 99): a rank's last replica that finished and
+    exited looks failed to a process still in MPI_Finalize; that is no lost rank (it ended the job with exit 75
+    and 'every replica of application rank 1 failed')."""
+    n = 3 if "rank=2" in kills else 2
+    r = echorun(["-n", str(n), "--mode", "sdr", "--inject", kills, *programs["sdr_stencil"]], tmp_path / "run")
+    assert "every replica of application rank" not in r.stderr, r.stderr
+    assert_survivors_native(mpi, programs, r, n, 2)
+
+
 def test_every_replica_of_a_rank_killed_ends_the_job(programs, tmp_path):
     r = echorun(["-n", "3", "--mode", "sdr", "--inject", "kill:rank=1,replica=0,call=50;kill:rank=1,replica=1,call=80",
                  *programs["sdr_stencil"]], tmp_path / "run")
     assert r.returncode != 0
     assert "every replica of application rank 1 failed (2 of 2)" in r.stderr
     assert "--replicas" in r.stderr
+
+
+@pytest.mark.parametrize("kill", [None, "kill:rank=1,replica=0,call=50"])
+def test_exit_status_is_the_applications(programs, tmp_path, kill):
+    """Every rank returns 3 from main after MPI_Finalize: echorun says 3 (the replicas that finished returned it),
+    with or without a replica killed on the way."""
+    r = echorun(["-n", "3", "--mode", "sdr", *(["--inject", kill] if kill else []), *programs["exit_status"], "3"],
+                tmp_path / "run")
+    assert r.returncode == 3, r.stderr
+    assert "SDR: application rank" in r.stderr and "exited with status 3: the application's status" in r.stderr
+    assert ("SDR: rank 1 lost replica 0 and finished in replica 1" in r.stderr) == bool(kill)
+    assert "application exited with status 3" in r.stderr
+
+
+def test_exit_status_of_one_rank(programs, tmp_path):
+    """Only rank 2 returns 3 (in both replicas): the job's status is 3, and echorun names a replica of rank 2."""
+    r = echorun(["-n", "3", "--mode", "sdr", *programs["exit_status"], "3", "2"], tmp_path / "run")
+    assert r.returncode == 3, r.stderr
+    assert "SDR: application rank 2 replica" in r.stderr and "lost replica" not in r.stderr
 
 
 def test_unsupported_call_is_named(programs, tmp_path):
@@ -185,3 +217,22 @@ def test_exclusion_off_waits_for_the_slow_replica(programs, tmp_path):
     assert r.returncode == 0, r.stderr
     assert exclusion_events(r.run_dir) == []
     assert all(read_status(r.run_dir, real).state == "finalized" for real in range(4))
+
+
+def test_a_plan_longer_than_any_fixed_table_reaches_every_process(mpi, programs, tmp_path):
+    """The library reads every line of the plan: 40 kill injections (with the plan's own keys, more than the 32
+    lines an earlier reader kept); only the last one fires, so the job shows it was read. Its victim's records
+    hold every call before the kill (SIGKILL runs no handler)."""
+    from echo.procstatus import read_status
+    from echo.records import read
+
+    never = [f"kill:rank=0,replica=1,call={10**9 + i}" for i in range(39)]
+    r = echorun(["-n", "3", "--mode", "sdr", "--inject", ";".join([*never, "kill:rank=1,replica=1,call=30"]),
+                 *programs["sdr_stencil"]], tmp_path / "run")
+    plan = (tmp_path / "run" / "plan").read_text().splitlines()
+    assert len([line for line in plan if not line.startswith("proc ")]) > 45
+    end = read_status(r.run_dir, 1 * 3 + 1)
+    assert end is not None and end.state == "started", "the 40th injection fired (SIGKILL: no MPI_Finalize)"
+    assert_survivors_native(mpi, programs, r, 3, 2)
+    f = read(r.run_dir / "records" / "4.rec")
+    assert f.damage is None and len(f.records) == 29, "calls 1..29 recorded; the 30th was the kill"

@@ -1,5 +1,5 @@
-/* Dies on purpose: `crash RANK COPY segv|exit` makes that copy of that rank
- * crash (or exit without MPI_Finalize) in the middle of a loop of collectives.
+/* Dies on purpose: `crash RANK COPY segv|exit|abort` makes that copy of that rank
+ * crash (or exit without MPI_Finalize, or abort()) in the middle of a loop of collectives.
  * COPY is matched against ECHO_COPY, which echo sets in every process. */
 #include <mpi.h>
 #include <signal.h>
@@ -20,6 +20,7 @@ int main(int argc, char **argv) {
         if (step == 3 && rank == target_rank && copy == target_copy) {
             fprintf(stderr, "rank %d copy %d crashing now\n", rank, copy);
             if (strcmp(how, "exit") == 0) exit(3);
+            if (strcmp(how, "abort") == 0) abort();
             raise(SIGSEGV);
         }
         MPI_Allreduce(&v, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);

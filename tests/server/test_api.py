@@ -24,6 +24,12 @@ def test_upload_list_and_read_a_real_run(client, real_runs):
     assert [x["id"] for x in runs] == [run_id] and runs[0]["diverged"] is True and runs[0]["copies"] == [3, 3]
     assert c.get("/api/runs", params={"diverged": "false"}).json() == []
     assert len(c.get("/api/runs", params={"program": "sdc_loop"}).json()) == 1
+    # the mode it ran in (not "echo" for every run), the status echorun returned, its injection and whether it fired
+    assert (runs[0]["mode"], runs[0]["status"], runs[0]["exit_status"]) == ("clones", "corrected", 21)
+    assert [x["id"] for x in c.get("/api/runs", params={"mode": "clones"}).json()] == [run_id]
+    assert c.get("/api/runs", params={"mode": "sdr"}).json() == []
+    assert [(i["text"], i["fired"]) for i in runs[0]["injections"]] == [("bitflip:rank=1,copy=2,call=20,byte=0,bit=0",
+                                                                         True)]
     procs = c.get(f"/api/runs/{run_id}/procs").json()
     assert [(p["app_rank"], p["copy"]) for p in procs] == [(r, k) for r in range(2) for k in range(3)]
     div = c.get(f"/api/runs/{run_id}/divergences").json()

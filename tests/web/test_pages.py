@@ -155,6 +155,100 @@ def test_runs_list_filters_and_history(browser, served, real_runs):
     shot(browser, "history-page")
 
 
+def cells(row) -> list[str]:
+    from selenium.webdriver.common.by import By
+
+    return [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+
+
+def test_run_pages_tell_mode_roles_units_and_the_counting_copy(browser, served, real_runs):
+    """The merged counter table shows, per event, the copy that counted it, PAPI's unit and the stored total."""
+    import json
+    import os
+    import urllib.request
+
+    from selenium.webdriver.common.by import By
+
+    run_id = real_runs["clean"][1]
+    browser.get(f"{served}/runs/{run_id}")
+    assert browser.find_element(By.ID, "mode").text == "clones"
+    assert browser.find_element(By.ID, "roles").text == "papi-set-0 x2, papi-set-1 x2"
+    stored = {(m["app_rank"], m["copy"], m["name"]): (m["value"], m["unit"])
+              for m in json.loads(urllib.request.urlopen(f"{served}/api/runs/{run_id}/metrics").read())}
+    for rank in (0, 1):
+        rows = browser.find_elements(By.CSS_SELECTOR, f'table.counters[data-rank="{rank}"] tr')[1:]
+        shown = {c[0]: c[1:] for c in map(cells, rows)}
+        assert {ev: v[:2] for ev, v in shown.items()} == {"perf::CONTEXT-SWITCHES": ["1", "count"],
+                                                          "perf::PAGE-FAULTS": ["0", "count"],
+                                                          "perf::TASK-CLOCK": ["0", "ns"]}
+        for ev, (copy, unit, total, _compute, _mpi) in shown.items():
+            value, stored_unit = stored[rank, int(copy), f"papi {ev}"]
+            assert (total, unit) == (f"{value:.0f}", stored_unit), ev
+        assert float(shown["perf::TASK-CLOCK"][2]) > 0, "the task clock advanced"
+    judged = browser.find_elements(By.CSS_SELECTOR, "#not-judged li")
+    if (os.cpu_count() or 1) < 4:  # 4 processes: more than this machine's cores, so none was judged
+        assert len(judged) == 1 and f"4 processes shared {os.cpu_count()} cores" in judged[0].text
+        assert not browser.find_elements(By.CSS_SELECTOR, "svg.chart rect[data-status]")
+    shot(browser, "counters")
+
+
+def test_run_pages_tell_injections_and_sdr(browser, served, real_runs):
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{served}/runs/{real_runs['voted'][1]}")
+    rows = [cells(r) for r in browser.find_elements(By.CSS_SELECTOR, "#injections tr")[1:]]
+    assert [r[:2] for r in rows] == [["bitflip:rank=1,copy=2,call=20,byte=0,bit=0", "yes"]]
+    assert rows[0][2].startswith("fired at call ") and "flipped bit 0 of byte 0" in rows[0][2]
+    browser.get(f"{served}/runs/{real_runs['excluded'][1]}")
+    assert browser.find_element(By.ID, "mode").text == "sdr"
+    assert browser.find_element(By.ID, "roles").text == "replica x4"
+    rows = [cells(r) for r in browser.find_elements(By.CSS_SELECTOR, "#injections tr")[1:]]
+    assert [r[:2] for r in rows] == [["slow:rank=0,copy=1,factor=8,from=1", "yes"]]
+
+
+def test_runs_list_shows_modes_and_filters_by_them(browser, served, real_runs):
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{served}/?mode=sdr")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#runs tr")[1:]
+    assert [r.find_element(By.CSS_SELECTOR, "td:first-child a").text for r in rows] == [real_runs["excluded"][1]]
+    assert rows[0].find_element(By.CSS_SELECTOR, "td.mode").text == "sdr"
+    assert rows[0].find_element(By.CSS_SELECTOR, "td.injections").text == "1 of 1 fired"
+    browser.get(f"{served}/?mode=clones")
+    shown = {r.find_element(By.CSS_SELECTOR, "td:first-child a").text: r.find_element(By.CSS_SELECTOR, "td.mode").text
+             for r in browser.find_elements(By.CSS_SELECTOR, "#runs tr")[1:]}
+    assert {real_runs[k][1] for k in ("clean", "voted", "slowed")} <= set(shown) and set(shown.values()) == {"clones"}
+
+
+def test_a_perturbed_run_is_not_said_to_agree(browser, programs, tmp_path):
+    """Copies perturbed on purpose differ by design: the page says so (not "Copies agree" in green), and a printed
+    value lock-step could not measure (the sum copy 0 received from MPI_Allreduce) is given no digits."""
+    from selenium.webdriver.common.by import By
+
+    from collectors.perturb import NUMBER
+    from tests.conftest import echorun
+
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    r = echorun(["--db", db, "-n", "1", "--clones", "3", "--perturb", "noise:ulp=4,seed=7", *programs["sdc_loop"]],
+                tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "run.html"
+    subprocess.run([str(Path(sys.executable).parent / "mpiecho"), "report", "--db", db, "--html", str(out)],
+                   check=True, capture_output=True)
+    browser.get(out.as_uri())
+    verdict = browser.find_element(By.ID, "verdict")
+    assert verdict.get_attribute("class") == "warn"
+    assert verdict.text.startswith("Copies were perturbed on purpose (noise:ulp=4,seed=7 (lockstep))")
+    assert browser.find_element(By.ID, "perturbation").text == "noise:ulp=4,seed=7 (lockstep)"
+    printed_sum = NUMBER.findall((tmp_path / "run" / "output" / "rank0.copy0.out").read_text())[0]
+    results = [c[2] for c in map(cells, browser.find_elements(By.CSS_SELECTOR, "#metrics tr")[1:])]
+    assert "digits fewest" in results and not any(f"({printed_sum})" in name for name in results)
+    sensitivity = next(c[4] for c in map(cells, browser.find_elements(By.CSS_SELECTOR, "#events tr")[1:])
+                       if c[0] == "sensitivity")
+    assert "printed values not measured (in lock-step every copy takes what copy 0 received" in sensitivity
+    shot(browser, "perturbed")
+
+
 def test_static_html_report(browser, real_runs, tmp_path):
     from selenium.webdriver.common.by import By
 

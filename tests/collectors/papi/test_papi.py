@@ -71,7 +71,7 @@ def test_each_copy_counts_its_set_and_the_report_merges_them(programs, tmp_path)
     clock = files[0, 0].records["slot"][:, 1]
     assert np.count_nonzero(clock) > len(clock) // 2, "task clock advances inside MPI calls"
     with Session(open_store(db)) as s:
-        from echo.store.models import Event, Run
+        from echo.store.models import Event, Metric, Run
 
         run = s.scalars(select(Run)).one()
         counters = merged_counters(s, run.id)
@@ -83,11 +83,21 @@ def test_each_copy_counts_its_set_and_the_report_merges_them(programs, tmp_path)
         assert tc["total"] > 0 and tc["compute"] + tc["mpi"] <= tc["total"] * 1.01
         assert "perf::TASK-CLOCK" in c["anchors"] and c["anchors"]["perf::TASK-CLOCK"] >= 0
         assert c["read_ns"] and all(v > 0 for v in c["read_ns"])
+        # the perf software clocks count nanoseconds, the other events occurrences: every stored number keeps its unit
+        units = {(m.name.split()[1], m.unit) for m in s.scalars(select(Metric).where(Metric.name.startswith("papi ")))
+                 if m.name != "papi read"}
+        assert units == {("perf::TASK-CLOCK", "ns"), ("perf::PAGE-FAULTS", "count"),
+                         ("perf::CONTEXT-SWITCHES", "count")}
+        assert {ev: v["unit"] for ev, v in c["events"].items()} == {
+            "perf::TASK-CLOCK": "ns", "perf::PAGE-FAULTS": "count", "perf::CONTEXT-SWITCHES": "count"}
         missing = s.scalars(select(Event).where(Event.kind == "papi-unavailable")).all()
         assert any("PAPI_TOT_INS" in e.message for e in missing)
     rep = subprocess.run([str(BIN / "mpiecho"), "report", "--db", db], capture_output=True, text=True).stdout
     assert "counters (each event from the copy that counted it" in rep
     assert "anchor perf::TASK-CLOCK: counted by copies [0, 1]" in rep
+    rows = [line.split() for line in rep.splitlines() if line.startswith(("0  ", "1  ")) and "perf::" in line]
+    assert {(row[1], row[2], row[3]) for row in rows} == {
+        ("perf::TASK-CLOCK", "0", "ns"), ("perf::PAGE-FAULTS", "0", "count"), ("perf::CONTEXT-SWITCHES", "1", "count")}
     assert "papi-unavailable: PAPI cannot count PAPI_TOT_INS" in rep
 
 

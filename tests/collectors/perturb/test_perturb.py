@@ -52,7 +52,8 @@ def test_rounding_shows_the_cancellation(programs, tmp_path):
         assert b.min_digits < 6 and g.min_digits > 11, (b.min_digits, g.min_digits)
         assert b.first_parting and b.first_parting[1] == "MPI_Allreduce"
         assert b.behaviour == "same calls on every copy"
-        assert min(d for _, d in b.outputs) < 6 and min(d for _, d in g.outputs) > 11
+        # lock-step: a printed number alike on every copy is not measured (None), never "15.9 digits"
+        assert min(d for _, d in b.outputs if d is not None) < 6 and all(d is None or d > 11 for _, d in g.outputs)
     roles = sorted({f.role for f in read_run(tmp_path / "c")})
     assert roles == ["representative", "rounding-downward", "rounding-toward-zero", "rounding-upward"]
 
@@ -118,3 +119,25 @@ def test_env_tells_the_program_its_variation(tmp_path):
                  sys.executable, "-c", code], tmp_path / "run")
     assert r.returncode == 0, r.stderr
     assert "[rank 0 copy 1] r0: noise 1.0 9 id=1" in r.stdout
+
+
+def test_lockstep_never_labels_a_value_it_did_not_measure(programs, tmp_path):
+    """sdc_loop prints the sum MPI_Allreduce gave it and a value of its own. In lock-step every copy takes copy 0's
+    sum (with a few ulps of seeded noise, below the 13 digits printed), so that sum prints alike and is said not
+    measured (never "15.9 digits"); independent worlds measure it (noise of about 1e-7 relative: copies' sums part
+    within the digits printed)."""
+    sums = {}
+    for worlds, how in (("lockstep", "noise:ulp=4,seed=3"), ("independent", "noise:ulp=1e9,seed=3")):
+        db = f"sqlite:///{tmp_path / worlds / 'echo.db'}"
+        r = echorun(["--db", db, "-n", "2", "--clones", "3", "--perturb", how, "--worlds", worlds,
+                     *programs["sdc_loop"]], tmp_path / worlds / "run")
+        assert r.returncode == 0, r.stderr
+        out = subprocess.run([str(BIN / "mpiecho"), "sensitivity", "--db", db], capture_output=True, text=True,
+                             timeout=120).stdout
+        printed_sum = perturb.NUMBER.findall((tmp_path / worlds / "run" / "output" / "rank0.copy0.out").read_text())[0]
+        sums[worlds] = next(line for line in out.splitlines() if line.startswith(f"  output {printed_sum}:"))
+    assert sums["lockstep"].endswith("not measured (in lock-step every copy takes what copy 0 received, so a value "
+                                     "that came from MPI is the same on every copy by construction; --worlds "
+                                     "independent measures it)")
+    digits = float(sums["independent"].split(": ")[1].split()[0])
+    assert digits < 12, sums["independent"]

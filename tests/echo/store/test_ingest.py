@@ -80,3 +80,33 @@ def test_damaged_records_become_events(programs, tmp_path):
         assert ev.copy == 1 and "truncated" in ev.message
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     assert meta["exit_status"] == 0
+
+
+def test_runs_stored_as_echo_get_the_mode_the_store_can_tell(store_url):
+    """Before revision 0003 every run said mode "echo": replicas make it SDR, copies clones; one process per rank
+    could be interception only or Reinit, and the store says it does not know."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine, text
+
+    from echo.store.db import MIGRATIONS
+
+    engine = create_engine(store_url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0002")
+    run = ("INSERT INTO runs (id, program, argv, mode, nranks, nprocs, copies, started_at, duration, exit_status, "
+           "status, diverged, host, mpi_library, run_dir) VALUES (:id, 'app', '[]', 'echo', 2, :n, :copies, 0, 0, 0, "
+           "'ok', false, 'h', 'mpi', '/tmp')")
+    proc = ("INSERT INTO procs (run_id, real_rank, app_rank, copy, role, host, pid, state, calls, bytes, mpi_time, "
+            "wall_time) VALUES (:id, 0, 0, 0, :role, 'h', 1, 'finalized', 0, 0, 0, 0)")
+    with engine.begin() as conn:
+        for run_id, copies, role in (("sdr", "[2, 2]", "replica"), ("clones", "[3, 1]", "representative"),
+                                     ("single", "[1, 1]", "representative")):
+            conn.execute(text(run), dict(id=run_id, n=sum(json.loads(copies)), copies=copies))
+            conn.execute(text(proc), dict(id=run_id, role=role))
+    with Session(open_store(store_url)) as s:
+        got = {r.id: (r.mode, r.injections, r.perturbation) for r in s.scalars(select(Run))}
+    assert got == {"sdr": ("sdr", [], None), "clones": ("clones", [], None), "single": ("unknown", [], None)}
