@@ -39,6 +39,13 @@ def job_pids(run_dir: Path) -> list[int]:
     return pids
 
 
+def _say(msg: str) -> None:
+    """One line in one write: a second signal's handler runs between Python statements and must not land
+    inside the first one's line."""
+    sys.stderr.write(f"echo: {msg}\n")
+    sys.stderr.flush()
+
+
 class JobStopper:
     """Installed for the life of a job: turns echorun's termination signals into the end of the whole job."""
 
@@ -58,12 +65,12 @@ class JobStopper:
 
     def _on_signal(self, sig: int, _frame: object) -> None:
         if self.signal is not None:
-            print("echo: killing the job now", file=sys.stderr, flush=True)
+            _say("killing the job now")
             self.kill_now()
             return
         self.signal = sig
-        print(f"echo: {signal.Signals(sig).name}: stopping the job (whatever is left after {GRACE:.0f} s is "
-              "killed; again to kill it now)", file=sys.stderr, flush=True)
+        _say(f"{signal.Signals(sig).name}: stopping the job (whatever is left after {GRACE:.0f} s is killed; again "
+             "to kill it now)")
         self._group(signal.SIGTERM)
         self._kill_later()
 

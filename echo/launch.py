@@ -26,6 +26,9 @@ TAGGED_LINE = re.compile(rb"^\[\d+,(\d+)\]<(?:stdout|stderr)>: ?")
 # (seen about once in a few hundred launches on one host). Nothing ran, so starting again loses nothing.
 LAUNCHER_FAILED_TO_START = b"The PMIx server's listener thread failed to start"
 LAUNCH_TRIES = 3
+# The representatives finished but some copy did not (it crashed, was killed, or exited otherwise): the roles'
+# results and the copies' comparison are incomplete, so the run is not a success (docs/replication.md).
+EXIT_COPY_FAILED = 22
 
 
 def new_run_id(program: str) -> str:
@@ -102,6 +105,9 @@ def run(opts: Options) -> int:
         for line in outcome.lines:
             say(line)
         rc = outcome.status
+    lost = [] if opts.mode != "clones" or stopped_by_sdc else copies_not_finished(plan, Path(opts.run_dir))
+    if rc == 0 and lost:  # the representatives finished, some copy did not: never a success
+        rc = EXIT_COPY_FAILED
     for line in describe_failures(plan, Path(opts.run_dir)) if rc != 0 and not stopped_by_sdc else []:
         say(line)
     if max(plan.copies) > 1 or opts.perf_tests:  # copies' compute phases, or tests, tell slow cores (docs/perf.md)
@@ -116,7 +122,7 @@ def run(opts: Options) -> int:
         say(f"output of copies other than copy 0: {Path(opts.run_dir) / 'output'}")
     say(f"application exited with status {rc} after {meta['duration']:.1f} s")
     if opts.sdc:
-        rc = sdc_verdict(opts, rc)
+        rc = sdc_verdict(opts, rc, lost)
     say_injections(Path(opts.run_dir))
     if opts.perturb:
         from collectors import perturb
@@ -190,8 +196,27 @@ def say_injections(run_dir: Path) -> None:
         say(line)
 
 
-def sdc_verdict(opts: Options, rc: int) -> int:
-    """Say what the copies' comparison found; the exit status says it too."""
+def copies_not_finished(plan: Plan, run_dir: Path) -> list[tuple[int, int]]:
+    """(rank, copy) of every process of a clone run that did not finish as the application does: it never
+    reached MPI_Finalize, a signal ended it, or it exited with another status than its representative."""
+    ends = {real: read_status(run_dir, real) for real in range(plan.nprocs)}
+    rep_status = {plan.proc(real).app: end.exit_status for real, end in ends.items()
+                  if end and plan.proc(real).copy == 0}
+    out = []
+    for real, end in ends.items():
+        p = plan.proc(real)
+        done = end is not None and end.state == "finalized" and not end.signal
+        if not done or (end.exit_status or 0) != (rep_status.get(p.app) or 0):
+            # a crash or an exit status of its own, not a process ended (killed, or never heard of) once it failed
+            ended = (None, signal.SIGTERM, signal.SIGKILL)
+            own = end is not None and (bool(end.exit_status) or end.signal not in ended)
+            out.append((not own, end.time if end else 0.0, p.app, p.copy))
+    return [(app, copy) for *_, app, copy in sorted(out)]  # the ones that failed on their own first
+
+
+def sdc_verdict(opts: Options, rc: int, lost: list[tuple[int, int]]) -> int:
+    """Say what the copies' comparison found; the exit status says it too.  Copies that did not finish were not
+    compared to the end: the verdict is never "clean" then."""
     from echo import sdc
 
     events = sdc.read_events(Path(opts.run_dir))
@@ -201,6 +226,10 @@ def sdc_verdict(opts: Options, rc: int) -> int:
         say(f"SDC ... {len(events) - 10} more events (mpiecho report)")
     result = sdc.outcome(events)
     status = sdc.exit_status(rc, events)
+    if lost and result == "clean":
+        who = ", ".join(f"rank {r} copy {c}" for r, c in lost[:8]) + (" ..." if len(lost) > 8 else "")
+        result = f"incomplete: {who} did not finish, so the copies were not compared to the end"
+        status = status or EXIT_COPY_FAILED
     say(f"SDC ({opts.sdc}): {result}; exit status {status}")
     if opts.junit:
         sdc.write_junit(Path(opts.junit), Path(opts.program[0]).name, opts.nranks, rc, events)

@@ -94,6 +94,8 @@ class SdcEvent:
         return self.function if self.function in INJECTORS_NAMED else "bitflip"
 
     def describe(self) -> str:
+        if self.kind == "clocks-apart":  # the copy asked for a clock where its representative did not
+            return f"application rank {self.app_rank} copy {self.copy}: after call #{self.call}: {self.detail}"
         if self.kind == "injection":  # no data was compared: what was injected, where
             into = f" in {self.function}" if self.injector == "bitflip" else ""
             return (f"application rank {self.app_rank} copy {self.copy}: {self.injector} at call #{self.call}{into}: "
@@ -114,8 +116,9 @@ def read_events(run_dir: Path) -> list[SdcEvent]:
 
 
 def outcome(events: list[SdcEvent]) -> str:  # events of other kinds (injection, papi-unavailable) do not count
-    """clean, diverged (some divergence stands) or corrected (all were outvoted)."""
-    if any(e.kind == "divergence" for e in events):
+    """clean, diverged (some divergence stands, or a copy's clock readings parted from its representative's:
+    their paths through the program differ) or corrected (all were outvoted)."""
+    if any(e.kind in ("divergence", "clocks-apart") for e in events):
         return "diverged"
     return "corrected" if any(e.kind == "corrected" for e in events) else "clean"
 

@@ -149,14 +149,21 @@ static void write_back(void *buf, int count, MPI_Datatype dt, const unsigned cha
 
 int echo_outgoing(const char *fn, int collective, const void *buf, int count, MPI_Datatype dt, int32_t comm,
                    int32_t peer) {
-    if (echo_hooks.outgoing && buf != MPI_IN_PLACE && buf) echo_hooks.outgoing(buf, count, dt);
-    if (mode == SDC_OFF || echo.ncopies < 2 || buf == MPI_IN_PLACE || buf == NULL) return 0;
+    if (echo_hooks.outgoing && buf != MPI_IN_PLACE && buf && count > 0) echo_hooks.outgoing(buf, count, dt);
+    /* Whether the copies compare at this call must not depend on the buffer's address: with nothing to send
+     * (count 0) a program may pass any pointer, NULL on one copy and a stray value on another, and the hash
+     * exchange has to stay in step (a NULL buffer with a count is MPI_BOTTOM: compared like any other).  What
+     * is compared is what MPI would read: at count 0, nothing. */
+    if (mode == SDC_OFF || echo.ncopies < 2 || buf == MPI_IN_PLACE) return 0;
     maybe_memflip();
     if (only_collectives && !collective) return 0;
     uint64_t idx = checks++;
     if (idx % (uint64_t)every) return 0;
     uint64_t seq = echo_record_seq();
-    if (bitflip.on && seq >= bitflip.call) { /* corrupt this copy's buffer, once */
+    int type_size = 0;
+    if (count > 0) PMPI_Type_size(dt, &type_size);
+    if (bitflip.on && seq >= bitflip.call && type_size > 0) { /* corrupt this copy's data, once: never a pointer
+                                                                   MPI does not read */
         bitflip.on = 0;
         MPI_Aint tlb, textent;
         PMPI_Type_get_true_extent(dt, &tlb, &textent);

@@ -118,3 +118,56 @@ def test_memflip_is_injected_and_reported(programs, tmp_path):
     (inj,) = events(tmp_path / "run", "injection")
     assert inj.function == "memflip" and inj.detail.startswith("flipped bit 0 at address 0x")
     assert r.returncode in (0, EXIT_DIVERGED) or "job failed: application rank 0 copy 1" in r.stderr
+
+
+# ---- programs written like real codes: timers, time budgets, zero counts with stray pointers ----
+
+
+@pytest.mark.parametrize("name", ["timers", "timers_cxx", "py_timers"])
+def test_timers_reduced_and_printed_are_not_a_divergence(programs, tmp_path, name):
+    """Each copy reads its representative's clocks (MPI_Wtime, gettimeofday, clock_gettime, time, clock,
+    std::chrono, time.perf_counter ...): the timers every rank reduces and prints, and the step count a time budget
+    decides, are the same on every copy, so a clean run of such a code is clean."""
+    run = tmp_path / "run"
+    r = echorun(["--no-store", "--sdc", "detect", "-n", "2", "--clones", "2", *programs[name]], run)
+    assert r.returncode == 0, r.stderr
+    assert events(run) == [], r.stderr
+    assert "SDC (detect): clean; exit status 0" in r.stderr
+    reps = lines_by_rank(r.stdout)
+    assert any("steps" in line for line in reps[0])
+    for rank in (0, 1):  # every copy printed exactly its representative's lines, timers and step counts included
+        assert lines_by_rank((run / "output" / f"rank{rank}.copy1.out").read_text()) == {rank: reps[rank]}
+
+
+def test_a_flip_in_a_timed_code_is_still_caught_at_its_call(programs, tmp_path):
+    run = tmp_path / "run"
+    r = echorun(["--no-store", "--sdc", "detect", "--inject", "bitflip:rank=1,copy=1,call=200", "-n", "2",
+                 "--clones", "2", *programs["timers"]], run)
+    assert r.returncode == EXIT_DIVERGED, r.stderr
+    (inj,) = events(run, "injection")
+    div = events(run, "divergence")
+    assert (div[0].app_rank, div[0].copy, div[0].call) == (1, 1, inj.call)
+
+
+@pytest.mark.parametrize(("mode", "copies"), [("detect", 2), ("stop", 2), ("vote", 3)])
+def test_zero_counts_with_stray_pointers_stay_in_step(mpi, programs, tmp_path, mode, copies):
+    """Alltoallv, Allreduce, Bcast and Send with nothing to move, their buffers NULL on some copies and wild
+    addresses on others (legal: MPI reads nothing): the copies compare what MPI would read, nothing, and stay in
+    step; the results are the native run's."""
+    native = mpirun_native(mpi, 3, programs["sparse_exchange"])
+    assert native.returncode == 0, native.stderr
+    r = echorun(["--no-store", "--sdc", mode, "-n", "3", "--clones", str(copies), *programs["sparse_exchange"]],
+                tmp_path / "run", timeout=90)
+    assert r.returncode == 0, r.stderr
+    assert f"SDC ({mode}): clean; exit status 0" in r.stderr
+    assert lines_by_rank(r.stdout) == lines_by_rank(native.stdout)
+
+
+@pytest.mark.parametrize("how", ["segv", "abort", "exit"])
+def test_a_copy_that_dies_is_never_clean(programs, tmp_path, how):
+    r = echorun(["--no-store", "--sdc", "detect", "-n", "2", "--clones", "2", *programs["crash"], "1", "1", how],
+                tmp_path / "run")
+    assert r.returncode != 0, r.stderr
+    verdict = [line for line in r.stderr.splitlines() if line.startswith("echo: SDC (detect):")]
+    assert verdict and verdict[0].startswith("echo: SDC (detect): incomplete: rank 1 copy 1"), verdict
+    assert f"exit status {r.returncode}" in verdict[0]
