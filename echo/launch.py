@@ -197,21 +197,24 @@ def say_injections(run_dir: Path) -> None:
 
 
 def copies_not_finished(plan: Plan, run_dir: Path) -> list[tuple[int, int]]:
-    """(rank, copy) of every process of a clone run that did not finish as the application does: it never
-    reached MPI_Finalize, a signal ended it, or it exited with another status than its representative."""
+    """(rank, copy) of every copy (not a representative: its end is the application's) that did not end as its
+    representative did: a signal ended it, or it stopped at another point (no MPI_Finalize where its
+    representative finalized) or with another exit status."""
     ends = {real: read_status(run_dir, real) for real in range(plan.nprocs)}
-    rep_status = {plan.proc(real).app: end.exit_status for real, end in ends.items()
-                  if end and plan.proc(real).copy == 0}
+    reps = {plan.proc(real).app: end for real, end in ends.items() if plan.proc(real).copy == 0}
     out = []
     for real, end in ends.items():
-        p = plan.proc(real)
-        done = end is not None and end.state == "finalized" and not end.signal
-        if not done or (end.exit_status or 0) != (rep_status.get(p.app) or 0):
-            # a crash or an exit status of its own, not a process ended (killed, or never heard of) once it failed
-            ended = (None, signal.SIGTERM, signal.SIGKILL)
-            own = end is not None and (bool(end.exit_status) or end.signal not in ended)
+        p, rep = plan.proc(real), reps.get(plan.proc(real).app)
+        if p.copy == 0:
+            continue
+        same = end is not None and rep is not None and not end.signal and end.state == rep.state \
+            and (end.exit_status or 0) == (rep.exit_status or 0)
+        if not same:
+            # a crash or an exit status of its own first, then the processes ended (killed) once one failed
+            own = end is not None and (bool(end.exit_status) or end.signal not in (None, signal.SIGTERM,
+                                                                                  signal.SIGKILL))
             out.append((not own, end.time if end else 0.0, p.app, p.copy))
-    return [(app, copy) for *_, app, copy in sorted(out)]  # the ones that failed on their own first
+    return [(app, copy) for *_, app, copy in sorted(out)]
 
 
 def sdc_verdict(opts: Options, rc: int, lost: list[tuple[int, int]]) -> int:

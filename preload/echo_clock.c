@@ -116,11 +116,10 @@ static int share(reading_t *r) {
     echo_depth = 1; /* the MPI calls below are echo's own, and so are their clock readings */
     int ok = 1;
     if (echo_is_rep()) {
-        for (int c = 1; c < echo.ncopies; c++)
-            PMPI_Send(r, (int)sizeof *r, MPI_BYTE, c, tag_clock, echo.clone_comm);
+        echo_to_copies(r, (int)sizeof *r, MPI_BYTE, tag_clock);
     } else {
         MPI_Status st;
-        PMPI_Probe(0, MPI_ANY_TAG, echo.clone_comm, &st); /* the representative's next message, in order */
+        echo_probe_rep(&st); /* the representative's next message, in order */
         reading_t got;
         if (st.MPI_TAG != tag_clock) {
             parted("the representative's next message is an MPI call's, not a clock reading");
@@ -158,7 +157,7 @@ void echo_clock_teardown(void) { on = 0; }
 void echo_clock_step_over(void) {
     MPI_Status st;
     for (;;) {
-        PMPI_Probe(0, MPI_ANY_TAG, echo.clone_comm, &st);
+        echo_probe_rep(&st);
         if (st.MPI_TAG != tag_clock) return;
         reading_t dropped;
         PMPI_Recv(&dropped, (int)sizeof dropped, MPI_BYTE, 0, tag_clock, echo.clone_comm, MPI_STATUS_IGNORE);

@@ -1,4 +1,4 @@
-/* Forwarding from a representative to its copies over clone_comm.
+/* Forwarding from a representative to its copies over clone_comm (the channel: echo_channel.c).
  *
  * Both sides call the same function at the same point of the program: the
  * representative sends, copies receive.  Messages on clone_comm are matched in
@@ -13,21 +13,11 @@
 
 #define SMALL_PACKED 8192
 #define TAG_LARGE 1 /* low bit of the tag: the data follows in a second message */
-#define MAX_INLINE_COPIES 16
-
-static int send_to_copies(const void *buf, int count, MPI_Datatype dt, int tag) {
-    MPI_Request reqs[MAX_INLINE_COPIES];
-    MPI_Request *r = echo.ncopies - 1 <= MAX_INLINE_COPIES ? reqs : malloc(sizeof *r * (size_t)echo.ncopies);
-    for (int c = 1; c < echo.ncopies; c++) PMPI_Isend(buf, count, dt, c, tag, echo.clone_comm, &r[c - 1]);
-    int rc = PMPI_Waitall(echo.ncopies - 1, r, MPI_STATUSES_IGNORE);
-    if (r != reqs) free(r);
-    return rc;
-}
 
 static int recv_from_rep(void *buf, int count, MPI_Datatype dt) {
     MPI_Status st;
     if (echo_clocks_parted) echo_clock_step_over();
-    PMPI_Recv(buf, count, dt, 0, MPI_ANY_TAG, echo.clone_comm, &st);
+    echo_from_rep(buf, count, dt, MPI_ANY_TAG, &st);
     return st.MPI_TAG;
 }
 
@@ -48,7 +38,7 @@ int echo_forward(void *buf, int count, MPI_Datatype dt, int rc) {
         dt = MPI_BYTE;
     }
     if (echo_has_copies()) {
-        if (echo_is_rep()) send_to_copies(buf, count, dt, rc << 1);
+        if (echo_is_rep()) echo_to_copies(buf, count, dt, rc << 1);
         else rc = recv_from_rep(buf, count, dt) >> 1;
     }
     delivered(buf, count, dt);
@@ -98,16 +88,16 @@ static int forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *sta
          * unpack into it, so its data always travels as a message of its own */
         if (psize <= SMALL_PACKED - pos && (buf != NULL || *k == 0)) {
             if (*k > 0) PMPI_Pack(buf, *k, dt, packed, SMALL_PACKED, &pos, echo.clone_comm);
-            send_to_copies(packed, pos, MPI_PACKED, rc << 1);
+            echo_to_copies(packed, pos, MPI_PACKED, rc << 1);
         } else {
-            send_to_copies(packed, pos, MPI_PACKED, (rc << 1) | TAG_LARGE);
-            send_to_copies(buf, *k, dt, rc << 1);
+            echo_to_copies(packed, pos, MPI_PACKED, (rc << 1) | TAG_LARGE);
+            echo_to_copies(buf, *k, dt, rc << 1);
         }
         return rc;
     }
     MPI_Status st;
     if (echo_clocks_parted) echo_clock_step_over();
-    PMPI_Recv(packed, SMALL_PACKED, MPI_PACKED, 0, MPI_ANY_TAG, echo.clone_comm, &st);
+    echo_from_rep(packed, SMALL_PACKED, MPI_PACKED, MPI_ANY_TAG, &st);
     memcpy(status, packed, sizeof *status);
     memcpy(k, packed + sizeof *status, sizeof *k);
     if (st.MPI_TAG & TAG_LARGE) recv_from_rep(buf, *k, dt);

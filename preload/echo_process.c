@@ -334,6 +334,7 @@ void echo_setup_after_init(void) {
                         echo.app_rank, &echo.reps_world);
         PMPI_Comm_split(MPI_COMM_WORLD, echo.app_rank, echo.copy, &echo.clone_comm);
         echo_comm_add(MPI_COMM_WORLD, echo.reps_world, echo.app_rank, echo.app_size, echo.rep_real_rank);
+        echo_channel_setup();
         echo_sdc_init();
         echo_clock_setup();
     }
@@ -355,6 +356,7 @@ void echo_teardown_before_finalize(void) {
         /* copies wait here for their representative: nothing of the rank is lost
          * if a copy finished early */
         if (echo.reps_world != MPI_COMM_NULL) PMPI_Comm_free(&echo.reps_world);
+        echo_channel_teardown();
         PMPI_Comm_free(&echo.clone_comm);
     }
 }

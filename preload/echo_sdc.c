@@ -180,11 +180,11 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
 
     if (mode == SDC_DETECT) {
         if (echo_is_rep()) {
-            for (int c = 1; c < echo.ncopies; c++) PMPI_Send(&h, 1, MPI_UINT64_T, c, TAG_HASH, echo.clone_comm);
+            echo_to_copies(&h, 1, MPI_UINT64_T, TAG_HASH);
         } else {
             /* matched in program order, like every message from the representative */
             uint64_t theirs;
-            PMPI_Recv(&theirs, 1, MPI_UINT64_T, 0, TAG_HASH, echo.clone_comm, MPI_STATUS_IGNORE);
+            echo_from_rep(&theirs, 1, MPI_UINT64_T, TAG_HASH, MPI_STATUS_IGNORE);
             if (theirs != h) {
                 diverged = 1;
                 event("divergence", fn, seq, comm, peer, n, echo.copy, -1,
@@ -199,12 +199,12 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
     if (!echo_is_rep()) {
         PMPI_Send(&h, 1, MPI_UINT64_T, 0, TAG_HASH, echo.clone_comm);
         int verdict;
-        PMPI_Recv(&verdict, 1, MPI_INT, 0, TAG_VERDICT, echo.clone_comm, MPI_STATUS_IGNORE);
+        echo_from_rep(&verdict, 1, MPI_INT, TAG_VERDICT, MPI_STATUS_IGNORE);
         if (verdict == VERDICT_GIVE) {
             PMPI_Send(bytes, (int)n, MPI_BYTE, 0, TAG_DATA, echo.clone_comm);
         } else if (verdict == VERDICT_TAKE) {
             unsigned char *right = malloc(n ? n : 1);
-            PMPI_Recv(right, (int)n, MPI_BYTE, 0, TAG_DATA, echo.clone_comm, MPI_STATUS_IGNORE);
+            echo_from_rep(right, (int)n, MPI_BYTE, TAG_DATA, MPI_STATUS_IGNORE);
             write_back((void *)buf, count, dt, right, n);
             free(right);
         }
@@ -221,7 +221,7 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
     for (int c = 1; c < C; c++) agree &= hs[c] == h;
     int verdicts[64] = {0};
     if (agree) {
-        for (int c = 1; c < C; c++) PMPI_Send(&verdicts[c], 1, MPI_INT, c, TAG_VERDICT, echo.clone_comm);
+        for (int c = 1; c < C; c++) echo_to_copy(c, &verdicts[c], 1, MPI_INT, TAG_VERDICT);
         free(scratch);
         return 0;
     }
@@ -241,7 +241,7 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
         int odd = 1;
         while (odd < C && hs[odd] == h) odd++;
         for (int c = 1; c < C; c++) verdicts[c] = c == odd ? VERDICT_GIVE : VERDICT_OK;
-        for (int c = 1; c < C; c++) PMPI_Send(&verdicts[c], 1, MPI_INT, c, TAG_VERDICT, echo.clone_comm);
+        for (int c = 1; c < C; c++) echo_to_copy(c, &verdicts[c], 1, MPI_INT, TAG_VERDICT);
         unsigned char *theirs = malloc(n ? n : 1);
         MPI_Status st;
         PMPI_Recv(theirs, (int)n, MPI_BYTE, odd, TAG_DATA, echo.clone_comm, &st);
@@ -273,7 +273,7 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
     }
     for (int c = 1; c < C; c++) {
         if (hs[c] != major) verdicts[c] = VERDICT_TAKE;
-        PMPI_Send(&verdicts[c], 1, MPI_INT, c, TAG_VERDICT, echo.clone_comm);
+        echo_to_copy(c, &verdicts[c], 1, MPI_INT, TAG_VERDICT);
     }
     if (h != major) {
         right = malloc(n ? n : 1);
@@ -285,7 +285,7 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
     }
     for (int c = 1; c < C; c++) {
         if (verdicts[c] != VERDICT_TAKE) continue;
-        PMPI_Send(good, (int)n, MPI_BYTE, c, TAG_DATA, echo.clone_comm);
+        echo_to_copy(c, good, (int)n, MPI_BYTE, TAG_DATA);
         event("corrected", fn, seq, comm, peer, n, c, -1, "outvoted; its buffer was overwritten");
     }
     rc = 1;

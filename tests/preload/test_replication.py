@@ -65,3 +65,16 @@ def test_all_output_prefixed(programs, tmp_path):
         for copy in range(2):
             assert f"[rank {rank} copy {copy}] r{rank}: done" in lines
     assert not list((tmp_path / "run" / "output").glob("*.out"))
+
+
+@pytest.mark.parametrize("copies", [2, 3])
+def test_a_copy_sleeps_while_it_waits(programs, tmp_path, copies):
+    """Rank 0 waits 2 s for rank 1 in MPI_Recv: its representative polls inside MPI as MPI does, but its copies,
+    on the same host, sleep until their representative forwards (preload/echo_channel.c): a copy that polled
+    would burn CPU the representatives need for those 2 s."""
+    r = echorun(["--no-store", "-n", "2", "--clones", str(copies), *programs["waits"], "2"], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    for copy in range(1, copies):
+        (line,) = copy_output(tmp_path / "run", 0, copy).splitlines()
+        assert line.startswith("r0: got 42, cpu ")
+        assert float(line.split()[-1]) < 0.3, f"copy {copy} of rank 0 used {line.split()[-1]} s of CPU waiting"
