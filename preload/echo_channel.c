@@ -1,18 +1,19 @@
 /* The channel between a representative and its copies: every message a copy
  * waits for goes through here (forwards, SDC hashes and verdicts, clock
- * readings), over clone_comm, in program order.
+ * readings), in program order.
  *
- * Copies wait for their representative most of the time.  A blocking MPI
- * receive polls: on a machine where copies share cores with representatives
- * (two copies a rank on two cores), every waiting copy would take CPU the
- * representatives need.  So when a rank's copies all live on its
- * representative's host, they sleep instead: a page of shared memory holds a
- * counter of messages the representative has posted to its copies; a copy with
- * nothing to receive waits on that counter with a futex, and the representative
- * wakes sleepers after posting (one atomic add, and a system call only when
- * some copy sleeps).  The representative never waits for its copies, except
- * where MPI makes a large send wait for its receiver.  Copies on other hosts
- * wait in MPI as before. */
+ * Copies wait for their representative most of the time, and their
+ * representative must keep its native speed.  When a rank's copies all live on
+ * its representative's host, the channel is a ring in shared memory: the
+ * representative writes each message once, whatever the number of copies (one
+ * copy of the data, an atomic store, and a futex wake-up only when some copy
+ * sleeps), and each copy reads it at its own pace; a copy with nothing to read
+ * sleeps on a futex instead of polling, so waiting copies leave the cores to the
+ * representatives.  The representative waits for its copies only when the ring
+ * is full (the slowest copy is RING_BYTES behind).  A message too large for the
+ * ring (or described from MPI_BOTTOM) travels as MPI messages, announced in the
+ * ring so that order is kept.  Copies on another host: every message is an MPI
+ * message on clone_comm, and copies wait inside MPI. */
 #define _GNU_SOURCE
 #include "echo_internal.h"
 
@@ -21,21 +22,40 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#define RING_BYTES (2u << 20)
+#define LARGE_BYTES (RING_BYTES / 4) /* larger messages go as MPI messages */
+#define SLEEP_NS (50 * 1000 * 1000)  /* a sleeper looks again at least this often (a lost wake-up is slow, no hang) */
+#define SPIN_NS (20 * 1000)          /* look this long before sleeping (a message is often a moment away) */
 #define MAX_INLINE_COPIES 16
-#define SLEEP_NS (50 * 1000 * 1000) /* a sleeper looks again at least this often (a wake-up lost is slow, not a hang) */
-#define SPIN_NS (20 * 1000)         /* after a wake-up, look this long before sleeping again (a message on its way) */
+
+enum { REC_DATA, REC_MPI, REC_PAD }; /* a message in the ring, one that follows as MPI messages, the ring's end */
 
 typedef struct {
-    _Atomic uint32_t posted;  /* messages the representative posted to its copies */
-    _Atomic uint32_t sleepers;
-} shared_t;
+    uint32_t len;  /* payload bytes */
+    int32_t tag;
+    int32_t kind;
+    int32_t dest;  /* the copy it is for, or -1: every copy */
+} record_t;        /* followed by the payload, padded to 16 bytes */
 
-static shared_t *shared; /* NULL: copies not all on this host, or no copies */
+typedef struct {
+    _Atomic uint64_t head;       /* bytes the representative has written */
+    _Atomic uint32_t posted;     /* futex of sleeping copies: changes at every message */
+    _Atomic uint32_t sleepers;
+    _Atomic uint32_t freed;      /* futex of the representative when the ring is full: changes as copies read */
+    _Atomic uint32_t rep_sleeps;
+    _Atomic uint64_t tail[];     /* bytes copy k has read: tail[k], k >= 1 */
+} header_t;
+
+static header_t *hdr;            /* NULL: no shared channel (copies on other hosts, or no copies) */
+static unsigned char *ring;
+static size_t header_bytes, mapped_bytes;
+static uint64_t min_tail;        /* the representative's last look at its slowest copy */
 static char shm_name[128];
 
 static uint64_t now_ns(void) {
@@ -44,8 +64,15 @@ static uint64_t now_ns(void) {
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+static void futex_wait(_Atomic uint32_t *word, uint32_t seen) {
+    struct timespec limit = {0, SLEEP_NS};
+    syscall(SYS_futex, word, FUTEX_WAIT, seen, &limit, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *word) { syscall(SYS_futex, word, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0); }
+
 void echo_channel_setup(void) {
-    shared = NULL;
+    hdr = NULL;
     if (!echo_has_copies()) return;
     /* every copy on this host?  (a collective of the rank's copies, at set-up) */
     MPI_Comm local;
@@ -54,77 +81,199 @@ void echo_channel_setup(void) {
     PMPI_Comm_size(local, &nlocal);
     PMPI_Comm_free(&local);
     if (nlocal != echo.ncopies) return;
-    /* each process opens (creating if first) the same page: no process waits for another here */
+    /* every process opens (the first creates) the same zeroed pages: no process waits for another here */
     const char *run_id = echo_plan_value("run_id");
     snprintf(shm_name, sizeof shm_name, "/echo-%s-r%d", run_id ? run_id : "run", echo.app_rank);
+    header_bytes = (sizeof(header_t) + sizeof(uint64_t) * (size_t)echo.ncopies + 4095) & ~(size_t)4095;
+    mapped_bytes = header_bytes + RING_BYTES;
     int fd = shm_open(shm_name, O_RDWR | O_CREAT, 0600);
     if (fd < 0) return;
-    void *p = ftruncate(fd, sizeof(shared_t)) == 0
-                  ? mmap(NULL, sizeof(shared_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    void *p = ftruncate(fd, (off_t)mapped_bytes) == 0
+                  ? mmap(NULL, mapped_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
     close(fd);
-    if (p != MAP_FAILED) shared = p;
+    if (p == MAP_FAILED) return;
+    hdr = p;
+    ring = (unsigned char *)p + header_bytes;
+    min_tail = 0;
 }
 
 void echo_channel_teardown(void) {
-    if (!shared) return;
+    if (!hdr) return;
     if (echo_is_rep()) shm_unlink(shm_name); /* mapped by every copy by now: the name is no longer needed */
-    munmap(shared, sizeof(shared_t));
-    shared = NULL;
-}
-
-/* the representative posted a message to its copies */
-static void posted(void) {
-    if (!shared) return;
-    atomic_fetch_add(&shared->posted, 1);
-    if (atomic_load(&shared->sleepers)) syscall(SYS_futex, &shared->posted, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
-}
-
-/* A copy returns once a message from its representative is there to be received: it sleeps while there is none */
-static void wait_for_rep(void) {
-    if (!shared) return;
-    int flag = 0;
-    uint64_t spin_until = now_ns() + SPIN_NS;
-    for (;;) {
-        uint32_t seen = atomic_load(&shared->posted);
-        PMPI_Iprobe(0, MPI_ANY_TAG, echo.clone_comm, &flag, MPI_STATUS_IGNORE);
-        if (flag) return;
-        if (now_ns() < spin_until) continue;
-        atomic_fetch_add(&shared->sleepers, 1);
-        struct timespec limit = {0, SLEEP_NS};
-        if (atomic_load(&shared->posted) == seen)
-            syscall(SYS_futex, &shared->posted, FUTEX_WAIT, seen, &limit, NULL, 0);
-        atomic_fetch_sub(&shared->sleepers, 1);
-        spin_until = now_ns() + SPIN_NS;
-    }
+    munmap(hdr, mapped_bytes);
+    hdr = NULL;
 }
 
 /* ---- the representative's side ---- */
 
-int echo_to_copies(const void *buf, int count, MPI_Datatype dt, int tag) {
+static uint64_t slowest_tail(void) {
+    uint64_t m = UINT64_MAX;
+    for (int k = 1; k < echo.ncopies; k++) {
+        uint64_t t = atomic_load_explicit(&hdr->tail[k], memory_order_acquire);
+        if (t < m) m = t;
+    }
+    return m;
+}
+
+/* room for `need` bytes at the head, waiting (asleep) for the slowest copy if the ring is full */
+static void reserve(uint64_t head, size_t need) {
+    while (head + need - min_tail > RING_BYTES) {
+        uint32_t seen = atomic_load(&hdr->freed);
+        min_tail = slowest_tail();
+        if (head + need - min_tail <= RING_BYTES) return;
+        atomic_fetch_add(&hdr->rep_sleeps, 1);
+        if (atomic_load(&hdr->freed) == seen) futex_wait(&hdr->freed, seen);
+        atomic_fetch_sub(&hdr->rep_sleeps, 1);
+    }
+}
+
+/* Writes one record: `len` bytes of (buf, count, dt), copied if contiguous, else packed. */
+static void put(int kind, int tag, int dest, size_t len, const void *buf, int count, MPI_Datatype dt, int contiguous) {
+    size_t need = sizeof(record_t) + ((len + 15) & ~(size_t)15);
+    uint64_t head = atomic_load_explicit(&hdr->head, memory_order_relaxed);
+    size_t at = (size_t)(head % RING_BYTES);
+    if (at + need > RING_BYTES) { /* no record wraps: the rest of the ring is skipped */
+        reserve(head, RING_BYTES - at);
+        *(record_t *)(ring + at) = (record_t){(uint32_t)(RING_BYTES - at - sizeof(record_t)), 0, REC_PAD, -1};
+        head += RING_BYTES - at;
+        at = 0;
+    }
+    reserve(head, need);
+    *(record_t *)(ring + at) = (record_t){(uint32_t)len, tag, kind, dest};
+    unsigned char *payload = ring + at + sizeof(record_t);
+    if (len && contiguous) {
+        MPI_Aint lb, extent;
+        PMPI_Type_get_true_extent(dt, &lb, &extent);
+        memcpy(payload, (const unsigned char *)buf + lb, len);
+    } else if (len) {
+        int pos = 0; /* Pack_size may promise more than packing takes */
+        PMPI_Pack(buf, count, dt, payload, (int)len, &pos, MPI_COMM_SELF);
+        ((record_t *)(ring + at))->len = (uint32_t)pos;
+    }
+    atomic_store_explicit(&hdr->head, head + need, memory_order_release);
+    atomic_fetch_add(&hdr->posted, 1);
+    if (atomic_load(&hdr->sleepers)) futex_wake(&hdr->posted);
+}
+
+static int contiguous_bytes(const void *buf, int count, MPI_Datatype dt, size_t *len) {
+    int size = 0;
+    if (count <= 0 || PMPI_Type_size(dt, &size) != MPI_SUCCESS || size == 0) {
+        *len = 0;
+        return 1;
+    }
+    MPI_Aint lb, extent, tlb, textent;
+    PMPI_Type_get_extent(dt, &lb, &extent);
+    PMPI_Type_get_true_extent(dt, &tlb, &textent);
+    if (textent == size && (count == 1 || extent == size)) {
+        *len = (size_t)count * (size_t)size;
+        return 1;
+    }
+    int psize = 0;
+    PMPI_Pack_size(count, dt, MPI_COMM_SELF, &psize);
+    *len = (size_t)psize;
+    (void)buf;
+    return 0;
+}
+
+static int mpi_send(int dest, const void *buf, int count, MPI_Datatype dt, int tag) {
+    int first = dest < 0 ? 1 : dest, last = dest < 0 ? echo.ncopies - 1 : dest, n = last - first + 1;
     MPI_Request reqs[MAX_INLINE_COPIES];
-    MPI_Request *r = echo.ncopies - 1 <= MAX_INLINE_COPIES ? reqs : malloc(sizeof *r * (size_t)echo.ncopies);
-    for (int c = 1; c < echo.ncopies; c++) PMPI_Isend(buf, count, dt, c, tag, echo.clone_comm, &r[c - 1]);
-    posted(); /* before waiting: a large send completes only once its copy, awake, receives it */
-    int rc = PMPI_Waitall(echo.ncopies - 1, r, MPI_STATUSES_IGNORE);
+    MPI_Request *r = n <= MAX_INLINE_COPIES ? reqs : malloc(sizeof *r * (size_t)n);
+    for (int c = first; c <= last; c++) PMPI_Isend(buf, count, dt, c, tag, echo.clone_comm, &r[c - first]);
+    if (hdr) put(REC_MPI, tag, dest, 0, NULL, 0, MPI_BYTE, 1); /* copies wake up to receive it */
+    int rc = PMPI_Waitall(n, r, MPI_STATUSES_IGNORE);
     if (r != reqs) free(r);
     return rc;
 }
 
+static int send(int dest, const void *buf, int count, MPI_Datatype dt, int tag) {
+    size_t len;
+    int contiguous = contiguous_bytes(buf, count, dt, &len);
+    /* a description from MPI_BOTTOM (NULL with absolute addresses) is MPI's to read */
+    if (!hdr || len > LARGE_BYTES || (buf == NULL && len > 0)) return mpi_send(dest, buf, count, dt, tag);
+    put(REC_DATA, tag, dest, len, buf, count, dt, contiguous);
+    return MPI_SUCCESS;
+}
+
+int echo_to_copies(const void *buf, int count, MPI_Datatype dt, int tag) { return send(-1, buf, count, dt, tag); }
+
 int echo_to_copy(int copy, const void *buf, int count, MPI_Datatype dt, int tag) {
-    MPI_Request r;
-    PMPI_Isend(buf, count, dt, copy, tag, echo.clone_comm, &r);
-    posted();
-    return PMPI_Wait(&r, MPI_STATUS_IGNORE);
+    return send(copy, buf, count, dt, tag);
 }
 
 /* ---- a copy's side ---- */
 
-int echo_from_rep(void *buf, int count, MPI_Datatype dt, int tag, MPI_Status *status) {
-    wait_for_rep();
-    return PMPI_Recv(buf, count, dt, 0, tag, echo.clone_comm, status);
+/* this copy is done with the record at its tail: the representative may write over it */
+static void advance(const record_t *r) {
+    uint64_t tail = atomic_load_explicit(&hdr->tail[echo.copy], memory_order_relaxed);
+    atomic_store_explicit(&hdr->tail[echo.copy], tail + sizeof(record_t) + ((r->len + 15) & ~15u),
+                          memory_order_release);
+    atomic_fetch_add(&hdr->freed, 1);
+    if (atomic_load(&hdr->rep_sleeps)) futex_wake(&hdr->freed);
 }
 
-int echo_probe_rep(MPI_Status *status) {
-    wait_for_rep();
-    return PMPI_Probe(0, MPI_ANY_TAG, echo.clone_comm, status);
+/* The next record for this copy (records for other copies and the ring's end are stepped over), waiting
+ * (asleep) until there is one; its payload follows it. */
+static record_t *next(void) {
+    uint64_t spin_until = 0;
+    for (;;) {
+        uint64_t tail = atomic_load_explicit(&hdr->tail[echo.copy], memory_order_relaxed);
+        uint32_t seen = atomic_load(&hdr->posted);
+        if (atomic_load_explicit(&hdr->head, memory_order_acquire) > tail) {
+            record_t *r = (record_t *)(ring + tail % RING_BYTES);
+            if (r->kind != REC_PAD && (r->dest < 0 || r->dest == echo.copy)) return r;
+            advance(r);
+            continue;
+        }
+        if (!spin_until) spin_until = now_ns() + SPIN_NS;
+        if (now_ns() < spin_until) continue;
+        atomic_fetch_add(&hdr->sleepers, 1);
+        if (atomic_load(&hdr->posted) == seen) futex_wait(&hdr->posted, seen);
+        atomic_fetch_sub(&hdr->sleepers, 1);
+        spin_until = 0;
+    }
+}
+
+int echo_from_rep(void *buf, int count, MPI_Datatype dt, int tag, MPI_Status *status) {
+    if (!hdr) return PMPI_Recv(buf, count, dt, 0, tag, echo.clone_comm, status);
+    record_t *r = next();
+    if (tag != MPI_ANY_TAG && r->tag != tag)
+        echo_fatal("internal: the representative's next message has tag %d where its copy expects %d", r->tag, tag);
+    int got_tag = r->tag;
+    if (r->kind == REC_MPI) {
+        advance(r);
+        return PMPI_Recv(buf, count, dt, 0, got_tag, echo.clone_comm, status);
+    }
+    size_t len = r->len;
+    const unsigned char *payload = (const unsigned char *)(r + 1);
+    size_t room;
+    int contiguous = contiguous_bytes(buf, count, dt, &room);
+    if (len > room) echo_fatal("internal: a message of %zu bytes from the representative for %zu", len, room);
+    if (len && contiguous) {
+        MPI_Aint lb, extent;
+        PMPI_Type_get_true_extent(dt, &lb, &extent);
+        memcpy((unsigned char *)buf + lb, payload, len);
+    } else if (len) {
+        int size = 0, pos = 0;
+        PMPI_Type_size(dt, &size);
+        PMPI_Unpack(payload, (int)len, &pos, buf, (int)(len / (size_t)size), dt, MPI_COMM_SELF);
+    }
+    advance(r);
+    if (status != MPI_STATUS_IGNORE) {
+        status->MPI_SOURCE = 0;
+        status->MPI_TAG = got_tag;
+        status->MPI_ERROR = MPI_SUCCESS;
+    }
+    return MPI_SUCCESS;
+}
+
+int echo_probe_rep(int *tag) {
+    if (!hdr) {
+        MPI_Status st;
+        int rc = PMPI_Probe(0, MPI_ANY_TAG, echo.clone_comm, &st);
+        *tag = st.MPI_TAG;
+        return rc;
+    }
+    *tag = next()->tag;
+    return MPI_SUCCESS;
 }

@@ -6,8 +6,8 @@
  * Each copy measuring its own time would hand MPI different buffers (a false
  * SDC alarm) or take a different path.  So while the job runs, a copy's clock
  * reading is the representative's reading of the same call: the representative
- * sends each reading to its copies over clone_comm (tag TAG_CLOCK, in program
- * order with the forwards), and a copy takes the next one.
+ * sends each reading to its copies through the channel (echo_channel.c, a tag
+ * of its own, in program order with the forwards), and a copy takes the next one.
  *
  * What is virtualized: MPI_Wtime and MPI_Wtick, and the libc clocks called by
  * the application's own code (the program and its libraries, libstdc++,
@@ -118,14 +118,14 @@ static int share(reading_t *r) {
     if (echo_is_rep()) {
         echo_to_copies(r, (int)sizeof *r, MPI_BYTE, tag_clock);
     } else {
-        MPI_Status st;
-        echo_probe_rep(&st); /* the representative's next message, in order */
+        int next_tag;
+        echo_probe_rep(&next_tag); /* the representative's next message, in order */
         reading_t got;
-        if (st.MPI_TAG != tag_clock) {
+        if (next_tag != tag_clock) {
             parted("the representative's next message is an MPI call's, not a clock reading");
             ok = 0;
         } else {
-            PMPI_Recv(&got, (int)sizeof got, MPI_BYTE, 0, tag_clock, echo.clone_comm, MPI_STATUS_IGNORE);
+            echo_from_rep(&got, (int)sizeof got, MPI_BYTE, tag_clock, MPI_STATUS_IGNORE);
             if (got.kind != r->kind || got.count != r->count) {
                 parted("the representative read another clock here");
                 ok = 0;
@@ -155,12 +155,11 @@ void echo_clock_teardown(void) { on = 0; }
 /* A copy whose clocks parted: the representative's readings that it will never take are stepped over before
  * each forward it receives (they come first, in order: a probe sees the next message whatever its tag). */
 void echo_clock_step_over(void) {
-    MPI_Status st;
-    for (;;) {
-        echo_probe_rep(&st);
-        if (st.MPI_TAG != tag_clock) return;
+    for (int next_tag;;) {
+        echo_probe_rep(&next_tag);
+        if (next_tag != tag_clock) return;
         reading_t dropped;
-        PMPI_Recv(&dropped, (int)sizeof dropped, MPI_BYTE, 0, tag_clock, echo.clone_comm, MPI_STATUS_IGNORE);
+        echo_from_rep(&dropped, (int)sizeof dropped, MPI_BYTE, tag_clock, MPI_STATUS_IGNORE);
     }
 }
 
@@ -181,7 +180,7 @@ double echo_MPI_Wtick(void) {
 INTERPOSED int clock_gettime(clockid_t id, struct timespec *ts) {
     resolve();
     int rc = real_clock_gettime(id, ts);
-    if (rc == 0 && ts && virtual() && application_caller(__builtin_return_address(0))) {
+    if (rc == 0 && virtual() && application_caller(__builtin_return_address(0))) {
         reading_t r = {.kind = (int32_t)id, .v.ts = *ts};
         if (share(&r)) *ts = r.v.ts;
     }

@@ -121,14 +121,14 @@ static inline int echo_contributes(const echo_comm_t *c, int root) { return !c->
 static inline int echo_gets_from_root(const echo_comm_t *c, int root) { return c->inter ? root >= 0 : c->rank != root; }
 
 /* ---- the channel between a representative and its copies (echo_channel.c) ----
- * Every message of the clone layer goes through these, so that copies on the representative's host sleep while
- * they wait instead of polling. */
+ * Every message a copy waits for goes through these: on one host a ring in shared memory the representative
+ * writes once for all its copies, who sleep while they wait; else MPI messages on clone_comm. */
 void echo_channel_setup(void);  /* after clone_comm exists */
 void echo_channel_teardown(void);
 int echo_to_copies(const void *buf, int count, MPI_Datatype dt, int tag);
 int echo_to_copy(int copy, const void *buf, int count, MPI_Datatype dt, int tag);
 int echo_from_rep(void *buf, int count, MPI_Datatype dt, int tag, MPI_Status *status);
-int echo_probe_rep(MPI_Status *status); /* the representative's next message, whatever its tag */
+int echo_probe_rep(int *tag); /* the tag of the representative's next message (left to be received) */
 
 /* ---- forwarding from the representative to its copies (echo_forward.c) ----
  * The representative calls these after the real MPI call; copies call the same
