@@ -26,6 +26,9 @@ TAGGED_LINE = re.compile(rb"^\[\d+,(\d+)\]<(?:stdout|stderr)>: ?")
 # (seen about once in a few hundred launches on one host). Nothing ran, so starting again loses nothing.
 LAUNCHER_FAILED_TO_START = b"The PMIx server's listener thread failed to start"
 LAUNCH_TRIES = 3
+# echorun's status for a job that ran without echo (no process called MPI_Init): the run did not do what was
+# asked, even if the program itself exited 0
+NOT_AN_MPI_RUN = 2
 
 
 def new_run_id(program: str) -> str:
@@ -84,6 +87,11 @@ def run(opts: Options) -> int:
             f"starting again ({attempt + 1} of {LAUNCH_TRIES})")
     stopper.restore()
     meta.update(duration=time.monotonic() - start, exit_status=stopper.status if stopper.signal else rc)
+    if not stopper.signal and not any((Path(opts.run_dir) / "records").glob("*.rec")):
+        # no process reached MPI_Init, where echo starts recording: nothing to judge or to store
+        for line in never_started(rc, opts.run_dir):
+            say(line)
+        return rc or NOT_AN_MPI_RUN
     wait_final(Path(opts.run_dir), plan.nprocs)  # every verdict below reads how each process ended
     meta_path.write_text(json.dumps(meta))
     if stopper.signal:  # told to stop: no verdict on a job cut short, but what it did is kept
@@ -131,6 +139,16 @@ def run(opts: Options) -> int:
     if opts.server:
         upload_run(Path(opts.run_dir), opts.server, opts.token, opts.run_id)
     return rc
+
+
+def never_started(rc: int, run_dir: str) -> list[str]:
+    """What to say of a job in which no process loaded echo (the library starts in MPI_Init)."""
+    if rc == 0:
+        return ["the program never called MPI_Init: echo cloned, compared and recorded nothing, and the run is not "
+                "stored (is it an MPI program, built with this MPI? `mpiecho build` names the library echo uses)",
+                f"exit status {NOT_AN_MPI_RUN}: the program's own status was 0; its output files are in {run_dir}"]
+    return [f"the job failed (exit status {rc}) before any process reached MPI_Init: echo recorded nothing and the "
+            "run is not stored (mpirun's message above says why the program did not start or ended)"]
 
 
 def upload_run(run_dir: Path, server: str, token: str | None, run_id: str, tries: int = 5) -> bool:
@@ -237,6 +255,16 @@ def without_launcher_nul(line: bytes) -> bytes:
     return line[1:] if line.startswith(b"\0") else line
 
 
+def write_out(dst, data: bytes) -> None:  # noqa: ANN001 (a binary stream)
+    """Relay a line; once the reader went away (echorun ... | head), the job's output is read and dropped, so
+    that the job never blocks on a full pipe and no relay thread dies with a traceback."""
+    try:
+        dst.write(data)
+        dst.flush()
+    except (BrokenPipeError, ValueError):  # ValueError: the stream was closed after the pipe broke
+        pass
+
+
 def _run_plain(argv: list[str], env: dict[str, str], stopper: JobStopper) -> tuple[int, bool]:
     """mpirun's exit status, and whether its launcher failed to start (its standard error is watched for it)."""
     # a process group of its own: echorun can end mpirun and whatever it started (jobstop.py)
@@ -248,8 +276,7 @@ def _run_plain(argv: list[str], env: dict[str, str], stopper: JobStopper) -> tup
         for line in proc.stderr:
             if LAUNCHER_FAILED_TO_START in line:
                 failed.set()
-            sys.stderr.buffer.write(without_launcher_nul(line))
-            sys.stderr.buffer.flush()
+            write_out(sys.stderr.buffer, without_launcher_nul(line))
 
     relayer = threading.Thread(target=relay, daemon=True)
     relayer.start()
@@ -281,8 +308,7 @@ def _run_relabelled(plan: Plan, env: dict[str, str], stopper: JobStopper, save: 
                         files[p.app] = open(save / f"rank{p.app}.copy0.out", "ab")  # noqa: SIM115 (closed below)
                     files[p.app].write(body)
                 line = f"[rank {p.app} copy {p.copy}] ".encode() + body if label else body
-            dst.write(line if m else without_launcher_nul(line))
-            dst.flush()
+            write_out(dst, line if m else without_launcher_nul(line))
 
     threads = [threading.Thread(target=relay, args=(proc.stdout, sys.stdout.buffer, True), daemon=True),
                threading.Thread(target=relay, args=(proc.stderr, sys.stderr.buffer, False), daemon=True)]
