@@ -116,33 +116,12 @@ def _absolute_checkpoint(spec: str) -> str:
     return f"files:{Path(where).absolute()}" if kind == "files" and sep and where else spec
 
 
-def unstartable(program: str) -> str | None:
-    """Why `program` cannot start on this machine, or None. Only checked for jobs on this machine: with --host or
-    --hostfile, the program is found on the hosts named, and mpirun says if it is not."""
-    import shutil
-
-    if "/" not in program:
-        return None if shutil.which(program) else (f"{program}: no such program on PATH (give its path, "
-                                                   f"e.g. ./{program})")
-    path = Path(program)
-    if not path.exists():
-        return f"{program}: no such file (give the path of the program to run)"
-    if path.is_dir() or not os.access(path, os.X_OK):
-        return (f"{program}: not an executable program (compile it with mpicc, or run a script through its "
-                f"interpreter, e.g. echorun -n 4 python3 {program})")
-    return None
-
-
 def run_command(args: argparse.Namespace) -> int:
     from echo.launch import new_run_id, run, runs_root
     from echo.store.db import default_url
 
     if not args.program:
         print("echorun: no program given, e.g. echorun -n 4 --clones 2 ./app arg1", file=sys.stderr)
-        return 2
-    why = None if args.hosts or args.hostfile else unstartable(args.program[0])
-    if why:  # before a run directory or a stored run exists: nothing ran
-        print(f"echorun: {why}", file=sys.stderr)
         return 2
     run_id = new_run_id(args.program[0])
     papi_sets: tuple[tuple[str, ...], ...] = ()

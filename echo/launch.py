@@ -8,6 +8,7 @@ import os
 import platform
 import re
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -48,16 +49,36 @@ def say(msg: str) -> None:
 def prepare(opts: Options) -> Plan:
     mpi = detect_mpi()
     lib = ensure_library(mpi)
-    import shutil
-
     machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib),
                       valgrind=shutil.which("valgrind"), exec_wrapper=str(Path(__file__).with_name("exec.sh")))
     plan = make_plan(opts, machine)
+    why = None if opts.hosts or opts.hostfile else unstartable(opts.program[0])
+    if why:  # before a run directory or a stored run exists: nothing ran
+        raise LaunchError(why)
     run_dir = Path(opts.run_dir)
     for sub in ("procs", "output", "records", "events", "metrics", "valgrind"):
         (run_dir / sub).mkdir(parents=True, exist_ok=True)
     (run_dir / "plan").write_text(plan.text)
     return plan
+
+
+class LaunchError(RuntimeError):
+    """The job cannot start as asked; the message says why."""
+
+
+def unstartable(program: str) -> str | None:
+    """Why `program` cannot start on this machine, or None. Only asked of jobs on this machine: with --host or
+    --hostfile, the program is found on the hosts named, and mpirun says if it is not."""
+    if "/" not in program:
+        return None if shutil.which(program) else (f"{program}: no such program on PATH (give its path, "
+                                                   f"e.g. ./{program})")
+    path = Path(program)
+    if not path.exists():
+        return f"{program}: no such file (give the path of the program to run)"
+    if path.is_dir() or not os.access(path, os.X_OK):
+        return (f"{program}: not an executable program (compile it with mpicc, or run a script through its "
+                f"interpreter, e.g. echorun -n 4 python3 {program})")
+    return None
 
 
 def run(opts: Options) -> int:
@@ -87,12 +108,12 @@ def run(opts: Options) -> int:
             f"starting again ({attempt + 1} of {LAUNCH_TRIES})")
     stopper.restore()
     meta.update(duration=time.monotonic() - start, exit_status=stopper.status if stopper.signal else rc)
+    wait_final(Path(opts.run_dir), plan.nprocs)  # every verdict below reads how each process ended
     if not stopper.signal and not any((Path(opts.run_dir) / "records").glob("*.rec")):
         # no process reached MPI_Init, where echo starts recording: nothing to judge or to store
-        for line in never_started(rc, opts.run_dir):
+        for line in (describe_failures(plan, Path(opts.run_dir)) if rc else []) + never_started(rc, opts.run_dir):
             say(line)
         return rc or NOT_AN_MPI_RUN
-    wait_final(Path(opts.run_dir), plan.nprocs)  # every verdict below reads how each process ended
     meta_path.write_text(json.dumps(meta))
     if stopper.signal:  # told to stop: no verdict on a job cut short, but what it did is kept
         say(f"job stopped by {signal.Signals(stopper.signal).name} after {meta['duration']:.1f} s; exit status "
@@ -148,7 +169,7 @@ def never_started(rc: int, run_dir: str) -> list[str]:
                 "stored (is it an MPI program, built with this MPI? `mpiecho build` names the library echo uses)",
                 f"exit status {NOT_AN_MPI_RUN}: the program's own status was 0; its output files are in {run_dir}"]
     return [f"the job failed (exit status {rc}) before any process reached MPI_Init: echo recorded nothing and the "
-            "run is not stored (mpirun's message above says why the program did not start or ended)"]
+            "run is not stored"]
 
 
 def upload_run(run_dir: Path, server: str, token: str | None, run_id: str, tries: int = 5) -> bool:
@@ -348,7 +369,7 @@ def describe_failures(plan: Plan, run_dir: Path) -> list[str]:
         exited[1:] = [f"... and {len(exited) - 1} more that exited (mpirun reports the first)"]
     lines = signalled or exited or unfinished or terminated
     if never and not lines:
-        lines = [f"processes {never} never started the echo library (is the program an MPI program?)"]
+        lines = [f"processes {never} never started (mpirun's message above says why)"]
     return ["job failed: " + line for line in lines[:8]] + (
         [f"... and {len(lines) - 8} more"] if len(lines) > 8 else []
     )
