@@ -54,8 +54,8 @@ def helper() -> Path:
     tmp = exe.with_suffix(".tmp")
     r = subprocess.run([cc, "-O2", "-o", str(tmp), str(src), "-lpapi"], capture_output=True, text=True)
     if r.returncode != 0:
-        raise PapiError("PAPI is not installed or not usable (apt-get install libpapi-dev papi-tools):\n"
-                        + r.stderr.strip()[-600:])
+        why = (r.stderr.strip().splitlines() or ["the compiler said nothing"])[-1]
+        raise PapiError(f"PAPI is not installed or not usable ({why}): apt-get install libpapi-dev papi-tools")
     tmp.rename(exe)
     return exe
 
