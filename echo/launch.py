@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from echo.build import detect_mpi, ensure_library
+from echo.hostload import LoadSampler
 from echo.jobstop import JobStopper
 from echo.plan import Machine, Options, Plan, make_plan
 from echo.procstatus import read_status, wait_final
@@ -94,6 +95,7 @@ def run(opts: Options) -> int:
     meta_path.write_text(json.dumps(meta))
     start = time.monotonic()
     stopper = JobStopper(Path(opts.run_dir))
+    load = LoadSampler(Path(opts.run_dir))  # phase times judge cores only where the host was not busy (perf.py)
     for attempt in range(1, LAUNCH_TRIES + 1):
         if opts.output == "all" or opts.perturb:
             rc, launcher_failed = _run_relabelled(plan, env, stopper,
@@ -107,6 +109,7 @@ def run(opts: Options) -> int:
         say(f"mpirun failed to start its launcher before any process ran (a transient Open MPI failure); "
             f"starting again ({attempt + 1} of {LAUNCH_TRIES})")
     stopper.restore()
+    load.stop()
     meta.update(duration=time.monotonic() - start, exit_status=stopper.status if stopper.signal else rc)
     wait_final(Path(opts.run_dir), plan.nprocs)  # every verdict below reads how each process ended
     if not stopper.signal and not any((Path(opts.run_dir) / "records").glob("*.rec")):

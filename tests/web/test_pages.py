@@ -96,6 +96,9 @@ def test_slow_copy_timeline(browser, served, real_runs):
     """DGRP's per-process view: the slowed copy turns red at about its 10th call and stays so; its host is listed."""
     from selenium.webdriver.common.by import By
 
+    from tests.conftest import skip_if_busy
+
+    skip_if_busy(real_runs["slowed"][0])
     browser.get(f"{served}/runs/{real_runs['slowed'][1]}")
     bars = browser.find_elements(By.CSS_SELECTOR, "svg.chart rect[data-status]")
     red = [b for b in bars if b.get_attribute("data-status") == "non-recommended"]
