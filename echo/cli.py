@@ -35,7 +35,7 @@ class Parser(argparse.ArgumentParser):
         return names
 
     def suggest(self, word: str) -> str:
-        close = difflib.get_close_matches(word.split("=")[0], sorted(self.options()), n=2, cutoff=0.6)
+        close = difflib.get_close_matches(word.split("=")[0], sorted(self.options()), n=2, cutoff=0.7)
         return f"did you mean {' or '.join(close)}?" if close else ""
 
 
@@ -442,7 +442,9 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     pl.set_defaults(fn=plan_command)
     b = sub.add_parser("build", help="build (or find in the cache) the preload library and print its path")
     b.set_defaults(fn=build_command)
-    args = p.parse_args(argv)
+    args, extra = p.parse_known_args(argv)
+    if extra:  # said by the subcommand, so that the options suggested are its own
+        (sub.choices.get(args.command) or p).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.cflags:
         from echo.build import PRELOAD_DIR
 
