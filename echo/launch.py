@@ -166,7 +166,7 @@ def run(opts: Options) -> int:
 
 
 def never_started(rc: int, run_dir: str) -> list[str]:
-    """What to say of a job in which no process loaded echo (the library starts in MPI_Init)."""
+    """What to say of a job in which no process reached MPI_Init (where echo starts recording and cloning)."""
     if rc == 0:
         return ["the program never called MPI_Init: echo cloned, compared and recorded nothing, and the run is not "
                 "stored (is it an MPI program, built with this MPI? `mpiecho build` names the library echo uses)",
