@@ -18,6 +18,7 @@ from echo.perf import (
     Params,
     PerfError,
     ProcessStatus,
+    crowded_hosts,
     host_view,
     judge,
     not_judged_reason,
@@ -181,6 +182,22 @@ def test_why_a_process_is_not_judged():
     assert not_judged_reason("memcheck", "other", {}) == "its role (memcheck) makes it slow by design"
     assert not_judged_reason("papi-set-1", "other", crowded) is None
     assert not_judged_reason("noise-1", "other", crowded) is None
+
+
+def test_a_host_is_crowded_by_the_job_or_by_other_work():
+    """2 processes on 2 cores are judged on a quiet host; not where other work wanted the cores too (the load
+    sampled while the job ran) nor where the job alone outnumbered them; other hosts' load is not known."""
+    import socket
+    from types import SimpleNamespace
+
+    here = socket.gethostname()
+    two = [SimpleNamespace(host=here), SimpleNamespace(host=here)]
+    quiet = {"host": here, "cores": 2, "runnable_median": 2}
+    assert crowded_hosts(two, 2, quiet) == {} and crowded_hosts(two, 2, None) == {}
+    assert crowded_hosts(two, 2, dict(quiet, runnable_median=7.5)) == {here: (2, 2, 7.5)}
+    assert crowded_hosts(two * 2, 2, quiet) == {here: (4, 2, 4)}
+    elsewhere = [SimpleNamespace(host="other-node")] * 2
+    assert crowded_hosts(elsewhere, 2, dict(quiet, host="other-node", runnable_median=9)) == {}
 
 
 def test_processes_sharing_cores_are_not_judged(programs, tmp_path):
