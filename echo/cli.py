@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import shlex
 import sys
@@ -13,6 +14,29 @@ from echo import __version__
 from echo.build import BuildError, ensure_library
 from echo.copymap import CopyMapError
 from echo.plan import Options
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with errors in one line that suggest the option meant (--colnes: did you mean --clones?)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        unknown = message.removeprefix("unrecognized arguments: ") if message.startswith("unrecognized") else ""
+        hints = [self.suggest(word) for word in unknown.split() if word.startswith("-")]
+        hint = "".join(f" ({h})" for h in hints if h)
+        self.exit(2, f"{self.prog}: {message}{hint}; {self.prog} --help lists the options\n")
+
+    def options(self) -> set[str]:
+        """Every option string of this parser and of its subcommands."""
+        names = set(self._option_string_actions)
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    names |= sub.options() if isinstance(sub, Parser) else set(sub._option_string_actions)
+        return names
+
+    def suggest(self, word: str) -> str:
+        close = difflib.get_close_matches(word.split("=")[0], sorted(self.options()), n=2, cutoff=0.7)
+        return f"did you mean {' or '.join(close)}?" if close else ""
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
@@ -170,10 +194,11 @@ def demo_command(args: argparse.Namespace) -> int:
     return rc
 
 
-def _engine(args: argparse.Namespace):  # noqa: ANN202 (an SQLAlchemy Engine)
+def _engine(args: argparse.Namespace, create: bool = False):  # noqa: ANN202 (an SQLAlchemy Engine)
+    """The store named by --db; commands that only read pass create=False, so that they create nothing."""
     from echo.store.db import open_store
 
-    return open_store(args.db)
+    return open_store(args.db, create=create)
 
 
 def runs_command(args: argparse.Namespace) -> int:
@@ -216,7 +241,7 @@ def token_command(args: argparse.Namespace) -> int:
 
     from server.tokens import create_token
 
-    with Session(_engine(args)) as s:
+    with Session(_engine(args, create=True)) as s:
         print(create_token(s, name=args.name))
     return 0
 
@@ -238,6 +263,8 @@ def events_command(args: argparse.Namespace) -> int:
     """What PAPI can count here, and how --papi-sets would split it into sets."""
     import collectors.papi as papi
 
+    p = papi.plan(args.papi_sets)  # first: a set that cannot be counted is an error, before the listing
+    papi.check_copies(p, [len(p.sets)])
     events = papi.available_events()
     ok = [e for e in events if e[2] == "ok"]
     print(f"PAPI can count {len(ok)} of the {len(events)} events it knows here:")
@@ -250,7 +277,6 @@ def events_command(args: argparse.Namespace) -> int:
     for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
         print(f"  {n} cannot be counted: {why}")
     print()
-    p = papi.plan(args.papi_sets)
     print(f"--papi-sets {args.papi_sets}: " + p.describe())
     print(f"one run counts them all with --clones {max(1, len(p.sets))} (one set per copy)")
     return 0
@@ -266,6 +292,10 @@ def sensitivity_command(args: argparse.Namespace) -> int:
     with Session(_engine(args)) as s:
         run = find_run(s, args.run)
         run_dir = Path(run.run_dir)
+    if not (run_dir / "plan").is_file():  # the digits come from the run's files, which the store does not hold
+        print(f"mpiecho: the files of run {run.id} are gone (no plan in {run_dir}): sensitivity reads the copies' "
+              "records there; run it where the run's directory is", file=sys.stderr)
+        return 2
     plan = (run_dir / "plan").read_text()
     if "\nperturb " not in plan:
         print(f"mpiecho: run {run.id} was not perturbed (echorun --perturb rounding ...)", file=sys.stderr)
@@ -303,15 +333,34 @@ def build_command(args: argparse.Namespace) -> int:
 
 
 def _guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace, prog: str) -> int:
+    """Run a command; what goes wrong reaches the user as one line, never as a traceback."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from echo.store.db import default_url, failure
+
     try:
-        return fn(args)
+        status = fn(args)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
+        return status
+    except BrokenPipeError:  # the reader went away (| head): stop quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to flush at exit
+        return 128 + 13  # as a shell reports a process ended by SIGPIPE
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
     except (CopyMapError, BuildError, ValueError, LookupError, RuntimeError) as e:
         print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+    except SQLAlchemyError as e:
+        print(f"{prog}: {failure(getattr(args, 'db', None) or default_url(), e)}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"{prog}: {e.strerror or e}" + (f": {e.filename}" if e.filename else ""), file=sys.stderr)
         return 2
 
 
 def echorun_main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="echorun", description="Run an MPI program with every rank transparently cloned.")
+    p = Parser(prog="echorun", description="Run an MPI program with every rank transparently cloned.")
     p.add_argument("--version", action="version", version=f"echo {__version__}")
     add_run_options(p)
     args = p.parse_args(argv)
@@ -319,7 +368,7 @@ def echorun_main(argv: list[str] | None = None) -> int:
 
 
 def mpiecho_main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="mpiecho", description="echo: cloned MPI runs, their records and reports.")
+    p = Parser(prog="mpiecho", description="echo: cloned MPI runs, their records and reports.")
     p.add_argument("--version", action="version", version=f"echo {__version__}")
     p.add_argument("--cflags", action="store_true",
                    help="print the compiler flags for echo's headers (echo_reinit.h: MPI_Reinit and checkpoints)")
@@ -393,7 +442,9 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     pl.set_defaults(fn=plan_command)
     b = sub.add_parser("build", help="build (or find in the cache) the preload library and print its path")
     b.set_defaults(fn=build_command)
-    args = p.parse_args(argv)
+    args, extra = p.parse_known_args(argv)
+    if extra:  # said by the subcommand, so that the options suggested are its own
+        (sub.choices.get(args.command) or p).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.cflags:
         from echo.build import PRELOAD_DIR
 

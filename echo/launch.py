@@ -8,6 +8,7 @@ import os
 import platform
 import re
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 from echo.build import detect_mpi, ensure_library
+from echo.hostload import LoadSampler
 from echo.jobstop import JobStopper
 from echo.plan import Machine, Options, Plan, make_plan
 from echo.procstatus import read_status, wait_final
@@ -29,6 +31,9 @@ LAUNCH_TRIES = 3
 # The representatives finished but some copy did not (it crashed, was killed, or exited otherwise): the roles'
 # results and the copies' comparison are incomplete, so the run is not a success (docs/replication.md).
 EXIT_COPY_FAILED = 22
+# echorun's status for a job that ran without echo (no process called MPI_Init): the run did not do what was
+# asked, even if the program itself exited 0
+NOT_AN_MPI_RUN = 2
 
 
 def new_run_id(program: str) -> str:
@@ -48,16 +53,36 @@ def say(msg: str) -> None:
 def prepare(opts: Options) -> Plan:
     mpi = detect_mpi()
     lib = ensure_library(mpi)
-    import shutil
-
     machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib),
                       valgrind=shutil.which("valgrind"), exec_wrapper=str(Path(__file__).with_name("exec.sh")))
     plan = make_plan(opts, machine)
+    why = None if opts.hosts or opts.hostfile else unstartable(opts.program[0])
+    if why:  # before a run directory or a stored run exists: nothing ran
+        raise LaunchError(why)
     run_dir = Path(opts.run_dir)
     for sub in ("procs", "output", "records", "events", "metrics", "valgrind"):
         (run_dir / sub).mkdir(parents=True, exist_ok=True)
     (run_dir / "plan").write_text(plan.text)
     return plan
+
+
+class LaunchError(RuntimeError):
+    """The job cannot start as asked; the message says why."""
+
+
+def unstartable(program: str) -> str | None:
+    """Why `program` cannot start on this machine, or None. Only asked of jobs on this machine: with --host or
+    --hostfile, the program is found on the hosts named, and mpirun says if it is not."""
+    if "/" not in program:
+        return None if shutil.which(program) else (f"{program}: no such program on PATH (give its path, "
+                                                   f"e.g. ./{program})")
+    path = Path(program)
+    if not path.exists():
+        return f"{program}: no such file (give the path of the program to run)"
+    if path.is_dir() or not os.access(path, os.X_OK):
+        return (f"{program}: not an executable program (compile it with mpicc, or run a script through its "
+                f"interpreter, e.g. echorun -n 4 python3 {program})")
+    return None
 
 
 def run(opts: Options) -> int:
@@ -73,6 +98,7 @@ def run(opts: Options) -> int:
     meta_path.write_text(json.dumps(meta))
     start = time.monotonic()
     stopper = JobStopper(Path(opts.run_dir))
+    load = LoadSampler(Path(opts.run_dir))  # phase times judge cores only where the host was not busy (perf.py)
     for attempt in range(1, LAUNCH_TRIES + 1):
         if opts.output == "all" or opts.perturb:
             rc, launcher_failed = _run_relabelled(plan, env, stopper,
@@ -86,8 +112,14 @@ def run(opts: Options) -> int:
         say(f"mpirun failed to start its launcher before any process ran (a transient Open MPI failure); "
             f"starting again ({attempt + 1} of {LAUNCH_TRIES})")
     stopper.restore()
+    load.stop()
     meta.update(duration=time.monotonic() - start, exit_status=stopper.status if stopper.signal else rc)
     wait_final(Path(opts.run_dir), plan.nprocs)  # every verdict below reads how each process ended
+    if not stopper.signal and not any((Path(opts.run_dir) / "records").glob("*.rec")):
+        # no process reached MPI_Init, where echo starts recording: nothing to judge or to store
+        for line in (describe_failures(plan, Path(opts.run_dir)) if rc else []) + never_started(rc, opts.run_dir):
+            say(line)
+        return rc or NOT_AN_MPI_RUN
     meta_path.write_text(json.dumps(meta))
     if stopper.signal:  # told to stop: no verdict on a job cut short, but what it did is kept
         say(f"job stopped by {signal.Signals(stopper.signal).name} after {meta['duration']:.1f} s; exit status "
@@ -137,6 +169,16 @@ def run(opts: Options) -> int:
     if opts.server:
         upload_run(Path(opts.run_dir), opts.server, opts.token, opts.run_id)
     return rc
+
+
+def never_started(rc: int, run_dir: str) -> list[str]:
+    """What to say of a job in which no process reached MPI_Init (where echo starts recording and cloning)."""
+    if rc == 0:
+        return ["the program never called MPI_Init: echo cloned, compared and recorded nothing, and the run is not "
+                "stored (is it an MPI program, built with this MPI? `mpiecho build` names the library echo uses)",
+                f"exit status {NOT_AN_MPI_RUN}: the program's own status was 0; its output files are in {run_dir}"]
+    return [f"the job failed (exit status {rc}) before any process reached MPI_Init: echo recorded nothing and the "
+            "run is not stored"]
 
 
 def upload_run(run_dir: Path, server: str, token: str | None, run_id: str, tries: int = 5) -> bool:
@@ -269,6 +311,16 @@ def without_launcher_nul(line: bytes) -> bytes:
     return line[1:] if line.startswith(b"\0") else line
 
 
+def write_out(dst, data: bytes) -> None:  # noqa: ANN001 (a binary stream)
+    """Relay a line; once the reader went away (echorun ... | head), the job's output is read and dropped, so
+    that the job never blocks on a full pipe and no relay thread dies with a traceback."""
+    try:
+        dst.write(data)
+        dst.flush()
+    except (BrokenPipeError, ValueError):  # ValueError: the stream was closed after the pipe broke
+        pass
+
+
 def _run_plain(argv: list[str], env: dict[str, str], stopper: JobStopper) -> tuple[int, bool]:
     """mpirun's exit status, and whether its launcher failed to start (its standard error is watched for it)."""
     # a process group of its own: echorun can end mpirun and whatever it started (jobstop.py)
@@ -280,8 +332,7 @@ def _run_plain(argv: list[str], env: dict[str, str], stopper: JobStopper) -> tup
         for line in proc.stderr:
             if LAUNCHER_FAILED_TO_START in line:
                 failed.set()
-            sys.stderr.buffer.write(without_launcher_nul(line))
-            sys.stderr.buffer.flush()
+            write_out(sys.stderr.buffer, without_launcher_nul(line))
 
     relayer = threading.Thread(target=relay, daemon=True)
     relayer.start()
@@ -313,8 +364,7 @@ def _run_relabelled(plan: Plan, env: dict[str, str], stopper: JobStopper, save: 
                         files[p.app] = open(save / f"rank{p.app}.copy0.out", "ab")  # noqa: SIM115 (closed below)
                     files[p.app].write(body)
                 line = f"[rank {p.app} copy {p.copy}] ".encode() + body if label else body
-            dst.write(line if m else without_launcher_nul(line))
-            dst.flush()
+            write_out(dst, line if m else without_launcher_nul(line))
 
     threads = [threading.Thread(target=relay, args=(proc.stdout, sys.stdout.buffer, True), daemon=True),
                threading.Thread(target=relay, args=(proc.stderr, sys.stderr.buffer, False), daemon=True)]
@@ -354,7 +404,7 @@ def describe_failures(plan: Plan, run_dir: Path) -> list[str]:
         exited[1:] = [f"... and {len(exited) - 1} more that exited (mpirun reports the first)"]
     lines = signalled or exited or unfinished or terminated
     if never and not lines:
-        lines = [f"processes {never} never started the echo library (is the program an MPI program?)"]
+        lines = [f"processes {never} never started (mpirun's message above says why)"]
     return ["job failed: " + line for line in lines[:8]] + (
         [f"... and {len(lines) - 8} more"] if len(lines) > 8 else []
     )

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from echo import hostload
 from echo.records import RecordFile, read_run
 
 
@@ -142,26 +143,39 @@ def slow_by_design(role: str) -> bool:
     return role.split("-")[0] in SLOW_BY_DESIGN
 
 
-def crowded_hosts(files: list[RecordFile], cores: int | None = None) -> dict[str, tuple[int, int]]:
-    """Hosts where processes outnumbered cores, as (processes, cores): there processes take turns on a core, and
-    a phase's time measures the turns the scheduler gave, not the core. Only this machine's cores are known (the
-    analysis runs where echorun ran), so other hosts of a multi-host job are taken as having a core a process."""
+def crowded_hosts(files: list[RecordFile], cores: int | None = None,
+                  load: dict | None = None) -> dict[str, tuple[int, int, float]]:
+    """Hosts where processes outnumbered cores, as (the job's processes, cores, processes ready to run): there
+    processes take turns on a core, and a phase's time measures the turns the scheduler gave, not the core.
+    Ready processes (`load`, hostload.py: sampled while the job ran) count other work on the host too; without
+    a sample they are the job's. Only this machine is known (the analysis runs where echorun ran), so other hosts
+    of a multi-host job are taken as having a core a process."""
     cores = cores or os.cpu_count() or 1
     count: dict[str, int] = {}
     for f in files:
         count[f.host] = count.get(f.host, 0) + 1
     here = socket.gethostname()
-    return {host: (n, cores) for host, n in count.items() if host == here and n > cores}
+    out = {}
+    for host, n in count.items():
+        ready = max(n, load["runnable_median"]) if load and load.get("host") == host else n
+        if host == here and ready > cores:
+            out[host] = (n, cores, ready)
+    return out
 
 
-def not_judged_reason(role: str, host: str, crowded: dict[str, tuple[int, int]]) -> str | None:
-    """Why a process's phase times cannot stand for its core's speed, or None if they can."""
-    if host in crowded:
-        n, cores = crowded[host]
-        return (f"{n} processes shared {cores} cores on {host}: they took turns on a core, so their phase times "
-                "measure the scheduler, not the core (give every process a core to judge them)")
+def not_judged_reason(role: str, host: str, crowded: dict[str, tuple[int, int, float]]) -> str | None:
+    """Why a process's phase times cannot stand for its core's speed, or None if they can: its role first (true
+    of it anywhere), then its host."""
     if slow_by_design(role):
         return f"its role ({role}) makes it slow by design"
+    if host in crowded:
+        n, cores, ready = crowded[host]
+        if n > cores:
+            return (f"{n} processes shared {cores} cores on {host}: they took turns on a core, so their phase times "
+                    "measure the scheduler, not the core (give every process a core to judge them)")
+        return (f"{host} was busy: {ready:g} processes were ready to run on its {cores} cores (the job's {n} and "
+                "other work), so they took turns on a core and phase times measure the scheduler, not the core "
+                "(run where the job has the cores to itself to judge them)")
     return None
 
 
@@ -175,7 +189,7 @@ def analyse(run_dir: str | Path, params: Params = Params(), cores: int | None = 
     files = [f for f in every if len(f.records)]
     origin = min((f.start_time for f in files), default=0.0)
     roles = {(app, copy): role for _real, app, copy, role in plan_procs(Path(run_dir))}
-    crowded = crowded_hosts(every, cores)  # processes that made no call still took their turns
+    crowded = crowded_hosts(every, cores, hostload.read(Path(run_dir)))  # those without calls took turns too
     groups: dict[int, list] = {}
     not_judged = []
     for f in files:

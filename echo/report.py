@@ -63,6 +63,13 @@ def roles_text(procs: list[Proc]) -> str:
     return ", ".join(f"{role} x{n}" if n > 1 else role for role, n in counts.items())
 
 
+def who(e: Event) -> str:
+    """"rank R copy C: " before an event's message, as much of it as the event has and its message does not say."""
+    if e.app_rank is None or e.message.startswith("application rank"):
+        return ""
+    return f"rank {e.app_rank}" + (f" copy {e.copy}" if e.copy is not None else "") + ": "
+
+
 def not_judged(events: list[Event]) -> list[tuple[str, str]]:
     """The perf-not-judged events grouped by reason: (reason, the processes it applies to), one per reason."""
     by_reason: dict[str, list[str]] = {}
@@ -202,9 +209,7 @@ def report(engine: Engine, run_id: str | None = None, top: int = 5) -> str:
             out.append("")
         if events:
             out.append(f"events ({len(events)}):")
-            out += [f"  {e.kind}: " + (f"rank {e.app_rank} copy {e.copy}: " if e.app_rank is not None and
-                                        not e.message.startswith("application rank") else "") + e.message
-                    for e in events if e.kind != "perf-not-judged"]
+            out += [f"  {e.kind}: {who(e)}{e.message}" for e in events if e.kind != "perf-not-judged"]
             out += [f"  perf-not-judged: {who}: {why}" for why, who in not_judged(events)]
             out.append("")
         rows = [("RANK", "COPY", "ROLE", "STATE", "CALLS", "BYTES", "TIME IN MPI", "OF WALL")]

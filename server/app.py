@@ -138,9 +138,12 @@ def create_app(db_url: str | None = None, storage: str | None = None, read_token
     @app.get("/", response_class=HTMLResponse)
     def index(s: Session = Depends(reader), program: str | None = None, mode: str | None = None,
               diverged: str | None = None, since: str | None = None) -> HTMLResponse:
+        try:
+            start = datetime.fromisoformat(since).timestamp() if since else None
+        except ValueError:
+            raise HTTPException(422, f"since={since!r} is not a date: give one as YYYY-MM-DD") from None
         f = {"program": program or None, "mode": mode or None,
-             "diverged": {"true": True, "false": False}.get(diverged or ""),
-             "since": datetime.fromisoformat(since).timestamp() if since else None, "since_text": since}
+             "diverged": {"true": True, "false": False}.get(diverged or ""), "since": start, "since_text": since}
         return HTMLResponse(pages.runs_page(s, filters=f))
 
     @app.get("/runs/{run_id}", response_class=HTMLResponse)

@@ -182,3 +182,19 @@ def real_runs(programs, tmp_path_factory):
         clean.stderr + voted.stderr + slowed.stderr + excluded.stderr
     return {name: (base / name, json.loads((base / name / "run.json").read_text())["run_id"])
             for name in ("clean", "voted", "slowed", "excluded")}
+
+
+# ---- the diagnosis of slow processes, on a host other work may keep busy ----
+
+
+def busy_host(run_dir) -> str | None:
+    """Why the run judged nothing because other work kept this host's cores busy (the job had a core a process
+    but did not get them), or None."""
+    perf = json.loads((run_dir / "perf.json").read_text())
+    return next((p["reason"] for p in perf["not_judged"] if " was busy: " in p["reason"]), None)
+
+
+def skip_if_busy(run_dir) -> None:
+    why = busy_host(run_dir)
+    if why:  # rightly not judged (test_a_busy_host_is_not_judged): a slowdown cannot be found on this run
+        pytest.skip(f"the host was busy with other work during the run, so echo judged nothing: {why}")

@@ -54,8 +54,8 @@ def helper() -> Path:
     tmp = exe.with_suffix(".tmp")
     r = subprocess.run([cc, "-O2", "-o", str(tmp), str(src), "-lpapi"], capture_output=True, text=True)
     if r.returncode != 0:
-        raise PapiError("PAPI is not installed or not usable (apt-get install libpapi-dev papi-tools):\n"
-                        + r.stderr.strip()[-600:])
+        why = (r.stderr.strip().splitlines() or ["the compiler said nothing"])[-1]
+        raise PapiError(f"PAPI is not installed or not usable ({why}): apt-get install libpapi-dev papi-tools")
     tmp.rename(exe)
     return exe
 
@@ -114,6 +114,7 @@ def plan(spec: str) -> PapiPlan:
         events = [e.strip() for e in spec.replace(";", ",").split(",") if e.strip()]
         if not events:
             raise PapiError(f"--papi-sets {spec!r}: no events named")
+        check_names(events)
     if ";" in spec:  # sets as the user grouped them: each must hold together
         sets, bad = [], []
         for group in spec.split(";"):
@@ -139,11 +140,29 @@ def plan(spec: str) -> PapiPlan:
     return PapiPlan(sets, anchor, dedup)
 
 
+def check_names(events: list[str]) -> None:
+    """Every event named is one PAPI knows here (a typo is named, with the close names PAPI has); events known
+    but not countable here are left to the plan, which says so."""
+    import difflib
+
+    known = {name: status for _, name, status, _ in available_events()}
+    for ev in events:
+        if ev not in known:
+            countable_here = [n for n, status in known.items() if status == "ok"]
+            close = difflib.get_close_matches(ev, countable_here, n=3, cutoff=0.6) or difflib.get_close_matches(
+                ev, list(known), n=3, cutoff=0.6)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise PapiError(f"--papi-sets: PAPI knows no event {ev} here{hint}; mpiecho events lists the events "
+                            "it can count")
+
+
 def check_copies(p: PapiPlan, copies: list[int]) -> None:
     """Every rank needs a copy per set: never multiplex silently."""
     need, have = len(p.sets), min(copies)
     if not p.sets:
-        raise PapiError("no counter set can be counted here:\n" + p.describe())
+        why = "; ".join(f"{ev}: {reason}" for ev, reason in p.unavailable) or "no event left"
+        raise PapiError(f"--papi-sets: no event asked for can be counted here ({why}); mpiecho events lists the "
+                        "events it can count")
     if need > have:
         rest = ";".join(",".join(s) for s in p.sets[have:])
         raise PapiError(f"{need} counter sets need {need} copies of every rank, and --clones gives {have}. "

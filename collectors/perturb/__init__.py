@@ -62,7 +62,7 @@ def parse(spec: str, worlds: str | None, copies: list[int]) -> tuple[list[str], 
     unknown = set(params) - allowed[kind]
     if unknown:
         raise PerturbError(f"--perturb {spec}: unknown setting {sorted(unknown)[0]!r} for {kind}")
-    seed = _int(params.get("seed", "1"), spec)
+    seed = _int(params.get("seed", "1"), "seed", spec)
     if kind == "jitter":
         if worlds == "lockstep":
             raise PerturbError("--perturb jitter needs --worlds independent: in lock-step, copies take what copy 0 "
@@ -70,9 +70,9 @@ def parse(spec: str, worlds: str | None, copies: list[int]) -> tuple[list[str], 
         worlds = "independent"
         line = f"perturb jitter {_microseconds(params.get('max', '50us'), spec)} {seed}"
     elif kind == "noise":
-        ulp = float(params.get("ulp", "1"))
-        if ulp <= 0:
-            raise PerturbError(f"--perturb {spec}: ulp must be positive")
+        ulp = _number(params.get("ulp", "1"), "ulp", spec)
+        if not 0 < ulp < float("inf"):
+            raise PerturbError(f"--perturb {spec}: ulp must be a positive number, e.g. noise:ulp=1")
         line = f"perturb noise {ulp} {seed}"
     else:
         line = "perturb rounding 0 0"
@@ -90,11 +90,18 @@ def label(plan_value: str, worlds: str) -> str:
     return f"{kind}{args} ({worlds})"
 
 
-def _int(text: str, spec: str) -> int:
+def _int(text: str, key: str, spec: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise PerturbError(f"--perturb {spec}: {text!r} is not a whole number") from None
+        raise PerturbError(f"--perturb {spec}: {key}={text} is not a whole number, e.g. {key}=7") from None
+
+
+def _number(text: str, key: str, spec: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise PerturbError(f"--perturb {spec}: {key}={text} is not a number, e.g. {key}=1") from None
 
 
 def _microseconds(text: str, spec: str) -> int:

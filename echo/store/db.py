@@ -9,8 +9,13 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError, OperationalError, SQLAlchemyError
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+class StoreError(RuntimeError):
+    """The store cannot be opened or read: one line naming the store and what to do."""
 
 
 def default_url() -> str:
@@ -28,21 +33,57 @@ def migrate(engine: Engine) -> None:
         command.upgrade(cfg, "head")
 
 
-def open_store(url: str | None = None) -> Engine:
+def open_store(url: str | None = None, create: bool = True) -> Engine:
+    """The store at `url`, migrated to the newest schema. create=False (commands that only read): a SQLite file
+    that does not exist is an error, and nothing is created on disk."""
     url = url or default_url()
-    if url.startswith("sqlite:///"):
-        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url)
+    sqlite_file = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
+    if sqlite_file and not create and not sqlite_file.is_file():
+        raise StoreError(f"no store at {sqlite_file}: no run was stored there (run a program with echorun, or "
+                         "name the store with --db or $ECHO_DB)")
+    try:
+        engine = create_engine(url)
+    except (ArgumentError, NoSuchModuleError) as e:
+        raise StoreError(f"{url!r} is not a database URL echo can open ({first_line(e)}): give e.g. "
+                         "sqlite:////path/to/echo.db or postgresql+psycopg://user@host/db") from None
+    except ImportError as e:
+        raise StoreError(f"the driver of {describe(url)} is not installed ({e})") from None
+    if sqlite_file:
+        sqlite_file.parent.mkdir(parents=True, exist_ok=True)
     if engine.dialect.name == "sqlite":
         @event.listens_for(engine, "connect")
         def _fk(dbapi_conn, _record) -> None:  # noqa: ANN001 (DB-API objects)
             dbapi_conn.execute("PRAGMA foreign_keys=ON")
-    migrate(engine)
+    try:
+        migrate(engine)
+    except SQLAlchemyError as e:
+        raise StoreError(failure(url, e)) from None
     return engine
+
+
+def first_line(e: BaseException) -> str:
+    """An exception's own message, without SQLAlchemy's SQL and background lines."""
+    orig = getattr(e, "orig", None) or e
+    return (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+
+
+def failure(url: str, e: SQLAlchemyError) -> str:
+    """What went wrong with the store, in one line, with the fix."""
+    where = describe(url)
+    if isinstance(e, OperationalError) and url.startswith("sqlite"):
+        return f"cannot open the SQLite store {where} ({first_line(e)})"
+    if isinstance(e, OperationalError):
+        return f"cannot reach the database {where} ({first_line(e)}): is its server running, and the URL right?"
+    if isinstance(e, DatabaseError):
+        return f"{where} is not an echo store ({first_line(e)}): name another file with --db"
+    return f"the store {where} failed: {first_line(e)}"
 
 
 def describe(url: str) -> str:
     """The URL without a password, to print."""
     from sqlalchemy.engine import make_url
 
-    return make_url(url).render_as_string(hide_password=True)
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:  # not a URL at all: nothing in it to hide
+        return url

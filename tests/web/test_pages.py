@@ -96,6 +96,9 @@ def test_slow_copy_timeline(browser, served, real_runs):
     """DGRP's per-process view: the slowed copy turns red at about its 10th call and stays so; its host is listed."""
     from selenium.webdriver.common.by import By
 
+    from tests.conftest import skip_if_busy
+
+    skip_if_busy(real_runs["slowed"][0])
     browser.get(f"{served}/runs/{real_runs['slowed'][1]}")
     bars = browser.find_elements(By.CSS_SELECTOR, "svg.chart rect[data-status]")
     red = [b for b in bars if b.get_attribute("data-status") == "non-recommended"]
@@ -263,6 +266,19 @@ def test_static_html_report(browser, real_runs, tmp_path):
     assert "<style>" in out.read_text() and "static/echo.css" not in out.read_text(), "one self-contained file"
     browser.get(out.as_uri())
     assert len(browser.find_elements(By.CSS_SELECTOR, "#matrix td[data-rank]")) == 6
+    assert browser.find_element(By.ID, "mode").text == "clones"
+    assert browser.find_element(By.ID, "roles").text == "representative x2, copy x4"
+    # the merged counters of the static page: each event's counting copy (a number, not a method's repr) and unit
+    ingest(real_runs["clean"][0], open_store(db))
+    r = subprocess.run([str(Path(sys.executable).parent / "mpiecho"), "report", real_runs["clean"][1], "--db", db,
+                        "--html", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "built-in method" not in out.read_text()
+    browser.get(out.as_uri())
+    rows = browser.find_elements(By.CSS_SELECTOR, 'table.counters[data-rank="0"] tr')[1:]
+    assert {c[0]: c[1:3] for c in map(cells, rows)} == {"perf::CONTEXT-SWITCHES": ["1", "count"],
+                                                        "perf::PAGE-FAULTS": ["0", "count"],
+                                                        "perf::TASK-CLOCK": ["0", "ns"]}
 
 
 def test_echorun_uploads_to_the_server(served, programs, tmp_path):

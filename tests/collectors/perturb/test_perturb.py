@@ -136,6 +136,13 @@ def test_lockstep_never_labels_a_value_it_did_not_measure(programs, tmp_path):
                              timeout=120).stdout
         printed_sum = perturb.NUMBER.findall((tmp_path / worlds / "run" / "output" / "rank0.copy0.out").read_text())[0]
         sums[worlds] = next(line for line in out.splitlines() if line.startswith(f"  output {printed_sum}:"))
+        report = subprocess.run([str(BIN / "mpiecho"), "report", "--db", db], capture_output=True, text=True,
+                                timeout=120).stdout
+        ulp = float(how.split("=")[1].split(",")[0])
+        assert f"  copies   varied on purpose (noise:ulp={ulp:g},seed=3 ({worlds})): not compared for corruption" \
+            in report
+        said = [line for line in report.splitlines() if line.startswith("  sensitivity: ")]
+        assert [line.split(":")[1] for line in said] == [" rank 0", " rank 1"], said  # a rank's, no "copy None"
     assert sums["lockstep"].endswith("not measured (in lock-step every copy takes what copy 0 received, so a value "
                                      "that came from MPI is the same on every copy by construction; --worlds "
                                      "independent measures it)")
