@@ -32,7 +32,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--perf-tests", type=int, default=0, metavar="N",
                    help="every process times a short fixed computation before every Nth MPI call, so slow cores "
                         "and hosts are found in runs without copies too (docs/perf.md)")
-    p.add_argument("--run-dir", help="directory of this run's files (default: $ECHO_RUNS_DIR or ./echo-runs/<run id>)")
+    p.add_argument("--run-dir", help="directory of this run's files (default: <runs dir>/<run id>; the runs dir "
+                   "is $ECHO_RUNS_DIR, else $XDG_DATA_HOME/echo or ~/.local/share/echo)")
     p.add_argument("--db", metavar="URL", help="store to ingest the run into (default: $ECHO_DB, else "
                    "sqlite:///<runs dir>/echo.db); any SQLAlchemy URL, e.g. postgresql+psycopg://...")
     p.add_argument("--no-store", action="store_true", help="keep the run's files only")
@@ -154,7 +155,8 @@ def demo_command(args: argparse.Namespace) -> int:
     """Compile the bundled example and run it with every rank cloned."""
     import subprocess
 
-    from echo.build import EXAMPLES_DIR, cache_root, detect_mpi
+    from echo.build import cache_root, detect_mpi
+    from echo.resources import EXAMPLES_DIR
 
     mpi = detect_mpi()
     exe = cache_root() / "examples" / "ring"
@@ -170,16 +172,21 @@ def demo_command(args: argparse.Namespace) -> int:
     return rc
 
 
-def _engine(args: argparse.Namespace):  # noqa: ANN202 (an SQLAlchemy Engine)
+def _engine(args: argparse.Namespace, create: bool = False):  # noqa: ANN202 (an SQLAlchemy Engine)
+    """The store the command names; only commands that write to it (create=True) may create it."""
     from echo.store.db import open_store
 
-    return open_store(args.db)
+    return open_store(args.db, create=create)
 
 
 def runs_command(args: argparse.Namespace) -> int:
     from echo.report import list_runs
+    from echo.store.db import NoStore
 
-    print(list_runs(_engine(args), args.limit))
+    try:
+        print(list_runs(_engine(args), args.limit))
+    except NoStore as e:
+        print(e)
     return 0
 
 
@@ -216,7 +223,7 @@ def token_command(args: argparse.Namespace) -> int:
 
     from server.tokens import create_token
 
-    with Session(_engine(args)) as s:
+    with Session(_engine(args, create=True)) as s:
         print(create_token(s, name=args.name))
     return 0
 
@@ -395,7 +402,7 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     b.set_defaults(fn=build_command)
     args = p.parse_args(argv)
     if args.cflags:
-        from echo.build import PRELOAD_DIR
+        from echo.resources import PRELOAD_DIR
 
         print(f"-I{PRELOAD_DIR}")
         return 0

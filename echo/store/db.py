@@ -28,10 +28,20 @@ def migrate(engine: Engine) -> None:
         command.upgrade(cfg, "head")
 
 
-def open_store(url: str | None = None) -> Engine:
+class NoStore(LookupError):
+    """A read found no store: reading never creates one."""
+
+
+def open_store(url: str | None = None, create: bool = True) -> Engine:
+    """The store at `url` (default_url()), migrated; with create=False (the commands that only read) a SQLite
+    file that does not exist is NoStore, not a new empty store."""
     url = url or default_url()
     if url.startswith("sqlite:///"):
-        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        path = Path(url.removeprefix("sqlite:///"))
+        if not create and not path.is_file():
+            raise NoStore(f"no runs stored yet: there is no store at {path} (echorun stores every run there; "
+                          "--db or ECHO_DB names another)")
+        path.parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url)
     if engine.dialect.name == "sqlite":
         @event.listens_for(engine, "connect")
