@@ -37,7 +37,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", metavar="URL", help="store to ingest the run into (default: $ECHO_DB, else "
                    "sqlite:///<runs dir>/echo.db); any SQLAlchemy URL, e.g. postgresql+psycopg://...")
     p.add_argument("--no-store", action="store_true", help="keep the run's files only")
-    p.add_argument("--server", metavar="URL", help="also upload the run to an echo server (mpiecho serve) when it ends")
+    p.add_argument("--server", metavar="URL", help="also upload the run to an echo server (mpiecho serve) when it ends "
+                   "(the server and token are checked before the job starts; exit status 24 if the job succeeded "
+                   "but its upload failed: mpiecho upload sends it again)")
     p.add_argument("--token", help="upload token for --server (default: $ECHO_TOKEN)")
     g = p.add_argument_group("silent data corruption (compare what copies hand to MPI)")
     g.add_argument("--sdc", choices=("detect", "stop", "vote"),
@@ -100,6 +102,11 @@ def run_command(args: argparse.Namespace) -> int:
     if not args.program:
         print("echorun: no program given, e.g. echorun -n 4 --clones 2 ./app arg1", file=sys.stderr)
         return 2
+    token = getattr(args, "token", None) or os.environ.get("ECHO_TOKEN")
+    if getattr(args, "server", None):  # before the job: a wrong token or a server that is down is found now
+        from echo.uploads import check_server
+
+        check_server(args.server, token)
     run_id = new_run_id(args.program[0])
     papi_sets: tuple[tuple[str, ...], ...] = ()
     papi_unavailable: list[tuple[str, str]] = []
@@ -146,7 +153,7 @@ def run_command(args: argparse.Namespace) -> int:
         checkpoint=_absolute_checkpoint(getattr(args, "checkpoint", "memory")),
         reinit_hosts=getattr(args, "reinit_hosts", None),
         server=getattr(args, "server", None),
-        token=getattr(args, "token", None) or os.environ.get("ECHO_TOKEN"),
+        token=token,
     )
     return run(opts)
 
@@ -239,6 +246,29 @@ def export_command(args: argparse.Namespace) -> int:
     else:
         print(text)
     return 0
+
+
+def upload_command(args: argparse.Namespace) -> int:
+    """Send a stored run (by id, or its directory) to an echo server again."""
+    import json
+
+    from echo.uploads import EXIT_NOT_UPLOADED, check_server, upload_run
+
+    server = args.server or os.environ.get("ECHO_SERVER")
+    if not server:
+        raise ValueError("which server? --server URL (or ECHO_SERVER)")
+    run_dir = Path(args.run)
+    if not (run_dir / "run.json").is_file():  # not a run directory: a run id (or a prefix) in the store
+        from sqlalchemy.orm import Session
+
+        from echo.report import find_run
+
+        with Session(_engine(args)) as s:
+            run_dir = Path(find_run(s, args.run).run_dir)
+    token = args.token or os.environ.get("ECHO_TOKEN")
+    check_server(server, token)
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    return 0 if upload_run(run_dir, server, token, run_id) else EXIT_NOT_UPLOADED
 
 
 def events_command(args: argparse.Namespace) -> int:
@@ -369,6 +399,12 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     tc.add_argument("--name", default="uploads")
     tc.add_argument("--db", metavar="URL", help=db_help)
     tc.set_defaults(fn=token_command)
+    up = sub.add_parser("upload", help="send a stored run to an echo server (again)")
+    up.add_argument("run", help="run id (or a unique prefix of it), or a run directory")
+    up.add_argument("--server", metavar="URL", help="the echo server (default: $ECHO_SERVER)")
+    up.add_argument("--token", help="upload token (default: $ECHO_TOKEN)")
+    up.add_argument("--db", metavar="URL", help=db_help)
+    up.set_defaults(fn=upload_command)
     ex = sub.add_parser("export", help="everything stored about a run")
     ex.add_argument("run", nargs="?", help="run id, or a unique prefix of it")
     ex.add_argument("--json", action="store_true", required=True, help="as JSON (the one format for now)")

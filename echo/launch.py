@@ -20,6 +20,7 @@ from echo.jobstop import JobStopper
 from echo.plan import Machine, Options, Plan, make_plan
 from echo.procstatus import read_status, wait_final
 from echo.sdc import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
+from echo.uploads import EXIT_NOT_UPLOADED, not_uploaded, upload_run
 
 TAGGED_LINE = re.compile(rb"^\[\d+,(\d+)\]<(?:stdout|stderr)>: ?")
 # mpirun itself failing to start, before any process exists: PRRTE's PMIx listener occasionally fails to bind
@@ -132,38 +133,10 @@ def run(opts: Options) -> int:
     meta_path.write_text(json.dumps(meta))
     if opts.store:
         store_run(Path(opts.run_dir), opts.store)
-    if opts.server:
-        upload_run(Path(opts.run_dir), opts.server, opts.token, opts.run_id)
+    if opts.server and not upload_run(Path(opts.run_dir), opts.server, opts.token, opts.run_id):
+        say(not_uploaded(Path(opts.run_dir), opts.run_id, opts.server))
+        rc = rc or EXIT_NOT_UPLOADED  # a job that failed keeps its own status
     return rc
-
-
-def upload_run(run_dir: Path, server: str, token: str | None, run_id: str, tries: int = 5) -> bool:
-    """PUT the run to the server, retrying with backoff; uploads are idempotent, so a retry is always safe."""
-    import urllib.error
-    import urllib.request
-
-    from server.upload import pack
-
-    body = pack(run_dir)
-    url = f"{server.rstrip('/')}/api/runs/{run_id}"
-    for attempt in range(tries):
-        req = urllib.request.Request(url, data=body, method="PUT", headers={
-            "Content-Type": "application/gzip", "Authorization": f"Bearer {token or ''}"})
-        try:
-            with urllib.request.urlopen(req, timeout=300):
-                say(f"uploaded run {run_id} to {server}")
-                return True
-        except urllib.error.HTTPError as e:
-            detail = e.read().decode(errors="replace")
-            if e.code < 500:  # the server said no: retrying will not help
-                say(f"the server refused the upload ({e.code}): {detail}")
-                return False
-            say(f"upload failed ({e.code}), retrying")
-        except OSError as e:
-            say(f"upload to {server} failed ({e}), retrying")
-        time.sleep(min(30, 2 ** attempt))
-    say(f"gave up uploading to {server}; the run's files stay in {run_dir}")
-    return False
 
 
 def reinit_verdict(run_dir: Path, nprocs: int, rc: int) -> int:
@@ -326,7 +299,9 @@ def describe_failures(plan: Plan, run_dir: Path) -> list[str]:
         exited[1:] = [f"... and {len(exited) - 1} more that exited (mpirun reports the first)"]
     lines = signalled or exited or unfinished or terminated
     if never and not lines:
-        lines = [f"processes {never} never started the echo library (is the program an MPI program?)"]
+        lines = [f"processes {never} never reached MPI_Init (they ended before it)"] if len(never) < plan.nprocs else [
+            "no process reached MPI_Init: mpirun could not start the job (its message above says why, e.g. more "
+            "processes bound than cores, a host it cannot reach), or the program ends before MPI_Init"]
     return ["job failed: " + line for line in lines[:8]] + (
         [f"... and {len(lines) - 8} more"] if len(lines) > 8 else []
     )

@@ -136,3 +136,8 @@ def program_page(session: Session, *, program: str) -> str | None:
                         [r.diverged for r in runs], " s")
     return _render("program.html", title=program, program=program, runs=runs, duration_chart=chart,
                    since=since.id if since else None)
+
+
+def login_page(*, back: str, error: str | None = None) -> str:
+    """The form a browser logs in with on a server whose reads need a token."""
+    return _render("login.html", title="Log in", back=back, error=error)

@@ -14,7 +14,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +41,33 @@ os.environ["XDG_DATA_HOME"] = str(SESSION_DATA)
 for _var in ("ECHO_DB", "ECHO_RUNS_DIR"):
     os.environ.pop(_var, None)
 atexit.register(shutil.rmtree, SESSION_DATA, ignore_errors=True)
+
+
+def _stale_install() -> str | None:
+    """A file that differs between this checkout and the echo the virtual environment's commands run, if that is
+    an install (scripts/setup.sh without --dev) made before the checkout changed: the tests would run old code."""
+    where = subprocess.run([str(VENV_BIN / "python"), "-c", "import echo, os; print(os.path.dirname(echo.__file__))"],
+                           cwd="/", capture_output=True, text=True).stdout.strip()
+    repo = Path(__file__).resolve().parent.parent
+    site = Path(where).parent if where else repo
+    if site == repo:  # editable: the checkout itself
+        return None
+
+    def files(root: Path) -> dict[str, bytes]:
+        out = {}
+        for top in ("echo", "collectors", "server"):
+            for d, _, names in os.walk(root / top, followlinks=True):
+                out.update({str(Path(d, n).relative_to(root)): Path(d, n).read_bytes() for n in names
+                            if n.endswith((".py", ".c", ".h", ".html", ".css", ".sh"))})
+        return out
+
+    mine, theirs = files(repo), files(site)
+    return next((name for name in sorted(mine.keys() | theirs.keys()) if mine.get(name) != theirs.get(name)), None)
+
+
+if (_changed := _stale_install()) is not None:
+    pytest.exit(f"the virtual environment's echo is older than this checkout ({_changed} differs): run "
+                "bash scripts/setup.sh again (or bash scripts/setup.sh --dev, to install in editable mode)", 2)
 
 
 @dataclass
@@ -123,6 +153,28 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextmanager
+def serving(db: str, storage: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`mpiecho serve` (a real uvicorn) on a free loopback port, with these options; yields its URL."""
+    port = _free_port()
+    proc = subprocess.Popen([str(VENV_BIN / "mpiecho"), "serve", "--db", db, "--port", str(port), "--storage",
+                             str(storage), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, **(env or {})))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(url + "/openapi.json", timeout=1)  # open even where reads need a token
+                break
+            except OSError:
+                assert proc.poll() is None, "mpiecho serve ended"
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="session")
