@@ -16,14 +16,19 @@ from echo.plan import Options
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-n", "-np", dest="nranks", type=int, required=True, help="ranks the application sees")
+    p.add_argument("-n", "-np", dest="nranks", type=int,
+                   help="ranks the application sees (default inside a Slurm allocation: as many as fill it with "
+                        "their copies, e.g. 2 in salloc -n 4 with --clones 2)")
+    p.add_argument("--launcher", choices=("mpirun", "srun"), default="mpirun",
+                   help="srun: launch through Slurm's srun (--mpi=pmix) inside or as an allocation; --mode sdr and "
+                        "reinit need ULFM and launch with mpirun inside the allocation (docs/clusters.md)")
     p.add_argument("--clones", metavar="SPEC",
                    help="copies per rank: 3 (every rank), or 0=4,2=2 (per rank; others 1). "
                         "Default 1: interception only")
     p.add_argument("--host", dest="hosts", help="as mpirun --host")
     p.add_argument("--hostfile", help="as mpirun --hostfile")
     p.add_argument("--mpirun-args", default="", metavar="ARGS",
-                   help="more options for mpirun, as one quoted string")
+                   help="more options for mpirun (or srun, with --launcher srun), as one quoted string")
     p.add_argument("--output", choices=("rep", "all"), default="rep",
                    help="rep: only copy 0 prints, copies' output goes to files in the run directory; "
                         "all: every copy prints, each line prefixed with its rank and copy")
@@ -107,6 +112,11 @@ def run_command(args: argparse.Namespace) -> int:
         from echo.uploads import check_server
 
         check_server(args.server, token)
+    if args.nranks is None:  # inside a Slurm allocation: fill it, as mpirun's default does
+        from echo.slurm import default_ranks
+
+        args.nranks, how = default_ranks(args.clones, getattr(args, "mode", "clones"), getattr(args, "replicas", 2))
+        print(f"echo: {how}", file=sys.stderr)
     run_id = new_run_id(args.program[0])
     papi_sets: tuple[tuple[str, ...], ...] = ()
     papi_unavailable: list[tuple[str, str]] = []
@@ -154,6 +164,7 @@ def run_command(args: argparse.Namespace) -> int:
         reinit_hosts=getattr(args, "reinit_hosts", None),
         server=getattr(args, "server", None),
         token=token,
+        launcher=getattr(args, "launcher", "mpirun"),
     )
     return run(opts)
 

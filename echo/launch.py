@@ -53,7 +53,8 @@ def prepare(opts: Options) -> Plan:
     import shutil
 
     machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib),
-                      valgrind=shutil.which("valgrind"), exec_wrapper=str(Path(__file__).with_name("exec.sh")))
+                      valgrind=shutil.which("valgrind"), exec_wrapper=str(Path(__file__).with_name("exec.sh")),
+                      srun=shutil.which("srun"))
     plan = make_plan(opts, machine)
     run_dir = Path(opts.run_dir)
     for sub in ("procs", "output", "records", "events", "metrics", "valgrind"):
