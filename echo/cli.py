@@ -27,6 +27,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "Default 1: interception only")
     p.add_argument("--host", dest="hosts", help="as mpirun --host")
     p.add_argument("--hostfile", help="as mpirun --hostfile")
+    p.add_argument("--copies", dest="copies_policy", choices=("same-host", "other-host"),
+                   help="where copies and replicas run, with --host/--hostfile: next to their representative or on "
+                        "other hosts (default by role: SDC copies and SDR replicas apart, the others next to it); "
+                        "the plan prints each rank's hosts")
     p.add_argument("--mpirun-args", default="", metavar="ARGS",
                    help="more options for mpirun (or srun, with --launcher srun), as one quoted string")
     p.add_argument("--output", choices=("rep", "all"), default="rep",
@@ -102,6 +106,7 @@ def _absolute_checkpoint(spec: str) -> str:
 
 def run_command(args: argparse.Namespace) -> int:
     from echo.launch import new_run_id, run, runs_root
+    from echo.placement import read_hosts
     from echo.store.db import default_url
 
     if not args.program:
@@ -165,6 +170,8 @@ def run_command(args: argparse.Namespace) -> int:
         server=getattr(args, "server", None),
         token=token,
         launcher=getattr(args, "launcher", "mpirun"),
+        copies_policy=getattr(args, "copies_policy", None),
+        host_slots=tuple(read_hosts(args.hosts, args.hostfile)),
     )
     return run(opts)
 

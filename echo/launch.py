@@ -60,6 +60,8 @@ def prepare(opts: Options) -> Plan:
     for sub in ("procs", "output", "records", "events", "metrics", "valgrind"):
         (run_dir / sub).mkdir(parents=True, exist_ok=True)
     (run_dir / "plan").write_text(plan.text)
+    for name, text in plan.files.items():
+        (run_dir / name).write_text(text)
     return plan
 
 

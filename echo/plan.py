@@ -16,7 +16,7 @@ from pathlib import Path
 
 from collectors import perturb as pt
 from collectors import valgrind as vg
-from echo import perf, sdr
+from echo import perf, placement, sdr
 from echo.copymap import parse_copies
 from echo.reinit import ReinitError, parse_kills
 from echo.sdc import SdcError, check_mode, parse_inject
@@ -71,6 +71,8 @@ class Options:
     server: str | None = None  # echo server to upload the run to
     token: str | None = None  # its upload token
     launcher: str = "mpirun"  # or "srun" (echo/slurm.py)
+    copies_policy: str | None = None  # --copies same-host|other-host (echo/placement.py); None: by role
+    host_slots: tuple[tuple[str, int], ...] = ()  # the hosts of --host/--hostfile and their slots
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ class Plan:
     nranks: int
     copies: list[int] = field(default_factory=list)
     notes: tuple[str, ...] = ()  # said with the summary: what the plan chose that the user did not ask for
+    files: dict[str, str] = field(default_factory=dict)  # more files of the run directory (a rankfile)
 
     @property
     def nprocs(self) -> int:
@@ -319,6 +322,12 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     launcher, notes = launcher_of(opts, machine)
     argv = srun_command(machine.srun, len(procs), env) if launcher == "srun" else \
         mpirun_command(opts, machine, len(procs), env)
+    files = {}
+    placed = placement_of(opts, procs, launcher, machine)
+    if placed:
+        notes.append(placed.describe({app: [p.real for p in procs if p.app == app] for app in range(opts.nranks)}))
+        files["rankfile"] = placed.rankfile()
+        argv += ["--map-by", f"rankfile:file={opts.run_dir}/rankfile"]
     argv += list(opts.mpirun_args)
     if tools:  # every process starts through the launcher, which puts the chosen ones under their tool
         argv.append(machine.exec_wrapper)
@@ -326,7 +335,21 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     # LD_PRELOAD goes to the application through the launcher's options only, so
     # the launcher and its daemons do not load the library themselves.
     return Plan(argv, {"ECHO_PLAN": plan_path}, plan_text(opts, procs, extra), procs, opts.nranks, copies,
-                tuple(notes))
+                tuple(notes), files)
+
+
+def placement_of(opts: Options, procs: list[Proc], launcher: str, machine: Machine) -> placement.Placement | None:
+    """Where each process runs, when there are hosts to choose from (echo/placement.py); None: the launcher's."""
+    if opts.copies_policy and not opts.host_slots:
+        raise placement.PlacementError("--copies needs the hosts to place copies on: --host or --hostfile (on one "
+                                       "machine every copy is on the same host)")
+    if (len(opts.host_slots) < 2 and not opts.copies_policy) or max(p.ncopies for p in procs) == 1:
+        return None
+    if launcher != "mpirun" or machine.flavor != "openmpi":
+        raise placement.PlacementError("--copies places processes with Open MPI's mpirun (a rankfile)")
+    policy, why = (opts.copies_policy, "asked") if opts.copies_policy else \
+        placement.default_policy(opts.mode, opts.sdc, {p.role for p in procs})
+    return placement.place([(p.real, p.app, p.copy) for p in procs], list(opts.host_slots), policy, why)
 
 
 def mpirun_command(opts: Options, machine: Machine, nprocs: int, env: dict[str, str]) -> list[str]:
