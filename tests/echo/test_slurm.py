@@ -156,7 +156,7 @@ def test_ranks_from_the_allocation():
 
     assert default_ranks("3", "clones", 2, {"SLURM_NTASKS": "12"}) == \
         (4, "-n 4: the allocation's 12 tasks, 3 copies of each rank")
-    assert default_ranks(None, "sdr", 3, {"SLURM_NPROCS": "7"})[0] == 2  # 6 of the 7 tasks used: a rank has all its replicas
+    assert default_ranks(None, "sdr", 3, {"SLURM_NPROCS": "7"})[0] == 2  # 6 of 7 tasks used
     assert default_ranks(None, "clones", 2, {"SLURM_NTASKS": "5"})[0] == 5
     with pytest.raises(ValueError, match=r"--clones 0=4 gives ranks their own copies: give -n too"):
         default_ranks("0=4", "clones", 2, {"SLURM_NTASKS": "8"})
