@@ -343,8 +343,11 @@ def placement_of(opts: Options, procs: list[Proc], launcher: str, machine: Machi
     if opts.copies_policy and not opts.host_slots:
         raise placement.PlacementError("--copies needs the hosts to place copies on: --host or --hostfile (on one "
                                        "machine every copy is on the same host)")
-    if (len(opts.host_slots) < 2 and not opts.copies_policy) or max(p.ncopies for p in procs) == 1:
-        return None
+    theirs = [a for a in opts.mpirun_args if a.split("=")[0] in ("--map-by", "--rankfile", "--rf", "--host-map")]
+    if theirs and opts.copies_policy:
+        raise placement.PlacementError(f"--copies and --mpirun-args {theirs[0]} both say where processes go: give one")
+    if (len(opts.host_slots) < 2 and not opts.copies_policy) or max(p.ncopies for p in procs) == 1 or theirs:
+        return None  # one host, no copies, or the user's own mapping
     if launcher != "mpirun" or machine.flavor != "openmpi":
         raise placement.PlacementError("--copies places processes with Open MPI's mpirun (a rankfile)")
     policy, why = (opts.copies_policy, "asked") if opts.copies_policy else \

@@ -48,9 +48,13 @@ def test_hosts_from_hostfile_and_host(tmp_path):
         read_hosts("x:zero", None)
 
 
-def test_copies_need_hosts(programs, tmp_path):
+def test_copies_need_hosts_and_no_mapping_of_the_users(programs, tmp_path):
     r = echorun(["-n", "2", "--clones", "2", "--copies", "other-host", *programs["hostname"]], tmp_path / "run")
     assert r.returncode == 2 and r.stderr.startswith("echorun: --copies needs the hosts to place copies on")
+    r = echorun(["-n", "2", "--clones", "2", "--copies", "other-host", "--host", "a:2,b:2", "--mpirun-args",
+                 "--map-by node", *programs["hostname"]], tmp_path / "run")
+    assert r.returncode == 2
+    assert r.stderr == "echorun: --copies and --mpirun-args --map-by both say where processes go: give one\n"
 
 
 @pytest.fixture(scope="module")
