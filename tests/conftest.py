@@ -177,6 +177,27 @@ def serving(db: str, storage: Path, *args: str, env: dict[str, str] | None = Non
         proc.wait(timeout=10)
 
 
+@contextmanager
+def server_with(base: Path, runs: list[tuple[Path, str]], *args: str) -> Iterator[tuple[str, str]]:
+    """A new store with an upload token, `mpiecho serve` on it (these options), and these (run dir, run id) uploaded
+    over HTTP; yields (URL, token)."""
+    from sqlalchemy.orm import Session
+
+    from echo.store.db import open_store
+    from server.tokens import create_token
+    from server.upload import pack
+
+    db = f"sqlite:///{base / 'echo.db'}"
+    with Session(open_store(db)) as s:
+        token = create_token(s, name="tests")
+    with serving(db, base / "storage", *args) as url:
+        for run_dir, run_id in runs:
+            req = urllib.request.Request(f"{url}/api/runs/{run_id}", data=pack(run_dir), method="PUT",
+                                         headers={"Authorization": f"Bearer {token}"})
+            assert urllib.request.urlopen(req).status == 201
+        yield url, token
+
+
 @pytest.fixture(scope="session")
 def postgres_url():
     bins = sorted(glob.glob("/usr/lib/postgresql/*/bin"))

@@ -1,30 +1,16 @@
 """A server whose reads need a token, in a real headless Chromium: the browser is sent to a login page (not shown
 a raw 401), logs in, and lands where it was going; the API's docs (Swagger UI) come from the server itself."""
 
-import urllib.request
-
 import pytest
-from sqlalchemy.orm import Session
 
-from echo.store.db import open_store
-from server.tokens import create_token
-from server.upload import pack
-from tests.conftest import serving
+from tests.conftest import server_with
 
 
 @pytest.fixture(scope="module")
 def guarded(real_runs, tmp_path_factory):
     """A read-token server with one real run uploaded: (url, token, run id)."""
-    base = tmp_path_factory.mktemp("guarded")
-    db = f"sqlite:///{base / 'echo.db'}"
-    with Session(open_store(db)) as s:
-        token = create_token(s, name="reader")
-    run_dir, run_id = real_runs["clean"]
-    with serving(db, base / "storage", "--read-token") as url:
-        req = urllib.request.Request(f"{url}/api/runs/{run_id}", data=pack(run_dir), method="PUT",
-                                     headers={"Authorization": f"Bearer {token}"})
-        assert urllib.request.urlopen(req).status == 201
-        yield url, token, run_id
+    with server_with(tmp_path_factory.mktemp("guarded"), [real_runs["clean"]], "--read-token") as (url, token):
+        yield url, token, real_runs["clean"][1]
 
 
 def test_a_browser_logs_in_and_goes_where_it_was_going(browser, guarded):

@@ -7,12 +7,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from sqlalchemy.orm import Session
 
 from echo.store.db import open_store
-from server.tokens import create_token
-from server.upload import pack
-from tests.conftest import serving
+from tests.conftest import server_with
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 TOKENS: dict[str, str] = {}  # the upload token of each served URL
@@ -21,16 +18,8 @@ TOKENS: dict[str, str] = {}  # the upload token of each served URL
 @pytest.fixture(scope="module")
 def served(real_runs, tmp_path_factory):
     """`mpiecho serve` on a free loopback port with both real runs uploaded over HTTP."""
-    base = tmp_path_factory.mktemp("served")
-    db = f"sqlite:///{base / 'echo.db'}"
-    with Session(open_store(db)) as s:
-        token = create_token(s, name="web")
-    with serving(db, base / "storage") as url:
-        for name in ("clean", "voted", "slowed", "excluded"):
-            run_dir, run_id = real_runs[name]
-            req = urllib.request.Request(f"{url}/api/runs/{run_id}", data=pack(run_dir), method="PUT",
-                                         headers={"Authorization": f"Bearer {token}"})
-            assert urllib.request.urlopen(req).status == 201
+    runs = [real_runs[name] for name in ("clean", "voted", "slowed", "excluded")]
+    with server_with(tmp_path_factory.mktemp("served"), runs) as (url, token):
         TOKENS[url] = token
         yield url
 
@@ -132,7 +121,6 @@ def test_run_pages_tell_mode_roles_units_and_the_counting_copy(browser, served, 
     """The merged counter table shows, per event, the copy that counted it, PAPI's unit and the stored total."""
     import json
     import os
-    import urllib.request
 
     from selenium.webdriver.common.by import By
 
@@ -234,7 +222,6 @@ def test_static_html_report(browser, real_runs, tmp_path):
 
 def test_echorun_uploads_to_the_server(served, programs, tmp_path):
     import json
-    import urllib.request
 
     from tests.conftest import echorun
 
