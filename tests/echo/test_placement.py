@@ -4,12 +4,16 @@ launcher reaches through an agent that enters the namespace (as ssh would reach 
 
 import os
 import shutil
+import signal
 import subprocess
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
 from echo.placement import PlacementError, default_policy, place, read_hosts
-from tests.conftest import echorun, lines_by_rank
+from tests.conftest import echorun, lines_by_rank, mpirun_native
 
 PROCS = [(0, 0, 0), (1, 1, 0), (2, 0, 1), (3, 1, 1)]  # (real, app, copy): 2 ranks x 2 copies, as echo lays them out
 
@@ -92,7 +96,7 @@ exec ip netns exec {tag}sim$n unshare --uts sh -c "hostname sim$n; $*"
         agent.chmod(0o755)
         hostfile = base / "hosts"
         hostfile.write_text(f"{net}.11 slots=2\n{net}.12 slots=2\n")
-        yield hostfile, agent, net
+        yield hostfile, agent, net, names
     finally:
         for ns in names:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
@@ -101,7 +105,7 @@ exec ip netns exec {tag}sim$n unshare --uts sh -c "hostname sim$n; $*"
 
 @pytest.mark.parametrize("policy", ["same-host", "other-host"])
 def test_copies_where_the_policy_says(hosts, programs, tmp_path, policy):
-    hostfile, agent, net = hosts
+    hostfile, agent, net, _ = hosts
     r = echorun(["-n", "2", "--clones", "2", "--copies", policy, "--hostfile", str(hostfile),
                  "--mpirun-args", f"--prtemca plm_ssh_agent {agent}", *programs["hostname"]], tmp_path / "run")
     assert r.returncode == 0, r.stderr
@@ -117,10 +121,48 @@ def test_copies_where_the_policy_says(hosts, programs, tmp_path, policy):
 
 
 def test_sdr_replicas_apart_by_default(hosts, programs, tmp_path):
-    hostfile, agent, net = hosts
+    hostfile, agent, net, _ = hosts
     r = echorun(["-n", "2", "--mode", "sdr", "--hostfile", str(hostfile), "--mpirun-args",
                  f"--prtemca plm_ssh_agent {agent}", *programs["hostname"]], tmp_path / "run")
     assert r.returncode == 0, r.stderr
     assert (f"echo: placement: copies other-host (SDR replicas apart): rank 0: {net}.11 {net}.12; "
             f"rank 1: {net}.11 {net}.12") in r.stderr
     assert (tmp_path / "run" / "output" / "rank0.copy1.out").read_text() == "r0: host sim2 sum 1\n"
+
+
+def test_sdr_survives_the_death_of_a_hosts_processes(hosts, programs, mpi, tmp_path):
+    """Replicas apart: every application process of sim2 killed mid-run, each rank finishes in its replica on sim1
+    with the native run's results. (Killing sim2's Open MPI daemon too ends the job: Open MPI 5.0's runtime does not
+    survive a lost daemon, docs/clusters.md.)"""
+    hostfile, agent, _, names = hosts
+    run_dir, steps = tmp_path / "run", "20000"
+    program = programs["sdr_stencil"]
+
+    def running() -> bool:  # replica 1 of rank 1 (on sim2) has printed
+        out = run_dir / "output" / "rank1.copy1.out"
+        return out.exists() and out.stat().st_size > 0
+
+    def kill_sim2() -> None:
+        deadline = time.monotonic() + 120
+        while not running() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(0.5)  # into the run, well before its end
+        pids = subprocess.run(["ip", "netns", "pids", names[1]], capture_output=True, text=True).stdout.split()
+        killed.extend(p for p in pids if Path(f"/proc/{p}/comm").read_text().strip() == Path(program[0]).name)
+        for pid in killed:
+            os.kill(int(pid), signal.SIGKILL)
+
+    killed: list[str] = []
+    killer = threading.Thread(target=kill_sim2)
+    killer.start()
+    r = echorun(["-n", "2", "--mode", "sdr", "--hostfile", str(hostfile), "--mpirun-args",
+                 f"--prtemca plm_ssh_agent {agent}", *program, steps], run_dir, timeout=300)
+    killer.join()
+    assert len(killed) == 2, killed  # replica 1 of both ranks: all of sim2's application processes
+    assert r.returncode == 0, r.stderr
+    assert "echo: SDR: rank 0 lost replica 1 and finished in replica 0" in r.stderr
+    assert "echo: SDR: rank 1 lost replica 1 and finished in replica 0" in r.stderr
+    native = mpirun_native(mpi, 2, [*program, steps])
+    assert native.returncode == 0
+    finals = [line for line in r.stdout.splitlines() if "final" in line]
+    assert len(finals) == 2 and sorted(finals) == sorted(x for x in native.stdout.splitlines() if "final" in x)
