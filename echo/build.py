@@ -13,9 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-PRELOAD_DIR = Path(__file__).resolve().parent.parent / "preload"
-COLLECTORS_DIR = PRELOAD_DIR.parent / "collectors"
-EXAMPLES_DIR = PRELOAD_DIR.parent / "examples"
+from echo.resources import COLLECTORS_DIR, PRELOAD_DIR
 
 
 class BuildError(RuntimeError):
@@ -132,7 +130,9 @@ def ensure_library(mpi: MPI | None = None) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     with open(out_dir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent first runs build once
-        if not lib.is_file():
+        if not lib.is_file():  # about 20 s: the user is told why nothing seems to happen
+            print(f"echo: compiling echo's preload library for the MPI of {mpi.mpicc}, once (about 20 s; cached in "
+                  f"{out_dir.parent})", file=sys.stderr, flush=True)
             _build(mpi, out_dir, lib)
     return lib
 

@@ -40,14 +40,23 @@ class Parser(argparse.ArgumentParser):
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-n", "-np", dest="nranks", type=int, required=True, help="ranks the application sees")
+    p.add_argument("-n", "-np", dest="nranks", type=int,
+                   help="ranks the application sees (default inside a Slurm allocation: as many as fill it with "
+                        "their copies, e.g. 2 in salloc -n 4 with --clones 2)")
+    p.add_argument("--launcher", choices=("mpirun", "srun"), default="mpirun",
+                   help="srun: launch through Slurm's srun (--mpi=pmix) inside or as an allocation; --mode sdr and "
+                        "reinit need ULFM and launch with mpirun inside the allocation (docs/clusters.md)")
     p.add_argument("--clones", metavar="SPEC",
                    help="copies per rank: 3 (every rank), or 0=4,2=2 (per rank; others 1). "
                         "Default 1: interception only")
     p.add_argument("--host", dest="hosts", help="as mpirun --host")
     p.add_argument("--hostfile", help="as mpirun --hostfile")
+    p.add_argument("--copies", dest="copies_policy", choices=("same-host", "other-host"),
+                   help="where copies and replicas run, with --host/--hostfile: next to their representative or on "
+                        "other hosts (default by role: SDC copies and SDR replicas apart, the others next to it); "
+                        "the plan prints each rank's hosts")
     p.add_argument("--mpirun-args", default="", metavar="ARGS",
-                   help="more options for mpirun, as one quoted string")
+                   help="more options for mpirun (or srun, with --launcher srun), as one quoted string")
     p.add_argument("--output", choices=("rep", "all"), default="rep",
                    help="rep: only copy 0 prints, copies' output goes to files in the run directory; "
                         "all: every copy prints, each line prefixed with its rank and copy")
@@ -56,11 +65,14 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--perf-tests", type=int, default=0, metavar="N",
                    help="every process times a short fixed computation before every Nth MPI call, so slow cores "
                         "and hosts are found in runs without copies too (docs/perf.md)")
-    p.add_argument("--run-dir", help="directory of this run's files (default: $ECHO_RUNS_DIR or ./echo-runs/<run id>)")
+    p.add_argument("--run-dir", help="directory of this run's files (default: <runs dir>/<run id>; the runs dir "
+                   "is $ECHO_RUNS_DIR, else $XDG_DATA_HOME/echo or ~/.local/share/echo)")
     p.add_argument("--db", metavar="URL", help="store to ingest the run into (default: $ECHO_DB, else "
                    "sqlite:///<runs dir>/echo.db); any SQLAlchemy URL, e.g. postgresql+psycopg://...")
     p.add_argument("--no-store", action="store_true", help="keep the run's files only")
-    p.add_argument("--server", metavar="URL", help="also upload the run to an echo server (mpiecho serve) when it ends")
+    p.add_argument("--server", metavar="URL", help="also upload the run to an echo server (mpiecho serve) when it ends "
+                   "(the server and token are checked before the job starts; exit status 24 if the job succeeded "
+                   "but its upload failed: mpiecho upload sends it again)")
     p.add_argument("--token", help="upload token for --server (default: $ECHO_TOKEN)")
     g = p.add_argument_group("silent data corruption (compare what copies hand to MPI)")
     g.add_argument("--sdc", choices=("detect", "stop", "vote"),
@@ -118,11 +130,22 @@ def _absolute_checkpoint(spec: str) -> str:
 
 def run_command(args: argparse.Namespace) -> int:
     from echo.launch import new_run_id, run, runs_root
+    from echo.placement import read_hosts
     from echo.store.db import default_url
 
     if not args.program:
         print("echorun: no program given, e.g. echorun -n 4 --clones 2 ./app arg1", file=sys.stderr)
         return 2
+    token = getattr(args, "token", None) or os.environ.get("ECHO_TOKEN")
+    if getattr(args, "server", None):  # before the job: a wrong token or a server that is down is found now
+        from echo.uploads import check_server
+
+        check_server(args.server, token)
+    if args.nranks is None:  # inside a Slurm allocation: fill it, as mpirun's default does
+        from echo.slurm import default_ranks
+
+        args.nranks, how = default_ranks(args.clones, getattr(args, "mode", "clones"), getattr(args, "replicas", 2))
+        print(f"echo: {how}", file=sys.stderr)
     run_id = new_run_id(args.program[0])
     papi_sets: tuple[tuple[str, ...], ...] = ()
     papi_unavailable: list[tuple[str, str]] = []
@@ -169,7 +192,10 @@ def run_command(args: argparse.Namespace) -> int:
         checkpoint=_absolute_checkpoint(getattr(args, "checkpoint", "memory")),
         reinit_hosts=getattr(args, "reinit_hosts", None),
         server=getattr(args, "server", None),
-        token=getattr(args, "token", None) or os.environ.get("ECHO_TOKEN"),
+        token=token,
+        launcher=getattr(args, "launcher", "mpirun"),
+        copies_policy=getattr(args, "copies_policy", None),
+        host_slots=tuple(read_hosts(args.hosts, args.hostfile)),
     )
     return run(opts)
 
@@ -178,7 +204,8 @@ def demo_command(args: argparse.Namespace) -> int:
     """Compile the bundled example and run it with every rank cloned."""
     import subprocess
 
-    from echo.build import EXAMPLES_DIR, cache_root, detect_mpi
+    from echo.build import cache_root, detect_mpi
+    from echo.resources import EXAMPLES_DIR
 
     mpi = detect_mpi()
     exe = cache_root() / "examples" / "ring"
@@ -203,8 +230,12 @@ def _engine(args: argparse.Namespace, create: bool = False):  # noqa: ANN202 (an
 
 def runs_command(args: argparse.Namespace) -> int:
     from echo.report import list_runs
+    from echo.store.db import NoStore
 
-    print(list_runs(_engine(args), args.limit))
+    try:
+        print(list_runs(_engine(args), args.limit))
+    except NoStore as e:
+        print(e)
     return 0
 
 
@@ -257,6 +288,29 @@ def export_command(args: argparse.Namespace) -> int:
     else:
         print(text)
     return 0
+
+
+def upload_command(args: argparse.Namespace) -> int:
+    """Send a stored run (by id, or its directory) to an echo server again."""
+    import json
+
+    from echo.uploads import EXIT_NOT_UPLOADED, check_server, upload_run
+
+    server = args.server or os.environ.get("ECHO_SERVER")
+    if not server:
+        raise ValueError("which server? --server URL (or ECHO_SERVER)")
+    run_dir = Path(args.run)
+    if not (run_dir / "run.json").is_file():  # not a run directory: a run id (or a prefix) in the store
+        from sqlalchemy.orm import Session
+
+        from echo.report import find_run
+
+        with Session(_engine(args)) as s:
+            run_dir = Path(find_run(s, args.run).run_dir)
+    token = args.token or os.environ.get("ECHO_TOKEN")
+    check_server(server, token)
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    return 0 if upload_run(run_dir, server, token, run_id) else EXIT_NOT_UPLOADED
 
 
 def events_command(args: argparse.Namespace) -> int:
@@ -411,6 +465,12 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     tc.add_argument("--name", default="uploads")
     tc.add_argument("--db", metavar="URL", help=db_help)
     tc.set_defaults(fn=token_command)
+    up = sub.add_parser("upload", help="send a stored run to an echo server (again)")
+    up.add_argument("run", help="run id (or a unique prefix of it), or a run directory")
+    up.add_argument("--server", metavar="URL", help="the echo server (default: $ECHO_SERVER)")
+    up.add_argument("--token", help="upload token (default: $ECHO_TOKEN)")
+    up.add_argument("--db", metavar="URL", help=db_help)
+    up.set_defaults(fn=upload_command)
     ex = sub.add_parser("export", help="everything stored about a run")
     ex.add_argument("run", nargs="?", help="run id, or a unique prefix of it")
     ex.add_argument("--json", action="store_true", required=True, help="as JSON (the one format for now)")
@@ -446,7 +506,7 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     if extra:  # said by the subcommand, so that the options suggested are its own
         (sub.choices.get(args.command) or p).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.cflags:
-        from echo.build import PRELOAD_DIR
+        from echo.resources import PRELOAD_DIR
 
         print(f"-I{PRELOAD_DIR}")
         return 0

@@ -22,6 +22,7 @@ from echo.jobstop import JobStopper
 from echo.plan import Machine, Options, Plan, make_plan
 from echo.procstatus import read_status, wait_final
 from echo.sdc import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
+from echo.uploads import EXIT_NOT_UPLOADED, not_uploaded, upload_run
 
 TAGGED_LINE = re.compile(rb"^\[\d+,(\d+)\]<(?:stdout|stderr)>: ?")
 # mpirun itself failing to start, before any process exists: PRRTE's PMIx listener occasionally fails to bind
@@ -42,8 +43,12 @@ def new_run_id(program: str) -> str:
 
 
 def runs_root() -> Path:
-    """Where run directories go: $ECHO_RUNS_DIR, else ./echo-runs."""
-    return Path(os.environ.get("ECHO_RUNS_DIR") or "echo-runs").absolute()
+    """Where run directories go, and the store's SQLite file beside them, whatever the current directory:
+    $ECHO_RUNS_DIR, else the user's data directory ($XDG_DATA_HOME/echo, or ~/.local/share/echo)."""
+    if os.environ.get("ECHO_RUNS_DIR"):
+        return Path(os.environ["ECHO_RUNS_DIR"]).absolute()
+    data_home = os.environ.get("XDG_DATA_HOME", "")
+    return (Path(data_home) if os.path.isabs(data_home) else Path.home() / ".local" / "share") / "echo"
 
 
 def say(msg: str) -> None:
@@ -54,7 +59,8 @@ def prepare(opts: Options) -> Plan:
     mpi = detect_mpi()
     lib = ensure_library(mpi)
     machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib),
-                      valgrind=shutil.which("valgrind"), exec_wrapper=str(Path(__file__).with_name("exec.sh")))
+                      valgrind=shutil.which("valgrind"), exec_wrapper=str(Path(__file__).with_name("exec.sh")),
+                      srun=shutil.which("srun"))
     plan = make_plan(opts, machine)
     why = None if opts.hosts or opts.hostfile else unstartable(opts.program[0])
     if why:  # before a run directory or a stored run exists: nothing ran
@@ -63,6 +69,8 @@ def prepare(opts: Options) -> Plan:
     for sub in ("procs", "output", "records", "events", "metrics", "valgrind"):
         (run_dir / sub).mkdir(parents=True, exist_ok=True)
     (run_dir / "plan").write_text(plan.text)
+    for name, text in plan.files.items():
+        (run_dir / name).write_text(text)
     return plan
 
 
@@ -166,8 +174,9 @@ def run(opts: Options) -> int:
     meta_path.write_text(json.dumps(meta))
     if opts.store:
         store_run(Path(opts.run_dir), opts.store)
-    if opts.server:
-        upload_run(Path(opts.run_dir), opts.server, opts.token, opts.run_id)
+    if opts.server and not upload_run(Path(opts.run_dir), opts.server, opts.token, opts.run_id):
+        say(not_uploaded(Path(opts.run_dir), opts.run_id, opts.server))
+        rc = rc or EXIT_NOT_UPLOADED  # a job that failed keeps its own status
     return rc
 
 
@@ -179,35 +188,6 @@ def never_started(rc: int, run_dir: str) -> list[str]:
                 f"exit status {NOT_AN_MPI_RUN}: the program's own status was 0; its output files are in {run_dir}"]
     return [f"the job failed (exit status {rc}) before any process reached MPI_Init: echo recorded nothing and the "
             "run is not stored"]
-
-
-def upload_run(run_dir: Path, server: str, token: str | None, run_id: str, tries: int = 5) -> bool:
-    """PUT the run to the server, retrying with backoff; uploads are idempotent, so a retry is always safe."""
-    import urllib.error
-    import urllib.request
-
-    from server.upload import pack
-
-    body = pack(run_dir)
-    url = f"{server.rstrip('/')}/api/runs/{run_id}"
-    for attempt in range(tries):
-        req = urllib.request.Request(url, data=body, method="PUT", headers={
-            "Content-Type": "application/gzip", "Authorization": f"Bearer {token or ''}"})
-        try:
-            with urllib.request.urlopen(req, timeout=300):
-                say(f"uploaded run {run_id} to {server}")
-                return True
-        except urllib.error.HTTPError as e:
-            detail = e.read().decode(errors="replace")
-            if e.code < 500:  # the server said no: retrying will not help
-                say(f"the server refused the upload ({e.code}): {detail}")
-                return False
-            say(f"upload failed ({e.code}), retrying")
-        except OSError as e:
-            say(f"upload to {server} failed ({e}), retrying")
-        time.sleep(min(30, 2 ** attempt))
-    say(f"gave up uploading to {server}; the run's files stay in {run_dir}")
-    return False
 
 
 def reinit_verdict(run_dir: Path, nprocs: int, rc: int) -> int:
@@ -404,7 +384,9 @@ def describe_failures(plan: Plan, run_dir: Path) -> list[str]:
         exited[1:] = [f"... and {len(exited) - 1} more that exited (mpirun reports the first)"]
     lines = signalled or exited or unfinished or terminated
     if never and not lines:
-        lines = [f"processes {never} never started (mpirun's message above says why)"]
+        lines = [f"processes {never} never reached MPI_Init (they ended before it)"] if len(never) < plan.nprocs else [
+            "no process reached MPI_Init: mpirun could not start the job (its message above says why, e.g. more "
+            "processes bound than cores, a host it cannot reach), or the program ends before MPI_Init"]
     return ["job failed: " + line for line in lines[:8]] + (
         [f"... and {len(lines) - 8} more"] if len(lines) > 8 else []
     )

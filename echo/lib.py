@@ -10,7 +10,7 @@ import functools
 
 from cffi import FFI
 
-from echo.build import PRELOAD_DIR
+from echo.resources import PRELOAD_DIR
 
 
 @functools.cache

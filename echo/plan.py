@@ -16,10 +16,11 @@ from pathlib import Path
 
 from collectors import perturb as pt
 from collectors import valgrind as vg
-from echo import perf, sdr
+from echo import perf, placement, sdr
 from echo.copymap import parse_copies
 from echo.reinit import ReinitError, parse_kills
 from echo.sdc import SdcError, check_mode, parse_inject
+from echo.slurm import ULFM_MODES, srun_command
 
 PLAN_FORMAT = 1
 
@@ -69,6 +70,9 @@ class Options:
     reinit_hosts: str | None = None  # reinit: simulated host of each rank ("a,a,b"), to test placement on one machine
     server: str | None = None  # echo server to upload the run to
     token: str | None = None  # its upload token
+    launcher: str = "mpirun"  # or "srun" (echo/slurm.py)
+    copies_policy: str | None = None  # --copies same-host|other-host (echo/placement.py); None: by role
+    host_slots: tuple[tuple[str, int], ...] = ()  # the hosts of --host/--hostfile and their slots
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,7 @@ class Machine:
     library: str  # path of libecho.so
     valgrind: str | None = None  # path of valgrind, if installed
     exec_wrapper: str = ""  # echo/exec.sh: starts a process under the tool its plan line names
+    srun: str | None = None  # path of Slurm's srun, if installed
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,8 @@ class Plan:
     procs: list[Proc]
     nranks: int
     copies: list[int] = field(default_factory=list)
+    notes: tuple[str, ...] = ()  # said with the summary: what the plan chose that the user did not ask for
+    files: dict[str, str] = field(default_factory=dict)  # more files of the run directory (a rankfile)
 
     @property
     def nprocs(self) -> int:
@@ -112,7 +119,8 @@ class Plan:
         return (
             f"{self.nranks} ranks, {how}: {self.nprocs} processes\n"
             f"roles: {', '.join(roles)}\n"
-            f"command: {shlex.join(self.argv)}"
+            + "".join(f"{note}\n" for note in self.notes)
+            + f"command: {shlex.join(self.argv)}"
         )
 
 
@@ -311,14 +319,52 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
              + perturb_lines(opts, copies) + reinit)
     plan_path = f"{opts.run_dir}/plan"
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library}
-    argv = [machine.mpirun, "-n", str(len(procs))]
+    launcher, notes = launcher_of(opts, machine)
+    argv = srun_command(machine.srun, len(procs), env) if launcher == "srun" else \
+        mpirun_command(opts, machine, len(procs), env)
+    files = {}
+    placed = placement_of(opts, procs, launcher, machine)
+    if placed:
+        notes.append(placed.describe({app: [p.real for p in procs if p.app == app] for app in range(opts.nranks)}))
+        files["rankfile"] = placed.rankfile()
+        argv += ["--map-by", f"rankfile:file={opts.run_dir}/rankfile"]
+    argv += list(opts.mpirun_args)
+    if tools:  # every process starts through the launcher, which puts the chosen ones under their tool
+        argv.append(machine.exec_wrapper)
+    argv += list(opts.program)
+    # LD_PRELOAD goes to the application through the launcher's options only, so
+    # the launcher and its daemons do not load the library themselves.
+    return Plan(argv, {"ECHO_PLAN": plan_path}, plan_text(opts, procs, extra), procs, opts.nranks, copies,
+                tuple(notes), files)
+
+
+def placement_of(opts: Options, procs: list[Proc], launcher: str, machine: Machine) -> placement.Placement | None:
+    """Where each process runs, when there are hosts to choose from (echo/placement.py); None: the launcher's."""
+    if opts.copies_policy and not opts.host_slots:
+        raise placement.PlacementError("--copies needs the hosts to place copies on: --host or --hostfile (on one "
+                                       "machine every copy is on the same host)")
+    theirs = [a for a in opts.mpirun_args if a.split("=")[0] in ("--map-by", "--rankfile", "--rf", "--host-map")]
+    if theirs and opts.copies_policy:
+        raise placement.PlacementError(f"--copies and --mpirun-args {theirs[0]} both say where processes go: give one")
+    if (len(opts.host_slots) < 2 and not opts.copies_policy) or max(p.ncopies for p in procs) == 1 or theirs:
+        return None  # one host, no copies, or the user's own mapping
+    if launcher != "mpirun" or machine.flavor != "openmpi":
+        raise placement.PlacementError("--copies places processes with Open MPI's mpirun (a rankfile)")
+    policy, why = (opts.copies_policy, "asked") if opts.copies_policy else \
+        placement.default_policy(opts.mode, opts.sdc, {p.role for p in procs})
+    return placement.place([(p.real, p.app, p.copy) for p in procs], list(opts.host_slots), policy, why)
+
+
+def mpirun_command(opts: Options, machine: Machine, nprocs: int, env: dict[str, str]) -> list[str]:
+    """mpirun (Open MPI's or MPICH's) starting the job's processes, with `env` for them."""
+    argv = [machine.mpirun, "-n", str(nprocs)]
     if machine.flavor == "openmpi":
         if machine.is_root:
             argv.append("--allow-run-as-root")
         # Reinit respawns a failed rank while its slot still counts as taken
-        if (len(procs) > machine.cores or opts.mode == "reinit") and not (opts.hosts or opts.hostfile):
+        if (nprocs > machine.cores or opts.mode == "reinit") and not (opts.hosts or opts.hostfile):
             argv.append("--oversubscribe")
-        if opts.mode in ("reinit", "sdr"):  # ULFM: survivors are told of failures instead of being killed
+        if opts.mode in ULFM_MODES:  # ULFM: survivors are told of failures instead of being killed
             argv += ["--with-ft", "ulfm"]
         if opts.output == "all" or opts.perturb:  # perturbation keeps copy 0's output in a file too
             argv += ["--output", "tag"]
@@ -331,13 +377,26 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
         argv += ["--host", opts.hosts]
     if opts.hostfile:
         argv += ["--hostfile", opts.hostfile]
-    argv += list(opts.mpirun_args)
-    if tools:  # every process starts through the launcher, which puts the chosen ones under their tool
-        argv.append(machine.exec_wrapper)
-    argv += list(opts.program)
-    # LD_PRELOAD goes to the application through mpirun's options only, so
-    # mpirun and its daemons do not load the library themselves.
-    return Plan(argv, {"ECHO_PLAN": plan_path}, plan_text(opts, procs, extra), procs, opts.nranks, copies)
+    return argv
+
+
+def launcher_of(opts: Options, machine: Machine) -> tuple[str, list[str]]:
+    """mpirun or srun, and what to tell the user when the mode cannot have the launcher asked for."""
+    if opts.launcher != "srun":
+        return "mpirun", []
+    if opts.mode in ULFM_MODES:
+        return "mpirun", [f"launcher: mpirun inside the allocation: --mode {opts.mode} runs on Open MPI's ULFM, which "
+                          "srun's direct launch does not support"]
+    if not machine.srun:
+        raise ValueError("--launcher srun: there is no srun on PATH (run inside a Slurm installation, or leave the "
+                         "option out to launch with mpirun)")
+    if opts.output == "all" or opts.perturb:
+        raise ValueError("--launcher srun: --output all and --perturb read mpirun's tagged output; leave "
+                         "--launcher out (mpirun runs inside a Slurm allocation too)")
+    if opts.hosts or opts.hostfile:
+        raise ValueError("--launcher srun places processes where the allocation is: --host and --hostfile are "
+                         "mpirun's (salloc -w names nodes)")
+    return "srun", []
 
 
 # ---- reading a run directory's plan file back (ingest, diagnosis, injections) ----

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlalchemy.orm import Session
 
 from echo.report import EVENT_ORDER, copies_text, injections_brief, not_judged, roles_text
+from echo.resources import WEB_DIR
 from server import charts, crud
 
-WEB = Path(__file__).resolve().parent.parent / "web"
-ENV = Environment(loader=FileSystemLoader(WEB / "templates"), autoescape=select_autoescape(["html"]))
+ENV = Environment(loader=FileSystemLoader(WEB_DIR / "templates"), autoescape=select_autoescape(["html"]))
 
 
 def _render(template: str, standalone: bool = False, root: str = "/", **context: object) -> str:
-    css = (WEB / "static" / "echo.css").read_text() if standalone else None
+    css = (WEB_DIR / "static" / "echo.css").read_text() if standalone else None
     return ENV.get_template(template).render(
         inline_css=css, standalone=standalone, root=root, copies=copies_text, name=lambda r: crud.program_name(r.argv),
         injections=injections_brief, roles=roles_text,
@@ -137,3 +136,8 @@ def program_page(session: Session, *, program: str) -> str | None:
                         [r.diverged for r in runs], " s")
     return _render("program.html", title=program, program=program, runs=runs, duration_chart=chart,
                    since=since.id if since else None)
+
+
+def login_page(*, back: str, error: str | None = None) -> str:
+    """The form a browser logs in with on a server whose reads need a token."""
+    return _render("login.html", title="Log in", back=back, error=error)

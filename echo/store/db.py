@@ -18,6 +18,10 @@ class StoreError(RuntimeError):
     """The store cannot be opened or read: one line naming the store and what to do."""
 
 
+class NoStore(StoreError):
+    """A command that only reads found no store: reading never creates one."""
+
+
 def default_url() -> str:
     """$ECHO_DB, else the SQLite file echo.db beside the run directories."""
     from echo.launch import runs_root
@@ -39,8 +43,8 @@ def open_store(url: str | None = None, create: bool = True) -> Engine:
     url = url or default_url()
     sqlite_file = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
     if sqlite_file and not create and not sqlite_file.is_file():
-        raise StoreError(f"no store at {sqlite_file}: no run was stored there (run a program with echorun, or "
-                         "name the store with --db or $ECHO_DB)")
+        raise NoStore(f"no runs stored yet: there is no store at {sqlite_file} (echorun stores every run there; "
+                      "name another with --db or $ECHO_DB)")
     try:
         engine = create_engine(url)
     except (ArgumentError, NoSuchModuleError) as e:

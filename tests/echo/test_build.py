@@ -9,12 +9,15 @@ import pytest
 from echo.build import BuildError, detect_mpi, ensure_library, find_mpicc
 
 
-def test_builds_once_then_cached(tmp_path, monkeypatch):
+def test_builds_once_then_cached(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("ECHO_CACHE", str(tmp_path))
     lib = ensure_library()
     assert lib.is_file() and lib.parent.parent == tmp_path
+    said = capsys.readouterr().err  # the ~20 s of the first build are explained, in one line
+    assert said.count("\n") == 1 and "compiling echo's preload library" in said and str(tmp_path) in said
     mtime = lib.stat().st_mtime_ns
     assert ensure_library() == lib and lib.stat().st_mtime_ns == mtime
+    assert capsys.readouterr().err == ""
 
 
 def test_every_mpi_function_is_wrapped(tmp_path, monkeypatch):

@@ -1,71 +1,27 @@
 """The web reports in a real headless Chromium (Debian's, driven by Selenium), served by a real uvicorn on
 loopback. Screenshots go to test-artifacts/."""
 
-import shutil
-import socket
 import subprocess
 import sys
-import time
+import urllib.request
 from pathlib import Path
 
 import pytest
-from sqlalchemy.orm import Session
 
 from echo.store.db import open_store
-from server.tokens import create_token
-from server.upload import pack
+from tests.conftest import server_with
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 TOKENS: dict[str, str] = {}  # the upload token of each served URL
 
 
 @pytest.fixture(scope="module")
-def browser():
-    if not (shutil.which("chromium") and shutil.which("chromedriver")):
-        pytest.skip("Chromium is not installed (apt-get install chromium chromium-driver; scripts/setup.sh does it)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = shutil.which("chromium")
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--window-size=1300,1800"):
-        opts.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
-    yield driver
-    driver.quit()
-
-
-@pytest.fixture(scope="module")
 def served(real_runs, tmp_path_factory):
     """`mpiecho serve` on a free loopback port with both real runs uploaded over HTTP."""
-    base = tmp_path_factory.mktemp("served")
-    db = f"sqlite:///{base / 'echo.db'}"
-    with Session(open_store(db)) as s:
-        token = create_token(s, name="web")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "mpiecho"), "serve", "--db", db, "--port", str(port),
-                             "--storage", str(base / "storage")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    import urllib.request
-
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(url + "/api/runs", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.1)
-    for name in ("clean", "voted", "slowed", "excluded"):
-        run_dir, run_id = real_runs[name]
-        req = urllib.request.Request(f"{url}/api/runs/{run_id}", data=pack(run_dir), method="PUT",
-                                     headers={"Authorization": f"Bearer {token}"})
-        assert urllib.request.urlopen(req).status == 201
-    TOKENS[url] = token
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+    runs = [real_runs[name] for name in ("clean", "voted", "slowed", "excluded")]
+    with server_with(tmp_path_factory.mktemp("served"), runs) as (url, token):
+        TOKENS[url] = token
+        yield url
 
 
 def shot(browser, name):
@@ -168,7 +124,6 @@ def test_run_pages_tell_mode_roles_units_and_the_counting_copy(browser, served, 
     """The merged counter table shows, per event, the copy that counted it, PAPI's unit and the stored total."""
     import json
     import os
-    import urllib.request
 
     from selenium.webdriver.common.by import By
 
@@ -283,7 +238,6 @@ def test_static_html_report(browser, real_runs, tmp_path):
 
 def test_echorun_uploads_to_the_server(served, programs, tmp_path):
     import json
-    import urllib.request
 
     from tests.conftest import echorun
 
@@ -293,6 +247,4 @@ def test_echorun_uploads_to_the_server(served, programs, tmp_path):
     run_id = json.loads((tmp_path / "run" / "run.json").read_text())["run_id"]
     procs = json.loads(urllib.request.urlopen(f"{served}/api/runs/{run_id}/procs").read())
     assert len(procs) == 4 and all(p["state"] == "finalized" for p in procs)
-    bad = echorun(["--no-store", "--server", served, "--token", "wrong", "-n", "1", *programs["coll"]],
-                  tmp_path / "bad")
-    assert bad.returncode == 0 and "the server refused the upload (401)" in bad.stderr
+

@@ -1,0 +1,168 @@
+"""Placement of copies (echo/placement.py): the policy's choices, and real jobs on simulated hosts: network
+namespaces made here, each with its own host name (UTS namespace) and address on a bridge, which Open MPI's
+launcher reaches through an agent that enters the namespace (as ssh would reach a node)."""
+
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from echo.placement import PlacementError, default_policy, place, read_hosts
+from tests.conftest import echorun, lines_by_rank, mpirun_native
+
+PROCS = [(0, 0, 0), (1, 1, 0), (2, 0, 1), (3, 1, 1)]  # (real, app, copy): 2 ranks x 2 copies, as echo lays them out
+
+
+def test_same_host_and_other_host():
+    same = place(PROCS, [("a", 2), ("b", 2)], "same-host", "asked")
+    assert same.host_of == {0: "a", 2: "a", 1: "b", 3: "b"}
+    apart = place(PROCS, [("a", 2), ("b", 2)], "other-host", "asked")
+    assert apart.host_of == {0: "a", 2: "b", 1: "a", 3: "b"}
+    assert apart.rankfile() == "rank 0=a slot=0\nrank 1=a slot=1\nrank 2=b slot=0\nrank 3=b slot=1\n"
+    assert apart.describe({0: [0, 2], 1: [1, 3]}) == "placement: copies other-host (asked): rank 0: a b; rank 1: a b"
+
+
+def test_placement_errors_name_the_fix():
+    with pytest.raises(PlacementError, match="rank 0 has 2 copies and only 1 hosts have room.*--copies same-host"):
+        place(PROCS, [("a", 4)], "other-host", "asked")
+    # rank 0 and its copy take b (most room), rank 1 starts on a (ties: the first) and its copy finds a full
+    with pytest.raises(PlacementError, match="no slot left on a for rank 1 copy 1"):
+        place(PROCS, [("a", 1), ("b", 3)], "same-host", "asked")
+    with pytest.raises(PlacementError, match="4 processes, and the hosts have 3 slots"):
+        place(PROCS, [("a", 1), ("b", 2)], "same-host", "asked")
+
+
+def test_default_policy_by_role():
+    assert default_policy("sdr", None, {"replica"}) == ("other-host", "SDR replicas apart")
+    assert default_policy("clones", "detect", {"copy"}) == ("other-host", "SDC copies apart")
+    assert default_policy("clones", None, {"papi-set-1"})[0] == "same-host"
+    assert default_policy("clones", None, {"copy"})[0] == "same-host"
+
+
+def test_hosts_from_hostfile_and_host(tmp_path):
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("# nodes\nnode1 slots=4\nnode2 max_slots=2 slots=3\nnode3\n")
+    assert read_hosts("x:2,y", str(hostfile)) == [("node1", 4), ("node2", 3), ("node3", 1), ("x", 2), ("y", 1)]
+    with pytest.raises(PlacementError, match="slots must be a positive number"):
+        read_hosts("x:zero", None)
+
+
+def test_copies_need_hosts_and_no_mapping_of_the_users(programs, tmp_path):
+    r = echorun(["-n", "2", "--clones", "2", "--copies", "other-host", *programs["hostname"]], tmp_path / "run")
+    assert r.returncode == 2 and r.stderr.startswith("echorun: --copies needs the hosts to place copies on")
+    r = echorun(["-n", "2", "--clones", "2", "--copies", "other-host", "--host", "a:2,b:2", "--mpirun-args",
+                 "--map-by node", *programs["hostname"]], tmp_path / "run")
+    assert r.returncode == 2
+    assert r.stderr == "echorun: --copies and --mpirun-args --map-by both say where processes go: give one\n"
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory):
+    """Two simulated hosts sim1, sim2: (hostfile, the launcher's agent)."""
+    if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("unshare"):
+        pytest.skip("simulated hosts need root, ip and unshare (network and UTS namespaces)")
+    tag, net = f"e{os.getpid() % 100000}", f"10.{77 + os.getpid() % 100}.{os.getpid() % 250}"
+    bridge, names = f"{tag}br", [f"{tag}sim{i}" for i in (1, 2)]
+
+    def ip(*args: str) -> None:
+        subprocess.run(["ip", *args], check=True, capture_output=True)
+
+    try:
+        ip("link", "add", bridge, "type", "bridge")
+    except subprocess.CalledProcessError as e:
+        pytest.skip(f"this kernel or container cannot make network devices ({e.stderr.decode().strip()})")
+    base = tmp_path_factory.mktemp("hosts")
+    try:
+        ip("addr", "add", f"{net}.1/24", "dev", bridge)
+        ip("link", "set", bridge, "up")
+        for i, ns in enumerate(names, 1):
+            ip("netns", "add", ns)
+            ip("link", "add", f"{ns}v", "type", "veth", "peer", "name", "eth0", "netns", ns)
+            ip("link", "set", f"{ns}v", "master", bridge, "up")
+            ip("netns", "exec", ns, "ip", "addr", "add", f"{net}.{10 + i}/24", "dev", "eth0")
+            ip("netns", "exec", ns, "ip", "link", "set", "eth0", "up")
+            ip("netns", "exec", ns, "ip", "link", "set", "lo", "up")
+        agent = base / "agent.sh"  # as ssh: agent [options] HOST COMMAND
+        agent.write_text(f"""#!/bin/sh
+while [ "${{1#-}}" != "$1" ]; do shift; done
+n=${{1#{net}.1}}; shift
+exec ip netns exec {tag}sim$n unshare --uts sh -c "hostname sim$n; $*"
+""")
+        agent.chmod(0o755)
+        hostfile = base / "hosts"
+        hostfile.write_text(f"{net}.11 slots=2\n{net}.12 slots=2\n")
+        yield hostfile, agent, net, names
+    finally:
+        for ns in names:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        subprocess.run(["ip", "link", "del", bridge], capture_output=True)
+
+
+@pytest.mark.parametrize("policy", ["same-host", "other-host"])
+def test_copies_where_the_policy_says(hosts, programs, tmp_path, policy):
+    hostfile, agent, net, _ = hosts
+    r = echorun(["-n", "2", "--clones", "2", "--copies", policy, "--hostfile", str(hostfile),
+                 "--mpirun-args", f"--prtemca plm_ssh_agent {agent}", *programs["hostname"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    second = f"{net}.11" if policy == "same-host" else f"{net}.12"
+    assert (f"echo: placement: copies {policy} (asked): rank 0: {net}.11 {second}; rank 1: "
+            f"{net}.{11 if policy == 'other-host' else 12} {net}.12") in r.stderr
+    reps = {rank: lines[0] for rank, lines in lines_by_rank(r.stdout).items()}
+    assert reps == {0: "r0: host sim1 sum 1", 1: f"r1: host {'sim2' if policy == 'same-host' else 'sim1'} sum 1"}
+    for rank in (0, 1):
+        copy = (tmp_path / "run" / "output" / f"rank{rank}.copy1.out").read_text()
+        same = copy == reps[rank] + "\n"
+        assert same == (policy == "same-host"), (rank, copy, reps[rank])
+
+
+def test_sdr_replicas_apart_by_default(hosts, programs, tmp_path):
+    hostfile, agent, net, _ = hosts
+    r = echorun(["-n", "2", "--mode", "sdr", "--hostfile", str(hostfile), "--mpirun-args",
+                 f"--prtemca plm_ssh_agent {agent}", *programs["hostname"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert (f"echo: placement: copies other-host (SDR replicas apart): rank 0: {net}.11 {net}.12; "
+            f"rank 1: {net}.11 {net}.12") in r.stderr
+    assert (tmp_path / "run" / "output" / "rank0.copy1.out").read_text() == "r0: host sim2 sum 1\n"
+
+
+def test_sdr_survives_the_death_of_a_hosts_processes(hosts, programs, mpi, tmp_path):
+    """Replicas apart: every application process of sim2 killed mid-run, each rank finishes in its replica on sim1
+    with the native run's results. (Killing sim2's Open MPI daemon too ends the job: Open MPI 5.0's runtime does not
+    survive a lost daemon, docs/clusters.md.)"""
+    hostfile, agent, _, names = hosts
+    run_dir, steps = tmp_path / "run", "20000"
+    program = programs["sdr_stencil"]
+
+    def running() -> bool:  # replica 1 of rank 1 (on sim2) has printed
+        out = run_dir / "output" / "rank1.copy1.out"
+        return out.exists() and out.stat().st_size > 0
+
+    def kill_sim2() -> None:
+        deadline = time.monotonic() + 120
+        while not running() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(0.5)  # into the run, well before its end
+        pids = subprocess.run(["ip", "netns", "pids", names[1]], capture_output=True, text=True).stdout.split()
+        killed.extend(p for p in pids if Path(f"/proc/{p}/comm").read_text().strip() == Path(program[0]).name)
+        for pid in killed:
+            os.kill(int(pid), signal.SIGKILL)
+
+    killed: list[str] = []
+    killer = threading.Thread(target=kill_sim2)
+    killer.start()
+    r = echorun(["-n", "2", "--mode", "sdr", "--hostfile", str(hostfile), "--mpirun-args",
+                 f"--prtemca plm_ssh_agent {agent}", *program, steps], run_dir, timeout=300)
+    killer.join()
+    assert len(killed) == 2, killed  # replica 1 of both ranks: all of sim2's application processes
+    assert r.returncode == 0, r.stderr
+    assert "echo: SDR: rank 0 lost replica 1 and finished in replica 0" in r.stderr
+    assert "echo: SDR: rank 1 lost replica 1 and finished in replica 0" in r.stderr
+    native = mpirun_native(mpi, 2, [*program, steps])
+    assert native.returncode == 0
+    finals = [line for line in r.stdout.splitlines() if "final" in line]
+    assert len(finals) == 2 and sorted(finals) == sorted(x for x in native.stdout.splitlines() if "final" in x)
