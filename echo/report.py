@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session
 from echo.store.models import CallSummary, Event, Metric, Proc, Run
 
 # what a reader must see first: divergences, then what was corrected, then failures
-EVENT_ORDER = {"divergence": 0, "clocks-apart": 0, "corrected": 1, "memcheck": 2, "process-ended-abnormally": 3,
-               "records-damaged": 4,
+EVENT_ORDER = {"divergence": 0, "clocks-apart": 0, "copy-parted": 0, "corrected": 1, "memcheck": 2,
+               "process-ended-abnormally": 3, "records-damaged": 4,
                "injection-not-fired": 5, "papi-unavailable": 6, "sensitivity": 7, "injection": 8, "perf-not-judged": 9,
                "slow-host": 10, "slowness": 11, "exclusion": 12}
 

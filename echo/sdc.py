@@ -94,7 +94,7 @@ class SdcEvent:
         return self.function if self.function in INJECTORS_NAMED else "bitflip"
 
     def describe(self) -> str:
-        if self.kind == "clocks-apart":  # the copy asked for a clock where its representative did not
+        if self.kind in ("clocks-apart", "copy-parted"):  # the copy's path through the program left its rep's
             return f"application rank {self.app_rank} copy {self.copy}: after call #{self.call}: {self.detail}"
         if self.kind == "injection":  # no data was compared: what was injected, where
             into = f" in {self.function}" if self.injector == "bitflip" else ""
@@ -116,9 +116,9 @@ def read_events(run_dir: Path) -> list[SdcEvent]:
 
 
 def outcome(events: list[SdcEvent]) -> str:  # events of other kinds (injection, papi-unavailable) do not count
-    """clean, diverged (some divergence stands, or a copy's clock readings parted from its representative's:
-    their paths through the program differ) or corrected (all were outvoted)."""
-    if any(e.kind in ("divergence", "clocks-apart") for e in events):
+    """clean, diverged (some divergence stands, or a copy's path through the program parted from its
+    representative's: its clock readings, or its calls) or corrected (all were outvoted)."""
+    if any(e.kind in ("divergence", "clocks-apart", "copy-parted") for e in events):
         return "diverged"
     return "corrected" if any(e.kind == "corrected" for e in events) else "clean"
 

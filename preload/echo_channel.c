@@ -16,6 +16,7 @@
  * message on clone_comm, and copies wait inside MPI. */
 #define _GNU_SOURCE
 #include "echo_internal.h"
+#include "echo_records.h"
 
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -35,6 +36,8 @@
 #define MAX_INLINE_COPIES 16
 
 enum { REC_DATA, REC_MPI, REC_PAD }; /* a message in the ring, one that follows as MPI messages, the ring's end */
+#define TAG_END (-100)                /* the representative's last record: it reached MPI_Finalize */
+#define GONE UINT64_MAX               /* a copy's tail once it left: the representative no longer waits for it */
 
 typedef struct {
     uint32_t len;  /* payload bytes */
@@ -97,9 +100,32 @@ void echo_channel_setup(void) {
     min_tail = 0;
 }
 
+static void put(int kind, int tag, int dest, size_t len, const void *buf, int count, MPI_Datatype dt, int contiguous);
+static record_t *next(void);
+static void advance(const record_t *r);
+
+/* The representative's last record says it reached MPI_Finalize; a copy reads on to it (what it did not take is
+ * dropped, and a large message still waiting in MPI is received), so that nothing waits for anybody. */
 void echo_channel_teardown(void) {
     if (!hdr) return;
-    if (echo_is_rep()) shm_unlink(shm_name); /* mapped by every copy by now: the name is no longer needed */
+    if (echo_is_rep()) {
+        put(REC_DATA, TAG_END, -1, 0, NULL, 0, MPI_BYTE, 1);
+        shm_unlink(shm_name); /* mapped by every copy by now: the name is no longer needed */
+    } else if (atomic_load(&hdr->tail[echo.copy]) != GONE) {
+        for (record_t *r;; advance(r)) {
+            r = next();
+            if (r->tag == TAG_END) break;
+            if (r->kind == REC_MPI) { /* its sender waits for it */
+                MPI_Status st;
+                int n = 0;
+                PMPI_Probe(0, r->tag, echo.clone_comm, &st);
+                PMPI_Get_count(&st, MPI_BYTE, &n);
+                void *scratch = malloc(n > 0 ? (size_t)n : 1);
+                PMPI_Recv(scratch, n, MPI_BYTE, 0, r->tag, echo.clone_comm, MPI_STATUS_IGNORE);
+                free(scratch);
+            }
+        }
+    }
     munmap(hdr, mapped_bytes);
     hdr = NULL;
 }
@@ -107,10 +133,10 @@ void echo_channel_teardown(void) {
 /* ---- the representative's side ---- */
 
 static uint64_t slowest_tail(void) {
-    uint64_t m = UINT64_MAX;
+    uint64_t m = atomic_load(&hdr->head); /* every copy gone: nobody to wait for */
     for (int k = 1; k < echo.ncopies; k++) {
         uint64_t t = atomic_load_explicit(&hdr->tail[k], memory_order_acquire);
-        if (t < m) m = t;
+        if (t < m) m = t; /* GONE is never the least */
     }
     return m;
 }
@@ -234,11 +260,29 @@ static record_t *next(void) {
     }
 }
 
+/* This copy's path through the program parted from its representative's (a corruption changed what it does):
+ * what its representative sends next is not what it waits for, or its representative already reached
+ * MPI_Finalize.  The copy cannot go on; it ends here, finalizing as the job does (it reads what its
+ * representative still sends, so that nobody waits for it), and its event says where.  The representatives,
+ * and so the application, go on. */
+static void parted(const char *why) {
+    char detail[200];
+    snprintf(detail, sizeof detail, "at call %llu %s: the copy's path through the program parted from its "
+             "representative's; the copy ends here", (unsigned long long)echo_record_seq(), why);
+    echo_event("copy-parted", "", echo_record_seq(), -1, -1, 0, echo.copy, -1, detail);
+    echo_copy_ends();
+}
+
+static record_t *next_or_end(void) {
+    record_t *r = next();
+    if (r->tag == TAG_END) parted("its representative had reached MPI_Finalize");
+    return r;
+}
+
 int echo_from_rep(void *buf, int count, MPI_Datatype dt, int tag, MPI_Status *status) {
     if (!hdr) return PMPI_Recv(buf, count, dt, 0, tag, echo.clone_comm, status);
-    record_t *r = next();
-    if (tag != MPI_ANY_TAG && r->tag != tag)
-        echo_fatal("internal: the representative's next message has tag %d where its copy expects %d", r->tag, tag);
+    record_t *r = next_or_end();
+    if (tag != MPI_ANY_TAG && r->tag != tag) parted("its representative sent another message than it waited for");
     int got_tag = r->tag;
     if (r->kind == REC_MPI) {
         advance(r);
@@ -248,7 +292,7 @@ int echo_from_rep(void *buf, int count, MPI_Datatype dt, int tag, MPI_Status *st
     const unsigned char *payload = (const unsigned char *)(r + 1);
     size_t room;
     int contiguous = contiguous_bytes(buf, count, dt, &room);
-    if (len > room) echo_fatal("internal: a message of %zu bytes from the representative for %zu", len, room);
+    if (len > room) parted("its representative sent a larger message than it waited for");
     if (len && contiguous) {
         MPI_Aint lb, extent;
         PMPI_Type_get_true_extent(dt, &lb, &extent);
@@ -274,6 +318,6 @@ int echo_probe_rep(int *tag) {
         *tag = st.MPI_TAG;
         return rc;
     }
-    *tag = next()->tag;
+    *tag = next_or_end()->tag;
     return MPI_SUCCESS;
 }

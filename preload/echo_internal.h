@@ -49,6 +49,8 @@ void echo_setup_after_init(void);  /* builds reps_world, clone_comm, world entry
 void echo_teardown_before_finalize(void);
 void echo_mark_finalizing(void); /* in the real MPI_Finalize: the application's work is done */
 void echo_mark_finalized(void);
+/* a copy that cannot go on with its representative (the channel saw it finalize first): finalize and exit */
+void echo_copy_ends(void) __attribute__((noreturn));
 void echo_mark_stopped(void); /* SDR stopped this excluded replica at the end (not a failure) */
 void echo_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void echo_unsupported(const char *fn) __attribute__((noreturn));

@@ -171,3 +171,20 @@ def test_a_copy_that_dies_is_never_clean(programs, tmp_path, how):
     verdict = [line for line in r.stderr.splitlines() if line.startswith("echo: SDC (detect):")]
     assert verdict and verdict[0].startswith("echo: SDC (detect): incomplete: rank 1 copy 1"), verdict
     assert f"exit status {r.returncode}" in verdict[0]
+
+
+def test_a_flip_that_changes_a_copys_path_ends_that_copy_not_the_job(programs, tmp_path):
+    """The flip hits the loop's go-on flag that rank 0 broadcasts (call 10: Init, Comm_rank, Comm_size, then
+    Sendrecv, Sendrecv, Allreduce, Bcast a step): its copy leaves the loop while its representative goes on. The
+    copy cannot follow its representative any more: it ends there, and the job finishes with the divergence
+    said, never a hang or a killed job."""
+    run = tmp_path / "run"
+    r = echorun(["--no-store", "--sdc", "detect", "--inject", "bitflip:rank=0,copy=1,call=10", "-n", "2",
+                 "--clones", "2", *programs["timers"]], run, timeout=90)
+    assert r.returncode == EXIT_DIVERGED, r.stderr
+    assert sorted(lines_by_rank(r.stdout)) == [0, 1]  # the representatives finished the program
+    div = events(run, "divergence")
+    assert (div[0].app_rank, div[0].copy, div[0].call, div[0].function) == (0, 1, 10, "MPI_Bcast")
+    (parted,) = events(run, "copy-parted")
+    assert (parted.app_rank, parted.copy) == (0, 1)
+    assert "SDC (detect): diverged; exit status 20" in r.stderr
