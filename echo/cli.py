@@ -222,15 +222,28 @@ def token_command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    import json
+    """Write a run in one of the formats of echo/export/ (docs/exports.md)."""
+    import importlib
 
-    from echo.report import export
+    from sqlalchemy.orm import Session
 
-    text = json.dumps(export(_engine(args), args.run), indent=2)
-    if args.output:
-        Path(args.output).write_text(text + "\n")
-    else:
-        print(text)
+    from echo.export import DIRECTORY_FORMATS, FORMATS
+    from echo.report import find_run
+
+    fmt = "json" if args.json else args.format
+    output = Path(args.output) if args.output else None
+    if fmt in DIRECTORY_FORMATS:
+        if output is None:
+            raise ValueError(f"--format {fmt} writes a directory of files: give it with --output DIR")
+        if output.exists() and (not output.is_dir() or any(output.iterdir())):
+            raise ValueError(f"--output {output} already exists and is not an empty directory: name a new one")
+    elif output is not None and (output.is_dir() or not output.parent.is_dir()):
+        raise ValueError(f"--output {output}: expected a file in an existing directory")
+    with Session(_engine(args)) as s:
+        run = find_run(s, args.run)
+        said = importlib.import_module(FORMATS[fmt]).write(s, run, output)
+    if said:
+        print(said, file=sys.stderr)
     return 0
 
 
@@ -362,10 +375,16 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     tc.add_argument("--name", default="uploads")
     tc.add_argument("--db", metavar="URL", help=db_help)
     tc.set_defaults(fn=token_command)
-    ex = sub.add_parser("export", help="everything stored about a run")
-    ex.add_argument("run", nargs="?", help="run id, or a unique prefix of it")
-    ex.add_argument("--json", action="store_true", required=True, help="as JSON (the one format for now)")
-    ex.add_argument("-o", "--output", help="write to this file instead of standard output")
+    ex = sub.add_parser("export", help="a run in the format of a tool: chrome, otf2, thicket, csv or json "
+                        "(docs/exports.md)")
+    ex.add_argument("run", nargs="?", help="run id, or a unique prefix of it (default: the latest)")
+    ex.add_argument("--format", choices=("chrome", "otf2", "thicket", "csv", "json"), default="json",
+                    help="chrome: a Chrome/Perfetto trace of every MPI call (file); otf2: an OTF2 archive for Vampir "
+                         "(directory); thicket: Caliper JSON profiles per rank and copy for Thicket (directory); "
+                         "csv: calls.csv and counters.csv (directory); json: the store's tables (default)")
+    ex.add_argument("--json", action="store_true", help="the same as --format json")
+    ex.add_argument("-o", "--output", metavar="PATH",
+                    help="file or directory to write (json and chrome: standard output when not given)")
     ex.add_argument("--db", metavar="URL", help=db_help)
     ex.set_defaults(fn=export_command)
     pl = sub.add_parser("plan", help="plan an SDR run: --reliability gives P(application lost) per replication "
