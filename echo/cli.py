@@ -54,6 +54,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    help="only these application ranks get the tools")
     v.add_argument("--valgrind-slice", metavar="callgrind:K", help="copies 1..K each instrument every Kth epoch")
     v.add_argument("--slice-calls", type=int, default=100, metavar="N", help="MPI calls per epoch (default 100)")
+    v.add_argument("--no-mpi-suppressions", action="store_true",
+                   help="report the MPI runtime's own memcheck errors too (by default echo's suppressions for the "
+                        "MPI runtime and the MPI's own openmpi-valgrind.supp, where installed, hide them)")
     q = p.add_argument_group("perturbation and sensitivity (how much the answer depends on rounding, noise, timing)")
     q.add_argument("--perturb", metavar="SPEC", help="rounding | noise:ulp=1,seed=7 | jitter:max=50us[,seed=S]")
     q.add_argument("--worlds", choices=("lockstep", "independent"),
@@ -133,6 +136,7 @@ def run_command(args: argparse.Namespace) -> int:
         valgrind_ranks=getattr(args, "valgrind_ranks", None),
         valgrind_slice=getattr(args, "valgrind_slice", None),
         slice_calls=getattr(args, "slice_calls", 100),
+        no_mpi_suppressions=getattr(args, "no_mpi_suppressions", False),
         perturb=getattr(args, "perturb", None),
         worlds=getattr(args, "worlds", None),
         perturb_rep=getattr(args, "perturb_rep", False),

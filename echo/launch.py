@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+from collectors import valgrind as vg
 from echo.build import detect_mpi, ensure_library
 from echo.jobstop import JobStopper
 from echo.plan import Machine, Options, Plan, make_plan
@@ -48,7 +49,8 @@ def prepare(opts: Options) -> Plan:
     import shutil
 
     machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib),
-                      valgrind=shutil.which("valgrind"), exec_wrapper=str(Path(__file__).with_name("exec.sh")))
+                      valgrind=shutil.which("valgrind"), exec_wrapper=str(Path(__file__).with_name("exec.sh")),
+                      valgrind_suppressions=vg.suppressions(mpi.mpirun))
     plan = make_plan(opts, machine)
     run_dir = Path(opts.run_dir)
     for sub in ("procs", "output", "records", "events", "metrics", "valgrind"):

@@ -56,6 +56,7 @@ class Options:
     valgrind_ranks: str | None = None  # only these application ranks
     valgrind_slice: str | None = None  # callgrind:K
     slice_calls: int = 100  # MPI calls per slice epoch
+    no_mpi_suppressions: bool = False  # report the MPI runtime's memcheck errors too
     perturb: str | None = None  # rounding | noise:ulp=1,seed=7 | jitter:max=50us
     worlds: str | None = None  # lockstep (default) | independent
     perturb_rep: bool = False  # perturb copy 0 too
@@ -80,6 +81,7 @@ class Machine:
     library: str  # path of libecho.so
     valgrind: str | None = None  # path of valgrind, if installed
     exec_wrapper: str = ""  # echo/exec.sh: starts a process under the tool its plan line names
+    valgrind_suppressions: tuple[str, ...] = ()  # applied to the error-reporting tools unless turned off
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,8 @@ def valgrind_lines(opts: Options, procs: list[Proc], machine: Machine, tools: di
     for p in procs:
         if (p.app, p.copy) in tools:
             tool = tools[p.app, p.copy].split("-slice-")[0]
-            cmd = vg.tool_command(machine.valgrind, tool, opts.run_dir, p.app, p.copy, "-slice-" in p.role)
+            cmd = vg.tool_command(machine.valgrind, tool, opts.run_dir, p.app, p.copy, "-slice-" in p.role,
+                                  () if opts.no_mpi_suppressions else machine.valgrind_suppressions)
             lines.append(vg.plan_line(p.real, cmd))
     return lines
 
