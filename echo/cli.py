@@ -47,7 +47,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--inject", metavar="SPEC", help="fault injection: bitflip:rank=R,copy=K,call=N[,byte=B,bit=b] "
                    "or memflip:rank=R,copy=K,after=2s[,seed=S,bit=b]; in any mode slow:rank=R,copy=K,factor=F"
                    "[,from=N][,to=M] (F times slower compute phases), with the mode's own kinds after ';'")
-    g.add_argument("--junit", metavar="FILE", help="write the SDC verdict as JUnit XML (for nightly CI)")
+    g.add_argument("--junit", metavar="FILE", help="write the verdicts as JUnit XML (for nightly CI): SDC's, "
+                   "memcheck's (--valgrind memcheck: a case per copy) and sensitivity's (--perturb: a case per rank)")
     v = p.add_argument_group("Valgrind on copies (copy 0 stays native unless named)")
     v.add_argument("--valgrind", metavar="SPEC", help="TOOL (on copy 1) or COPY:TOOL,..., e.g. 1:memcheck,2:cachegrind")
     v.add_argument("--valgrind-ranks", "--ranks", dest="valgrind_ranks", metavar="R,R",
@@ -63,6 +64,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    help="lockstep (default): copies take what copy 0 received; independent: copy k of every rank "
                         "forms world k and communicates for real (jitter always)")
     q.add_argument("--perturb-rep", action="store_true", help="perturb copy 0 as well")
+    q.add_argument("--min-digits", type=float, default=3.0, metavar="D",
+                   help="with --junit: a rank whose results keep fewer than D significant digits fails (default 3)")
     p.add_argument("--papi-sets", metavar="SPEC",
                    help="a PAPI counter set per copy: all, presets, EV1,EV2,... (packed into sets) or "
                         "EV1,EV2;EV3,EV4 (sets as given); mpiecho events shows what can be counted")
@@ -130,6 +133,7 @@ def run_command(args: argparse.Namespace) -> int:
         sdc_only=getattr(args, "sdc_only", "all"),
         inject=getattr(args, "inject", None),
         junit=str(Path(args.junit).absolute()) if getattr(args, "junit", None) else None,
+        min_digits=getattr(args, "min_digits", 3.0),
         papi_sets=papi_sets,
         papi_unavailable=tuple(papi_unavailable),
         valgrind=getattr(args, "valgrind", None),

@@ -126,6 +126,13 @@ def run(opts: Options) -> int:
         worlds = "independent" if "worlds independent" in plan.text else "lockstep"
         for line in perturb.describe(perturb.analyse(Path(opts.run_dir)), worlds).splitlines():
             say(line)
+    if opts.junit:  # memcheck's and sensitivity's verdicts beside SDC's
+        from echo import junit
+
+        junit.write_run(Path(opts.junit), Path(opts.run_dir), opts.program[0], meta["duration"], sdc=bool(opts.sdc),
+                        perturbed=bool(opts.perturb), min_digits=opts.min_digits)
+        if not opts.sdc:
+            say(f"JUnit report: {opts.junit}")
     meta.update(exit_status=rc)  # the store keeps the status echorun returns (a repaired Reinit job's is 0)
     meta_path.write_text(json.dumps(meta))
     if opts.store:

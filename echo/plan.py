@@ -49,7 +49,8 @@ class Options:
     sdc_every: int = 1  # check every Nth data-carrying call
     sdc_only: str = "all"  # or "collectives"
     inject: str | None = None  # bitflip:... or memflip:...
-    junit: str | None = None  # where to write the SDC verdict as JUnit XML
+    junit: str | None = None  # where to write the verdicts (SDC, memcheck, sensitivity) as JUnit XML
+    min_digits: float = 3.0  # sensitivity's JUnit case fails below this many significant digits
     papi_sets: tuple[tuple[str, ...], ...] = ()  # counter set of copy 0, 1, ... (planned with PAPI)
     papi_unavailable: tuple[tuple[str, str], ...] = ()  # (event, PAPI's reason) the planner had to leave out
     valgrind: str | None = None  # TOOL or COPY:TOOL,...
@@ -181,8 +182,11 @@ def valgrind_lines(opts: Options, procs: list[Proc], machine: Machine, tools: di
 
 def sdc_lines(opts: Options, copies: list[int]) -> list[str]:
     if opts.sdc is None:
-        if opts.inject or opts.junit:
-            raise SdcError("--inject and --junit go with --sdc detect|stop|vote")
+        if opts.inject:
+            raise SdcError("--inject bitflip/memflip goes with --sdc detect|stop|vote")
+        if opts.junit and not (opts.perturb or "memcheck" in (opts.valgrind or "")):
+            raise SdcError("--junit reports SDC (--sdc detect|stop|vote), memcheck errors (--valgrind memcheck) or "
+                           "significant digits (--perturb): give one of them")
         return []
     check_mode(opts.sdc, copies)
     if opts.sdc_every < 1:
