@@ -9,7 +9,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlalchemy.orm import Session
 
 from echo.report import EVENT_ORDER, copies_text, injections_brief, not_judged, roles_text
-from server import charts, crud
+from server import charts, crud, plots
 
 WEB = Path(__file__).resolve().parent.parent / "web"
 ENV = Environment(loader=FileSystemLoader(WEB / "templates"), autoescape=select_autoescape(["html"]))
@@ -48,7 +48,8 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False) -> str 
                 row[p.copy] = dict(copy=p.copy, role=p.role, state=p.state, calls=p.calls, mpi_time=p.mpi_time,
                                    status=status if p.state == "finalized" or d else "bad", note=note)
         matrix.append((rank, row))
-    counters = sorted(crud.counters(session, run_id=run_id).items())
+    merged = crud.counters(session, run_id=run_id)
+    counters = sorted(merged.items())
     tools = [m for m in crud.metrics(session, run_id=run_id) if not m.name.startswith(("papi ", "digits at call"))
              and " in " not in m.name]
     digit_charts = []
@@ -66,6 +67,9 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False) -> str 
                    run=run, run_procs=procs, matrix=matrix, maxcopies=maxcopies, events=events, div=div,
                    counters=counters, tools=tools, digit_charts=digit_charts, time_chart=time_chart,
                    perf_chart=perf_chart, exclusion_chart=exclusion_chart,
+                   call_timeline=plots.call_timeline(run.run_dir, {(p.app_rank, p.copy): p.role for p in procs},
+                                                     events),
+                   counter_plots=plots.counter_charts(merged), derived=plots.derived_metrics(merged),
                    slow_hosts=[e for e in events if e.kind == "slow-host"], not_judged=not_judged(events))
 
 
