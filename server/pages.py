@@ -125,8 +125,11 @@ def rank_page(session: Session, *, run_id: str, rank: int) -> str | None:
              if e.app_rank == rank and e.kind in ("divergence", "corrected")]
     timeline = charts.timeline(f"rank {rank}: divergences along the run", max((p.calls for p in procs), default=1),
                                marks)
+    # copies make the same calls by construction: bars that only repeat each other are not drawn
+    same_calls = len({tuple(sorted((f, n) for (k, f), n in calls.items() if k == c)) for c in copies}) <= 1
     return _render("rank.html", title=f"Rank {rank} of {run.id}", run=run, rank=rank, procs=procs,
-                   counter_rows=counter_rows, counter_chart=counter_chart, calls_chart=calls_chart, timeline=timeline)
+                   counter_rows=counter_rows, counter_chart=counter_chart, calls_chart=calls_chart, timeline=timeline,
+                   same_calls=same_calls, nfunctions=len(functions), has_marks=bool(marks))
 
 
 def program_page(session: Session, *, program: str) -> str | None:

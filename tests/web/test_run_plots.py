@@ -48,3 +48,17 @@ def test_timeline_marks_where_copies_were_corrected(browser, served, real_runs):
     shown = texts(browser.find_element(By.CSS_SELECTOR, "#call-timeline svg"))
     assert "corrected" in shown  # the marker's legend: rank 1 copy 2 was outvoted at its 20th call
     assert any(t.startswith("rank 1 copy 2") for t in shown)
+
+
+def test_rank_page_does_not_repeat_identical_calls(browser, served, real_runs):  # noqa: F811
+    """Copies make the same calls by construction: the page says so in a line instead of bars that repeat."""
+    from selenium.webdriver.common.by import By
+
+    run_id = real_runs["clean"][1]
+    procs = json.loads(urllib.request.urlopen(f"{served}/api/runs/{run_id}/procs").read())
+    calls = {p["calls"] for p in procs if p["app_rank"] == 0}
+    assert len(calls) == 1
+    browser.get(f"{served}/runs/{run_id}/ranks/0")
+    assert browser.find_element(By.ID, "same-calls").text.startswith(f"Every copy made the same {calls.pop()} calls")
+    assert not browser.find_elements(By.XPATH, "//h2[text()='Calls per function']")
+    assert not browser.find_elements(By.XPATH, "//h2[text()='Divergence timeline']")  # nothing diverged
