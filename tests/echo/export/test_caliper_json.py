@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.echo.export.helpers import calls_per_track, mpiecho
+from tests.echo.export.helpers import calls_per_track, export
 
 thicket = pytest.importorskip("thicket", reason="llnl-thicket is in the test extra (pip install -e '.[test]')")
 
@@ -13,8 +13,7 @@ thicket = pytest.importorskip("thicket", reason="llnl-thicket is in the test ext
 def test_thicket_reads_a_profile_per_copy(exported_run, tmp_path):
     db, run_id, rows = exported_run
     out = tmp_path / "profiles"
-    r = mpiecho("export", run_id, "--db", db, "--format", "thicket", "--output", str(out))
-    assert r.returncode == 0, r.stderr
+    export(db, run_id, "thicket", out)
     files = sorted(str(p) for p in Path(out).glob("*.json"))
     tk = thicket.Thicket.from_caliper(files, disable_tqdm=True)
     meta = tk.metadata.reset_index()

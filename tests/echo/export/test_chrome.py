@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.echo.export.helpers import calls_per_track, mpiecho
+from tests.echo.export.helpers import calls_per_track, export, mpiecho
 
 MODULES = Path(sys.executable).parent.parent / "node" / "node_modules"
 READER = Path(__file__).with_name("read_chrome_trace.mjs")
@@ -26,8 +26,7 @@ def devtools_read(trace: Path) -> dict:
 def test_chrome_trace_read_by_devtools(exported_run, tmp_path):
     db, run_id, rows = exported_run
     out = tmp_path / "trace.json"
-    r = mpiecho("export", run_id, "--db", db, "--format", "chrome", "--output", str(out))
-    assert r.returncode == 0, r.stderr
+    r = export(db, run_id, "chrome", out)
     assert f"wrote run {run_id} as a Chrome trace" in r.stderr
     parsed = devtools_read(out)
     tracks = {(p["pid"], t["tid"]): t for p in parsed["processes"] for t in p["threads"]}

@@ -4,14 +4,13 @@ import csv
 
 import pytest
 
-from tests.echo.export.helpers import mpiecho
+from tests.echo.export.helpers import export
 
 
 def test_csv_calls_and_counters(exported_run, tmp_path):
     db, run_id, rows = exported_run
     out = tmp_path / "csv"
-    r = mpiecho("export", run_id, "--db", db, "--format", "csv", "--output", str(out))
-    assert r.returncode == 0, r.stderr
+    export(db, run_id, "csv", out)
     with open(out / "calls.csv", newline="") as f:
         calls = list(csv.DictReader(f))
     assert len(calls) == len(rows["CallSummary"])

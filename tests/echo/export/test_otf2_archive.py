@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.echo.export.helpers import calls_per_track, mpiecho
+from tests.echo.export.helpers import calls_per_track, export, mpiecho
 
 otf2 = pytest.importorskip("otf2", reason="the otf2 package is in the test extra (pip install -e '.[test]')")
 
@@ -10,8 +10,7 @@ otf2 = pytest.importorskip("otf2", reason="the otf2 package is in the test extra
 def test_otf2_archive_read_by_otf2(exported_run, tmp_path):
     db, run_id, rows = exported_run
     out = tmp_path / "trace"
-    r = mpiecho("export", run_id, "--db", db, "--format", "otf2", "--output", str(out))
-    assert r.returncode == 0, r.stderr
+    export(db, run_id, "otf2", out)
     roles = {(p.app_rank, p.copy): p.role for p in rows["Proc"]}
     expected = calls_per_track(rows)
     with otf2.reader.open(str(out / "traces.otf2")) as trace:
