@@ -56,7 +56,6 @@ def write(session: Session, run: Run, output: Path | None) -> str:
             "peer_special": defs.attribute("peer_special", "MPI_ANY_SOURCE or MPI_PROC_NULL", otf2.Type.STRING),
             "tag": defs.attribute("tag", "the call's tag", otf2.Type.INT32),
             "bytes": defs.attribute("bytes", "count x size of the call's datatype", otf2.Type.UINT64),
-            "seq": defs.attribute("seq", "the call's number in this process", otf2.Type.UINT64),
         }
         machine = defs.system_tree_node(run.host or "machine")
         hosts = {}
@@ -81,8 +80,12 @@ def write(session: Session, run: Run, output: Path | None) -> str:
                 if region is None:
                     region = regions[fn] = defs.region(fn, region_role=region_role(fn),
                                                        paradigm=otf2.Paradigm.MPI)
-                a = {attrs["seq"]: int(r["seq"][i]), attrs["bytes"]: int(r["bytes"][i])}
-                comm, peer, tag = int(r["comm"][i]), int(r["peer"][i]), int(r["tag"][i])
+                # only what the call has (a call's number is its place among the location's events): attributes
+                # cost most of the export's time
+                a = {}
+                comm, peer, tag, nbytes = int(r["comm"][i]), int(r["peer"][i]), int(r["tag"][i]), int(r["bytes"][i])
+                if nbytes:
+                    a[attrs["bytes"]] = nbytes
                 if comm >= 0:
                     a[attrs["communicator"]] = communicator(comm)
                 if peer >= 0:
@@ -91,7 +94,7 @@ def write(session: Session, run: Run, output: Path | None) -> str:
                     a[attrs["peer_special"]] = PEERS[peer]
                 if tag >= 0:
                     a[attrs["tag"]] = tag
-                writer.enter(int(starts[i]), region, attributes=a)
+                writer.enter(int(starts[i]), region, attributes=a or None)
                 writer.leave(int(max(ends[i], starts[i])), region)
     calls = sum(len(p.records.records) for p in processes)
     return (f"wrote run {run.id} as an OTF2 archive to {output}: {calls} calls of {len(processes)} locations "
