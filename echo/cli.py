@@ -238,7 +238,9 @@ def export_command(args: argparse.Namespace) -> int:
     from echo.export import DIRECTORY_FORMATS, FORMATS
     from echo.report import find_run
 
-    fmt = "json" if args.json else args.format
+    if args.json and args.format not in (None, "json"):
+        raise ValueError(f"--json and --format {args.format} name two formats: give one")
+    fmt = args.format or "json"
     output = Path(args.output) if args.output else None
     if fmt in DIRECTORY_FORMATS:
         if output is None:
@@ -386,7 +388,7 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     ex = sub.add_parser("export", help="a run in the format of a tool: chrome, otf2, thicket, csv or json "
                         "(docs/exports.md)")
     ex.add_argument("run", nargs="?", help="run id, or a unique prefix of it (default: the latest)")
-    ex.add_argument("--format", choices=("chrome", "otf2", "thicket", "csv", "json"), default="json",
+    ex.add_argument("--format", choices=("chrome", "otf2", "thicket", "csv", "json"),
                     help="chrome: a Chrome/Perfetto trace of every MPI call (file); otf2: an OTF2 archive for Vampir "
                          "(directory); thicket: Caliper JSON profiles per rank and copy for Thicket (directory); "
                          "csv: calls.csv and counters.csv (directory); json: the store's tables (default)")
