@@ -11,7 +11,8 @@ import numpy as np
 
 from echo.records import RecordsError, read_run
 
-MAX_SLICES = 4000  # calls drawn per track in the timeline: the longest ones when a copy made more
+MAX_SLICES = 2000  # calls drawn per track in the timeline: the longest ones when a copy made more
+MAX_TRACKS = 64  # copies drawn in the timeline (by rank, then copy): a page stays readable and quick
 COLORS = ["#2f6db5", "#e0802c", "#3a9a52", "#b8403b", "#7b5aa6", "#8c6d31", "#d35fa5"]
 OTHER = "#9a9a9a"
 MARKED = {"divergence": ("x", "#c00000"), "corrected": ("+", "#c07000"), "exclusion": ("v", "#7b1fa2"),
@@ -50,10 +51,15 @@ def call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list)
         return None
     origin = min(f.start_time for f in files)
     files.sort(key=lambda f: (f.app_rank, f.copy))
+    if len(files) > MAX_TRACKS:
+        files, hidden = files[:MAX_TRACKS], len(files) - MAX_TRACKS
+    else:
+        hidden = 0
     spent: dict[str, float] = {}
-    for f in files:
-        for name, d in zip(f.function_names(), f.durations(), strict=True):
-            spent[name] = spent.get(name, 0.0) + float(d)
+    for f in files:  # time per function, in bulk
+        per_fn = np.bincount(f.records["fn"].astype(np.intp), weights=f.durations(), minlength=len(f.functions))
+        for i in np.flatnonzero(per_fn):
+            spent[f.functions[i]] = spent.get(f.functions[i], 0.0) + float(per_fn[i])
     top = [n for n, _ in sorted(spent.items(), key=lambda kv: -kv[1])[:len(COLORS)]]
     color = {n: COLORS[i] for i, n in enumerate(top)}
     fig, ax = _figure(1.0 + 0.42 * len(files))
@@ -62,20 +68,20 @@ def call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list)
     for y, f in enumerate(files):
         starts = f.seconds("t_start") + (f.start_time - origin)
         durs = f.durations()
-        names = f.function_names()
         keep = np.arange(len(durs))
         if len(keep) > MAX_SLICES:
-            keep = np.sort(np.argsort(durs)[-MAX_SLICES:])
+            keep = np.sort(np.argpartition(durs, -MAX_SLICES)[-MAX_SLICES:])
             cut = True
-        cols = [color.get(names[i], OTHER) for i in keep]
+        fn_color = [color.get(name, OTHER) for name in f.functions]
+        cols = [fn_color[i] for i in f.records["fn"][keep]]
         ax.broken_barh(list(zip(starts[keep], np.maximum(durs[keep], 0.0), strict=True)), (y - 0.35, 0.7),
-                       facecolors=cols, linewidth=0)
+                       facecolors=cols, linewidth=0, rasterized=cut)  # thousands of calls: one image, fast
         role = roles.get((f.app_rank, f.copy), f.role)
         labels.append(f"rank {f.app_rank} copy {f.copy}" + (f" ({role})" if role else ""))
-        seq_start = dict(zip(f.records["seq"].tolist(), starts.tolist(), strict=True))
         for e in events:
             if (e.app_rank, e.copy) == (f.app_rank, f.copy) and e.kind in MARKED and e.call_seq is not None:
-                at = seq_start.get(int(e.call_seq), float(starts[-1]))
+                # records are numbered 0, 1, 2...: a call's record is at its number (a death: past the last)
+                at = float(starts[min(int(e.call_seq), len(starts) - 1)])
                 marker, mcolor = MARKED[e.kind]
                 ax.plot([at], [y], marker=marker, color=mcolor, markersize=9, linestyle="none", label=e.kind)
     ax.set_yticks(range(len(files)), labels)
@@ -89,7 +95,8 @@ def call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list)
         ax.set_xlim(min(inits) - 0.02 * (ends - min(inits)), ends + 0.02 * (ends - min(inits)))
         title += f", from the end of MPI_Init ({min(inits):.3f} s)"
     ax.set_xlabel("time since the run's first process started (s)")
-    ax.set_title(title + (f"; the {MAX_SLICES} longest calls per copy" if cut else ""))
+    ax.set_title(title + (f"; the {MAX_SLICES} longest calls per copy" if cut else "")
+                 + (f"; the first {MAX_TRACKS} copies ({hidden} more not drawn)" if hidden else ""))
     ax.grid(axis="x", linewidth=0.3)
     from matplotlib.patches import Patch
 
