@@ -113,9 +113,8 @@ def rank_page(session: Session, *, run_id: str, rank: int) -> str | None:
     if c:
         for ev, per in sorted(c["per_copy"].items()):
             counter_rows.append((ev, [per.get(k, {}).get("total") for k in copies]))
-        series = {f"copy {k}": [per.get(k, {}).get("total") or 0 for _, per in sorted(c["per_copy"].items())]
-                  for k in copies}
-        counter_chart = charts.bars(f"rank {rank}: counter totals per copy", sorted(c["per_copy"]), series)
+        # per unit, a bar per copy that counted the event (not a 0 where it did not)
+        counter_chart = "".join(plots.counter_charts({rank: c}))
     sums = crud.call_summaries(session, run_id=run_id, app_rank=rank)
     functions = sorted({s.function for s in sums})
     calls = {(s.copy, s.function): s.calls for s in sums}
