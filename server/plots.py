@@ -148,7 +148,7 @@ def counter_charts(counters: dict[int, dict]) -> list[str]:
                     ax.text(0.01, y, f"copy {c}: not counted", va="center", fontsize=7, color="#666",
                             transform=ax.get_yaxis_transform())
         ax.set_yticks(range(len(groups)), groups)
-        ax.invert_yaxis()
+        ax.set_ylim(len(groups) - 0.5, -0.5)  # top to bottom, with room for every copy's slot, drawn or not
         if log:
             ax.set_xscale("log")
         shown = "ms" if unit == "ns" else unit
