@@ -38,6 +38,10 @@ def test_timeline_and_counters_side_by_side(browser, served, real_runs):  # noqa
     count = next(t for t in plots if "counters in count, side by side per copy" in t)
     assert "rank 0 perf::PAGE-FAULTS" in count and count.count("copy 1: not counted") == 2
     assert f"{stored[0, 0, 'papi perf::PAGE-FAULTS']:,.0f}" in count
+    # time in MPI per copy keeps its digits (it was rounded to whole seconds)
+    values = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "svg.chart text.value")]
+    for p in procs:
+        assert f"{p['mpi_time']:,.4g} s" in values
     shot(browser, "run-page-plots")
 
 
