@@ -83,19 +83,25 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--inject", metavar="SPEC", help="fault injection: bitflip:rank=R,copy=K,call=N[,byte=B,bit=b] "
                    "or memflip:rank=R,copy=K,after=2s[,seed=S,bit=b]; in any mode slow:rank=R,copy=K,factor=F"
                    "[,from=N][,to=M] (F times slower compute phases), with the mode's own kinds after ';'")
-    g.add_argument("--junit", metavar="FILE", help="write the SDC verdict as JUnit XML (for nightly CI)")
+    g.add_argument("--junit", metavar="FILE", help="write the verdicts as JUnit XML (for nightly CI): SDC's, "
+                   "memcheck's (--valgrind memcheck: a case per copy) and sensitivity's (--perturb: a case per rank)")
     v = p.add_argument_group("Valgrind on copies (copy 0 stays native unless named)")
     v.add_argument("--valgrind", metavar="SPEC", help="TOOL (on copy 1) or COPY:TOOL,..., e.g. 1:memcheck,2:cachegrind")
     v.add_argument("--valgrind-ranks", "--ranks", dest="valgrind_ranks", metavar="R,R",
                    help="only these application ranks get the tools")
     v.add_argument("--valgrind-slice", metavar="callgrind:K", help="copies 1..K each instrument every Kth epoch")
     v.add_argument("--slice-calls", type=int, default=100, metavar="N", help="MPI calls per epoch (default 100)")
+    v.add_argument("--no-mpi-suppressions", action="store_true",
+                   help="report the MPI runtime's own memcheck errors too (by default echo's suppressions for the "
+                        "MPI runtime and the MPI's own openmpi-valgrind.supp, where installed, hide them)")
     q = p.add_argument_group("perturbation and sensitivity (how much the answer depends on rounding, noise, timing)")
     q.add_argument("--perturb", metavar="SPEC", help="rounding | noise:ulp=1,seed=7 | jitter:max=50us[,seed=S]")
     q.add_argument("--worlds", choices=("lockstep", "independent"),
                    help="lockstep (default): copies take what copy 0 received; independent: copy k of every rank "
                         "forms world k and communicates for real (jitter always)")
     q.add_argument("--perturb-rep", action="store_true", help="perturb copy 0 as well")
+    q.add_argument("--min-digits", type=float, default=3.0, metavar="D",
+                   help="with --junit: a rank whose results keep fewer than D significant digits fails (default 3)")
     p.add_argument("--papi-sets", metavar="SPEC",
                    help="a PAPI counter set per copy: all, presets, EV1,EV2,... (packed into sets) or "
                         "EV1,EV2;EV3,EV4 (sets as given); mpiecho events shows what can be counted")
@@ -174,12 +180,14 @@ def run_command(args: argparse.Namespace) -> int:
         sdc_only=getattr(args, "sdc_only", "all"),
         inject=getattr(args, "inject", None),
         junit=str(Path(args.junit).absolute()) if getattr(args, "junit", None) else None,
+        min_digits=getattr(args, "min_digits", 3.0),
         papi_sets=papi_sets,
         papi_unavailable=tuple(papi_unavailable),
         valgrind=getattr(args, "valgrind", None),
         valgrind_ranks=getattr(args, "valgrind_ranks", None),
         valgrind_slice=getattr(args, "valgrind_slice", None),
         slice_calls=getattr(args, "slice_calls", 100),
+        no_mpi_suppressions=getattr(args, "no_mpi_suppressions", False),
         perturb=getattr(args, "perturb", None),
         worlds=getattr(args, "worlds", None),
         perturb_rep=getattr(args, "perturb_rep", False),
@@ -278,15 +286,30 @@ def token_command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    import json
+    """Write a run in one of the formats of echo/export/ (docs/exports.md)."""
+    import importlib
 
-    from echo.report import export
+    from sqlalchemy.orm import Session
 
-    text = json.dumps(export(_engine(args), args.run), indent=2)
-    if args.output:
-        Path(args.output).write_text(text + "\n")
-    else:
-        print(text)
+    from echo.export import DIRECTORY_FORMATS, FORMATS
+    from echo.report import find_run
+
+    if args.json and args.format not in (None, "json"):
+        raise ValueError(f"--json and --format {args.format} name two formats: give one")
+    fmt = args.format or "json"
+    output = Path(args.output) if args.output else None
+    if fmt in DIRECTORY_FORMATS:
+        if output is None:
+            raise ValueError(f"--format {fmt} writes a directory of files: give it with --output DIR")
+        if output.exists() and (not output.is_dir() or any(output.iterdir())):
+            raise ValueError(f"--output {output} already exists and is not an empty directory: name a new one")
+    elif output is not None and (output.is_dir() or not output.parent.is_dir()):
+        raise ValueError(f"--output {output}: expected a file in an existing directory")
+    with Session(_engine(args)) as s:
+        run = find_run(s, args.run)
+        said = importlib.import_module(FORMATS[fmt]).write(s, run, output)
+    if said:
+        print(said, file=sys.stderr)
     return 0
 
 
@@ -471,10 +494,16 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     up.add_argument("--token", help="upload token (default: $ECHO_TOKEN)")
     up.add_argument("--db", metavar="URL", help=db_help)
     up.set_defaults(fn=upload_command)
-    ex = sub.add_parser("export", help="everything stored about a run")
-    ex.add_argument("run", nargs="?", help="run id, or a unique prefix of it")
-    ex.add_argument("--json", action="store_true", required=True, help="as JSON (the one format for now)")
-    ex.add_argument("-o", "--output", help="write to this file instead of standard output")
+    ex = sub.add_parser("export", help="a run in the format of a tool: chrome, otf2, thicket, csv or json "
+                        "(docs/exports.md)")
+    ex.add_argument("run", nargs="?", help="run id, or a unique prefix of it (default: the latest)")
+    ex.add_argument("--format", choices=("chrome", "otf2", "thicket", "csv", "json"),
+                    help="chrome: a Chrome/Perfetto trace of every MPI call (file); otf2: an OTF2 archive for Vampir "
+                         "(directory); thicket: Caliper JSON profiles per rank and copy for Thicket (directory); "
+                         "csv: calls.csv and counters.csv (directory); json: the store's tables (default)")
+    ex.add_argument("--json", action="store_true", help="the same as --format json")
+    ex.add_argument("-o", "--output", metavar="PATH",
+                    help="file or directory to write (json and chrome: standard output when not given)")
     ex.add_argument("--db", metavar="URL", help=db_help)
     ex.set_defaults(fn=export_command)
     pl = sub.add_parser("plan", help="plan an SDR run: --reliability gives P(application lost) per replication "

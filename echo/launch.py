@@ -16,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 
+from collectors import valgrind as vg
 from echo.build import detect_mpi, ensure_library
 from echo.hostload import LoadSampler
 from echo.jobstop import JobStopper
@@ -60,7 +61,8 @@ def prepare(opts: Options) -> Plan:
     lib = ensure_library(mpi)
     machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib),
                       valgrind=shutil.which("valgrind"), exec_wrapper=str(Path(__file__).with_name("exec.sh")),
-                      srun=shutil.which("srun"))
+                      srun=shutil.which("srun"),
+                      valgrind_suppressions=vg.suppressions(mpi.mpirun))
     plan = make_plan(opts, machine)
     why = None if opts.hosts or opts.hostfile else unstartable(opts.program[0])
     if why:  # before a run directory or a stored run exists: nothing ran
@@ -170,6 +172,13 @@ def run(opts: Options) -> int:
         worlds = "independent" if "worlds independent" in plan.text else "lockstep"
         for line in perturb.describe(perturb.analyse(Path(opts.run_dir)), worlds).splitlines():
             say(line)
+    if opts.junit:  # memcheck's and sensitivity's verdicts beside SDC's
+        from echo import junit
+
+        junit.write_run(Path(opts.junit), Path(opts.run_dir), opts.program[0], meta["duration"], sdc=bool(opts.sdc),
+                        perturbed=bool(opts.perturb), min_digits=opts.min_digits)
+        if not opts.sdc:
+            say(f"JUnit report: {opts.junit}")
     meta.update(exit_status=rc)  # the store keeps the status echorun returns (a repaired Reinit job's is 0)
     meta_path.write_text(json.dumps(meta))
     if opts.store:

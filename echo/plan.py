@@ -50,13 +50,15 @@ class Options:
     sdc_every: int = 1  # check every Nth data-carrying call
     sdc_only: str = "all"  # or "collectives"
     inject: str | None = None  # bitflip:... or memflip:...
-    junit: str | None = None  # where to write the SDC verdict as JUnit XML
+    junit: str | None = None  # where to write the verdicts (SDC, memcheck, sensitivity) as JUnit XML
+    min_digits: float = 3.0  # sensitivity's JUnit case fails below this many significant digits
     papi_sets: tuple[tuple[str, ...], ...] = ()  # counter set of copy 0, 1, ... (planned with PAPI)
     papi_unavailable: tuple[tuple[str, str], ...] = ()  # (event, PAPI's reason) the planner had to leave out
     valgrind: str | None = None  # TOOL or COPY:TOOL,...
     valgrind_ranks: str | None = None  # only these application ranks
     valgrind_slice: str | None = None  # callgrind:K
     slice_calls: int = 100  # MPI calls per slice epoch
+    no_mpi_suppressions: bool = False  # report the MPI runtime's memcheck errors too
     perturb: str | None = None  # rounding | noise:ulp=1,seed=7 | jitter:max=50us
     worlds: str | None = None  # lockstep (default) | independent
     perturb_rep: bool = False  # perturb copy 0 too
@@ -85,6 +87,7 @@ class Machine:
     valgrind: str | None = None  # path of valgrind, if installed
     exec_wrapper: str = ""  # echo/exec.sh: starts a process under the tool its plan line names
     srun: str | None = None  # path of Slurm's srun, if installed
+    valgrind_suppressions: tuple[str, ...] = ()  # applied to the error-reporting tools unless turned off
 
 
 @dataclass(frozen=True)
@@ -179,15 +182,19 @@ def valgrind_lines(opts: Options, procs: list[Proc], machine: Machine, tools: di
     for p in procs:
         if (p.app, p.copy) in tools:
             tool = tools[p.app, p.copy].split("-slice-")[0]
-            cmd = vg.tool_command(machine.valgrind, tool, opts.run_dir, p.app, p.copy, "-slice-" in p.role)
+            cmd = vg.tool_command(machine.valgrind, tool, opts.run_dir, p.app, p.copy, "-slice-" in p.role,
+                                  () if opts.no_mpi_suppressions else machine.valgrind_suppressions)
             lines.append(vg.plan_line(p.real, cmd))
     return lines
 
 
 def sdc_lines(opts: Options, copies: list[int]) -> list[str]:
     if opts.sdc is None:
-        if opts.inject or opts.junit:
-            raise SdcError("--inject and --junit go with --sdc detect|stop|vote")
+        if opts.inject:
+            raise SdcError("--inject bitflip/memflip goes with --sdc detect|stop|vote")
+        if opts.junit and not (opts.perturb or "memcheck" in (opts.valgrind or "")):
+            raise SdcError("--junit reports SDC (--sdc detect|stop|vote), memcheck errors (--valgrind memcheck) or "
+                           "significant digits (--perturb): give one of them")
         return []
     check_mode(opts.sdc, copies)
     if opts.sdc_every < 1:

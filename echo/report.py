@@ -1,9 +1,8 @@
-"""Reading runs back from the store: listing, the terminal report, JSON export."""
+"""Reading runs back from the store: listing and the terminal report (exports: echo/export/)."""
 
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
@@ -238,16 +237,3 @@ def report(engine: Engine, run_id: str | None = None, top: int = 5) -> str:
         out.append(table(rows))
         return "\n".join(out)
 
-
-def export(engine: Engine, run_id: str | None = None) -> dict[str, Any]:
-    """Everything the store knows about a run, as plain data."""
-
-    def plain(obj: Any, skip: tuple[str, ...] = ("id", "run_id")) -> dict[str, Any]:
-        return {c.name: getattr(obj, c.name) for c in obj.__table__.columns if c.name not in skip}
-
-    with Session(engine) as s:
-        run = find_run(s, run_id)
-        data = plain(run, skip=())
-        for key, model in (("procs", Proc), ("call_summaries", CallSummary), ("events", Event), ("metrics", Metric)):
-            data[key] = [plain(o) for o in s.scalars(select(model).where(model.run_id == run.id).order_by(model.id))]
-        return data

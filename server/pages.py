@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from echo.report import EVENT_ORDER, copies_text, injections_brief, not_judged, roles_text
 from echo.resources import WEB_DIR
-from server import charts, crud
+from server import charts, crud, plots
 
 ENV = Environment(loader=FileSystemLoader(WEB_DIR / "templates"), autoescape=select_autoescape(["html"]))
 
@@ -47,7 +47,8 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False) -> str 
                 row[p.copy] = dict(copy=p.copy, role=p.role, state=p.state, calls=p.calls, mpi_time=p.mpi_time,
                                    status=status if p.state == "finalized" or d else "bad", note=note)
         matrix.append((rank, row))
-    counters = sorted(crud.counters(session, run_id=run_id).items())
+    merged = crud.counters(session, run_id=run_id)
+    counters = sorted(merged.items())
     tools = [m for m in crud.metrics(session, run_id=run_id) if not m.name.startswith(("papi ", "digits at call"))
              and " in " not in m.name]
     digit_charts = []
@@ -65,6 +66,9 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False) -> str 
                    run=run, run_procs=procs, matrix=matrix, maxcopies=maxcopies, events=events, div=div,
                    counters=counters, tools=tools, digit_charts=digit_charts, time_chart=time_chart,
                    perf_chart=perf_chart, exclusion_chart=exclusion_chart,
+                   call_timeline=plots.call_timeline(run.run_dir, {(p.app_rank, p.copy): p.role for p in procs},
+                                                     events),
+                   counter_plots=plots.counter_charts(merged), derived=plots.derived_metrics(merged),
                    slow_hosts=[e for e in events if e.kind == "slow-host"], not_judged=not_judged(events))
 
 
@@ -108,9 +112,8 @@ def rank_page(session: Session, *, run_id: str, rank: int) -> str | None:
     if c:
         for ev, per in sorted(c["per_copy"].items()):
             counter_rows.append((ev, [per.get(k, {}).get("total") for k in copies]))
-        series = {f"copy {k}": [per.get(k, {}).get("total") or 0 for _, per in sorted(c["per_copy"].items())]
-                  for k in copies}
-        counter_chart = charts.bars(f"rank {rank}: counter totals per copy", sorted(c["per_copy"]), series)
+        # per unit, a bar per copy that counted the event (not a 0 where it did not)
+        counter_chart = "".join(plots.counter_charts({rank: c}))
     sums = crud.call_summaries(session, run_id=run_id, app_rank=rank)
     functions = sorted({s.function for s in sums})
     calls = {(s.copy, s.function): s.calls for s in sums}
@@ -120,8 +123,11 @@ def rank_page(session: Session, *, run_id: str, rank: int) -> str | None:
              if e.app_rank == rank and e.kind in ("divergence", "corrected")]
     timeline = charts.timeline(f"rank {rank}: divergences along the run", max((p.calls for p in procs), default=1),
                                marks)
+    # copies make the same calls by construction: bars that only repeat each other are not drawn
+    same_calls = len({tuple(sorted((f, n) for (k, f), n in calls.items() if k == c)) for c in copies}) <= 1
     return _render("rank.html", title=f"Rank {rank} of {run.id}", run=run, rank=rank, procs=procs,
-                   counter_rows=counter_rows, counter_chart=counter_chart, calls_chart=calls_chart, timeline=timeline)
+                   counter_rows=counter_rows, counter_chart=counter_chart, calls_chart=calls_chart, timeline=timeline,
+                   same_calls=same_calls, nfunctions=len(functions), has_marks=bool(marks))
 
 
 def program_page(session: Session, *, program: str) -> str | None:

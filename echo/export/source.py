@@ -1,0 +1,104 @@
+"""What the exports read: a run from the store, and its record files (for the formats that show every call),
+with progress on standard error for long exports."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from echo.records import RecordFile, RecordsError, read
+from echo.store.models import Proc, Run
+
+PROGRESS_CALLS = 200_000  # exports of runs with more calls than this say how far they are
+
+
+class ExportError(RuntimeError):
+    """An export that cannot be made; the message says why and what to do."""
+
+
+class Progress:
+    """"export: 3 of 8 processes, 1.2 M of 4.0 M calls" on standard error, at most once a second, for big runs."""
+
+    def __init__(self, what: str, total_calls: int, nprocs: int) -> None:
+        self.what, self.total, self.nprocs = what, total_calls, nprocs
+        self.on = total_calls > PROGRESS_CALLS
+        self.done_calls = self.done_procs = 0
+        self.last = 0.0
+
+    def step(self, calls: int) -> None:
+        self.done_calls += calls
+        self.done_procs += 1
+        now = time.monotonic()
+        if self.on and (now - self.last >= 1.0 or self.done_procs == self.nprocs):
+            self.last = now
+            print(f"echo export {self.what}: {self.done_procs} of {self.nprocs} processes, "
+                  f"{self.done_calls / 1e6:.1f} M of {self.total / 1e6:.1f} M calls", file=sys.stderr, flush=True)
+
+
+@dataclass
+class Process:
+    """One copy of one rank with its records; times in seconds since the run's earliest clock origin."""
+
+    app_rank: int
+    copy: int
+    role: str
+    host: str
+    records: RecordFile
+    offset: float  # this process's clock origin, in seconds after the run's earliest one
+
+    def starts(self) -> object:  # numpy array of seconds
+        return self.offset + self.records.seconds("t_start")
+
+    def ends(self) -> object:
+        return self.offset + self.records.seconds("t_end")
+
+
+def procs_of(session: Session, run: Run) -> list[Proc]:
+    return list(session.scalars(select(Proc).where(Proc.run_id == run.id).order_by(Proc.app_rank, Proc.copy)))
+
+
+def record_processes(run: Run, procs: list[Proc]) -> tuple[list[Process], float]:
+    """Every process's record file (those that left none are skipped), and the Unix time all offsets count from.
+    Each process's ticks count from its own clock origin (its start_time): putting them on one time line
+    needs the origins, which the headers hold."""
+    rec_dir = Path(run.run_dir) / "records"
+    if not rec_dir.is_dir():
+        raise ExportError(f"run {run.id}: its record files are not in {rec_dir} (moved or deleted?); this format "
+                          "shows every call, so it needs them: export from the machine that keeps the run directory, "
+                          "or use --format json or csv (from the store alone)")
+    files = []
+    for p in procs:
+        path = rec_dir / f"{p.real_rank}.rec"
+        if not path.is_file():
+            continue
+        try:
+            files.append((p, read(path)))
+        except RecordsError as e:
+            print(f"echo export: skipped rank {p.app_rank} copy {p.copy}: {e}", file=sys.stderr)
+    if not files:
+        raise ExportError(f"run {run.id}: no readable record files in {rec_dir}")
+    origin = min(f.start_time for _, f in files)
+    return [Process(p.app_rank, p.copy, p.role, f.host, f, f.start_time - origin) for p, f in files], origin
+
+
+def iter_with_progress(what: str, processes: list[Process]) -> Iterator[Process]:
+    progress = Progress(what, sum(len(p.records.records) for p in processes), len(processes))
+    for p in processes:
+        yield p
+        progress.step(len(p.records.records))
+
+
+def counter_sets(metrics: list) -> dict[tuple[int, int], list[str]]:
+    """(rank, copy) -> the PAPI events that copy counted (its "papi EV" totals)."""
+    out: dict[tuple[int, int], list[str]] = {}
+    for m in metrics:
+        words = m.name.split(" ")
+        if words[0] == "papi" and len(words) == 2 and m.name != "papi read":
+            out.setdefault((m.app_rank, m.copy), []).append(words[1])
+    return out

@@ -1,0 +1,68 @@
+"""The run page's matplotlib charts in a real headless Chromium: the timeline of MPI calls per rank x copy and
+the counters side by side per copy, checked for the values they show against the server's API."""
+
+import json
+import urllib.request
+
+from tests.web.test_pages import browser, served, shot  # noqa: F401 (fixtures)
+
+
+def texts(element) -> list[str]:
+    from selenium.webdriver.common.by import By
+
+    return [t.get_attribute("textContent").strip() for t in element.find_elements(By.TAG_NAME, "text")]
+
+
+def test_timeline_and_counters_side_by_side(browser, served, real_runs):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    run_id = real_runs["clean"][1]
+    browser.get(f"{served}/runs/{run_id}")
+    timeline = browser.find_element(By.CSS_SELECTOR, "#call-timeline svg")
+    shown = texts(timeline)
+    procs = json.loads(urllib.request.urlopen(f"{served}/api/runs/{run_id}/procs").read())
+    for p in procs:  # a track per rank x copy, named with its role
+        assert f"rank {p['app_rank']} copy {p['copy']} ({p['role']})" in shown
+    assert "time since the run's first process started (s)" in shown
+    assert "MPI_Sendrecv" in shown and "MPI_Allreduce" in shown
+    assert any(t.startswith("MPI calls of every copy of every rank, from the end of MPI_Init") for t in shown)
+    # counters: PAPI's nanosecond task clock in ms, per copy that counted it; uncounted events said, not drawn as 0
+    stored = {(m["app_rank"], m["copy"], m["name"]): m["value"]
+              for m in json.loads(urllib.request.urlopen(f"{served}/api/runs/{run_id}/metrics").read())}
+    plots = [texts(p) for p in browser.find_elements(By.CSS_SELECTOR, "div.counter-plot svg")]
+    ms = next(t for t in plots if "counters in ms, side by side per copy" in t)
+    for rank in (0, 1):
+        for copy in (0, 1):
+            assert f"{stored[rank, copy, 'papi perf::TASK-CLOCK'] / 1e6:,.3f} ms" in ms
+    assert "total per process (ms)" in ms
+    count = next(t for t in plots if "counters in count, side by side per copy" in t)
+    assert "rank 0 perf::PAGE-FAULTS" in count and count.count("copy 1: not counted") == 2
+    assert f"{stored[0, 0, 'papi perf::PAGE-FAULTS']:,.0f}" in count
+    # time in MPI per copy keeps its digits (it was rounded to whole seconds)
+    values = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "svg.chart text.value")]
+    for p in procs:
+        assert f"{p['mpi_time']:,.4g} s" in values
+    shot(browser, "run-page-plots")
+
+
+def test_timeline_marks_where_copies_were_corrected(browser, served, real_runs):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{served}/runs/{real_runs['voted'][1]}")
+    shown = texts(browser.find_element(By.CSS_SELECTOR, "#call-timeline svg"))
+    assert "corrected" in shown  # the marker's legend: rank 1 copy 2 was outvoted at its 20th call
+    assert any(t.startswith("rank 1 copy 2") for t in shown)
+
+
+def test_rank_page_does_not_repeat_identical_calls(browser, served, real_runs):  # noqa: F811
+    """Copies make the same calls by construction: the page says so in a line instead of bars that repeat."""
+    from selenium.webdriver.common.by import By
+
+    run_id = real_runs["clean"][1]
+    procs = json.loads(urllib.request.urlopen(f"{served}/api/runs/{run_id}/procs").read())
+    calls = {p["calls"] for p in procs if p["app_rank"] == 0}
+    assert len(calls) == 1
+    browser.get(f"{served}/runs/{run_id}/ranks/0")
+    assert browser.find_element(By.ID, "same-calls").text.startswith(f"Every copy made the same {calls.pop()} calls")
+    assert not browser.find_elements(By.XPATH, "//h2[text()='Calls per function']")
+    assert not browser.find_elements(By.XPATH, "//h2[text()='Divergence timeline']")  # nothing diverged
