@@ -4,7 +4,7 @@ the counters side by side per copy, checked for the values they show against the
 import json
 import urllib.request
 
-from tests.web.test_pages import browser, served, shot  # noqa: F401 (fixtures)
+from tests.web.test_pages import served, shot  # noqa: F401 (fixtures; browser is conftest.py's)
 
 
 def texts(element) -> list[str]:
