@@ -31,7 +31,8 @@
 
 #define RING_BYTES (2u << 20)
 #define LARGE_BYTES (RING_BYTES / 4) /* larger messages go as MPI messages */
-#define SLEEP_NS (50 * 1000 * 1000)  /* a sleeper looks again at least this often (a lost wake-up is slow, no hang) */
+#define SLEEP_NS (10 * 1000 * 1000)  /* a sleeper looks again (and lets MPI progress) at least this often */
+#define PROGRESS_EVERY 64            /* records a copy reads between two turns of MPI's progress engine */
 #define SPIN_NS (20 * 1000)          /* look this long before sleeping (a message is often a moment away) */
 #define MAX_INLINE_COPIES 16
 
@@ -238,9 +239,20 @@ static void advance(const record_t *r) {
     if (atomic_load(&hdr->rep_sleeps)) futex_wake(&hdr->freed);
 }
 
+/* A copy reading the ring makes no MPI call, but MPI may need it to: Open MPI's partitioned component, for one,
+ * sets itself up with a nonblocking collective over the real world, which completes only as every process of the
+ * job lets MPI progress.  A copy turns MPI's progress engine every PROGRESS_EVERY records it reads, before it
+ * sleeps, and every time it wakes up. */
+static void progress(void) {
+    int flag;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, echo.clone_comm, &flag, MPI_STATUS_IGNORE);
+}
+
 /* The next record for this copy (records for other copies and the ring's end are stepped over), waiting
  * (asleep) until there is one; its payload follows it. */
 static record_t *next(void) {
+    static unsigned reads;
+    if (++reads % PROGRESS_EVERY == 0) progress();
     uint64_t spin_until = 0;
     for (;;) {
         uint64_t tail = atomic_load_explicit(&hdr->tail[echo.copy], memory_order_relaxed);
@@ -253,9 +265,11 @@ static record_t *next(void) {
         }
         if (!spin_until) spin_until = now_ns() + SPIN_NS;
         if (now_ns() < spin_until) continue;
+        progress();
         atomic_fetch_add(&hdr->sleepers, 1);
         if (atomic_load(&hdr->posted) == seen) futex_wait(&hdr->posted, seen);
         atomic_fetch_sub(&hdr->sleepers, 1);
+        progress();
         spin_until = 0;
     }
 }
