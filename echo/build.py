@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PRELOAD_DIR = Path(__file__).resolve().parent.parent / "preload"
+COMPAT_DIR = PRELOAD_DIR / "compat"  # what differs between MPI families (compat/echo_mpi.h)
 COLLECTORS_DIR = PRELOAD_DIR.parent / "collectors"
 EXAMPLES_DIR = PRELOAD_DIR.parent / "examples"
 
@@ -111,9 +112,9 @@ def built_in_collectors(mpi: MPI) -> str:
 
 def source_hash() -> str:
     h = hashlib.sha256()
-    for path in sorted(PRELOAD_DIR.glob("*")) + sorted(COLLECTORS_DIR.glob("*/echo_*.c")):
+    for path in sorted(PRELOAD_DIR.glob("*")) + sorted(COMPAT_DIR.glob("*")) + sorted(COLLECTORS_DIR.glob("*/echo_*.c")):
         if path.suffix in (".c", ".h", ".py"):
-            h.update(path.name.encode() + b"\0" + path.read_bytes())
+            h.update(path.relative_to(PRELOAD_DIR.parent).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -138,7 +139,7 @@ def ensure_library(mpi: MPI | None = None) -> Path:
 
 
 def _build(mpi: MPI, out_dir: Path, lib: Path) -> None:
-    sources = sorted(PRELOAD_DIR.glob("*.c"))
+    sources = sorted(PRELOAD_DIR.glob("*.c")) + sorted(COMPAT_DIR.glob("*.c"))
     wrappers = out_dir / "wrappers.c"
     gen = [sys.executable, str(PRELOAD_DIR / "gen_wrappers.py"), "--mpicc", mpi.mpicc, "--out", str(wrappers)]
     r = subprocess.run(gen + [str(s) for s in sources], capture_output=True, text=True)
@@ -146,7 +147,7 @@ def _build(mpi: MPI, out_dir: Path, lib: Path) -> None:
         raise BuildError(f"generating the MPI wrappers failed:\n{r.stderr.strip()}")
     tmp = out_dir / f"libecho.so.{os.getpid()}"
     extra, flags = collector_sources(mpi.mpicc)
-    cmd = [mpi.mpicc, "-O2", "-g", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", f"-I{PRELOAD_DIR}",
+    cmd = [mpi.mpicc, "-O2", "-g", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", f"-I{PRELOAD_DIR}", f"-I{out_dir}",
            *[f for f in flags if f.startswith("-D")], "-o", str(tmp), *map(str, sources + extra), str(wrappers),
            *[f for f in flags if not f.startswith("-D")], "-ldl", "-lpthread"]
     r = subprocess.run(cmd, capture_output=True, text=True)

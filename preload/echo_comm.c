@@ -2,7 +2,6 @@
  * under cloning (see echo_internal.h). */
 #include "echo_internal.h"
 
-#include <mpi-ext.h>
 
 #include <stdlib.h>
 #include <string.h>
