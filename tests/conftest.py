@@ -48,9 +48,16 @@ def mpi():
 @pytest.fixture(scope="session")
 def programs(mpi, tmp_path_factory) -> dict[str, list[str]]:
     """Command line of every test program, by name (C and C++ compiled once)."""
-    out = tmp_path_factory.mktemp("bin")
+    return compile_programs(mpi, tmp_path_factory.mktemp("bin"), sys.executable)
+
+
+def compile_programs(mpi, out: Path, python: str | None, names: list[str] | None = None) -> dict[str, list[str]]:
+    """Command line of the test programs (all, or `names`) compiled with this MPI's wrappers into `out`; the
+    Python ones run with `python` (one whose mpi4py is built against this MPI; None: left out)."""
     cmds: dict[str, list[str]] = {}
     for src in sorted(PROGRAMS.iterdir()):
+        if names is not None and src.stem not in names:
+            continue
         if src.suffix in (".c", ".cpp"):
             compiler = mpi.mpicc if src.suffix == ".c" else str(Path(mpi.mpicc).parent / "mpicxx")
             exe = out / src.stem
@@ -58,15 +65,17 @@ def programs(mpi, tmp_path_factory) -> dict[str, list[str]]:
             subprocess.run([compiler, "-O1", "-g", f"-I{PROGRAMS}", f"-I{PRELOAD_DIR}", "-o", str(exe), str(src)],
                            check=True)
             cmds[src.stem] = [str(exe)]
-        elif src.suffix == ".py":
-            cmds[src.stem] = [sys.executable, str(src)]
+        elif src.suffix == ".py" and python:
+            cmds[src.stem] = [python, str(src)]
     return cmds
 
 
 def mpirun_native(mpi, n: int, cmd: list[str], timeout: float = 120) -> Result:
-    argv = [mpi.mpirun, "-n", str(n), "--oversubscribe"]
-    if os.geteuid() == 0:
-        argv.append("--allow-run-as-root")
+    argv = [mpi.mpirun, "-n", str(n)]
+    if mpi.flavor == "openmpi":  # MPICH's hydra runs any number of processes per host, and as root
+        argv.append("--oversubscribe")
+        if os.geteuid() == 0:
+            argv.append("--allow-run-as-root")
     for _ in range(LAUNCH_TRIES):  # as echorun does: mpirun's launcher may fail to start before anything ran
         p = run_group(argv + cmd, timeout)
         if LAUNCHER_FAILED_TO_START.decode() not in p.stderr:

@@ -1,0 +1,128 @@
+"""Every MPI a cluster runs: the battery on each MPI installed besides the primary one (PyPI's Open MPI 5, which
+the rest of the suite tests), natively and under `--clones 2 --sdc detect`: the output of every rank's
+representative and copy must be what the native run printed, and the copies must agree (SDC clean).
+
+scripts/mpis.sh installs the MPIs (Debian's Open MPI 4.1 and MPICH 4.0 from apt; PyPI's MPICH 5 and Intel MPI
+in virtual environments under .mpis/, each with mpi4py built against it). An MPI that is not installed is
+skipped, saying so. A fixed subset of programs keeps this module within a few minutes (CI's portability job)."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from echo.build import BuildError, detect_mpi
+from tests.conftest import compile_programs, copy_output, echorun, lines_by_rank, mpirun_native, run_group
+
+ROOT = Path(__file__).resolve().parents[2]
+MPIS_DIR = ROOT / ".mpis"  # scripts/mpis.sh
+
+
+@dataclass(frozen=True)
+class Target:
+    mpicc: Path
+    python: Path  # a Python whose mpi4py is built against this MPI (absent: the Python programs are left out)
+    installed_by: str
+
+
+TARGETS = {
+    "openmpi4-debian": Target(Path("/usr/bin/mpicc.openmpi"), MPIS_DIR / "openmpi-debian" / "bin" / "python",
+                              "apt-get install libopenmpi-dev openmpi-bin (scripts/mpis.sh)"),
+    "mpich4-debian": Target(Path("/usr/bin/mpicc.mpich"), MPIS_DIR / "mpich-debian" / "bin" / "python",
+                            "apt-get install libmpich-dev mpich (scripts/mpis.sh)"),
+    "mpich5-pypi": Target(MPIS_DIR / "mpich-pypi" / "bin" / "mpicc", MPIS_DIR / "mpich-pypi" / "bin" / "python",
+                          "pip install mpich in .mpis/mpich-pypi (scripts/mpis.sh)"),
+    "impi-pypi": Target(MPIS_DIR / "impi-pypi" / "bin" / "mpicc", MPIS_DIR / "impi-pypi" / "bin" / "python",
+                        "pip install impi-devel impi-rt in .mpis/impi-pypi (scripts/mpis.sh)"),
+}
+C_PROGRAMS = ["p2p", "coll", "comms", "comm_ctors", "anysource", "nonblocking", "intercomm", "attrs", "pcoll",
+              "topo", "rma", "p2pmore", "io", "sdc_loop", "cxx_ring"]
+PY_PROGRAMS = ["py_p2p", "py_coll"]
+
+
+def has_mpi4py(python: Path) -> bool:
+    return python.is_file() and subprocess.run([str(python), "-c", "import mpi4py.MPI, numpy"],
+                                               capture_output=True).returncode == 0
+
+
+@pytest.fixture(scope="module", params=list(TARGETS))
+def target(request, tmp_path_factory):
+    """(mpi, programs) of one MPI: skipped when it is not installed."""
+    t = TARGETS[request.param]
+    if not t.mpicc.is_file():
+        pytest.skip(f"{request.param} is not installed ({t.mpicc} missing): {t.installed_by}")
+    try:
+        mpi = detect_mpi(str(t.mpicc))
+    except BuildError as e:
+        pytest.fail(f"{request.param}: {e}")
+    python = str(t.python) if has_mpi4py(t.python) else None
+    return mpi, compile_programs(mpi, tmp_path_factory.mktemp(request.param), python, C_PROGRAMS + PY_PROGRAMS)
+
+
+def pinned(mpi) -> dict[str, str]:
+    return {"ECHO_MPICC": mpi.mpicc}
+
+
+def per_rank_files(mpi, outdir: Path) -> list[str]:
+    """mpirun options that write each process's standard output to a file of its own: MPICH's hydra relays
+    output in chunks that may split lines, so lines of two ranks can mix on its standard output (natively as
+    under echo); Open MPI's relays whole lines."""
+    return ["-outfile-pattern", f"{outdir}/out.%r"] if mpi.flavor == "mpich" else []
+
+
+def rank_lines(mpi, stdout: str, outdir: Path, n: int) -> dict[int, list[str]]:
+    if mpi.flavor != "mpich":
+        return lines_by_rank(stdout)
+    out: dict[int, list[str]] = {}
+    for rank in range(n):
+        out.update(lines_by_rank((outdir / f"out.{rank}").read_text()))
+    return out
+
+
+@pytest.mark.parametrize("name", C_PROGRAMS + PY_PROGRAMS)
+def test_battery_identical_to_native_with_clones_and_sdc(target, tmp_path, name):
+    mpi, programs = target
+    if name not in programs:
+        pytest.skip(f"no mpi4py built against {mpi.name} (scripts/mpis.sh builds it)")
+    files = per_rank_files(mpi, tmp_path / "native")
+    (tmp_path / "native").mkdir()
+    native = run_group([mpi.mpirun, *files, "-n", "2", *programs[name]], 120) if files else \
+        mpirun_native(mpi, 2, programs[name])
+    assert native.returncode == 0, native.stderr
+    expected = rank_lines(mpi, native.stdout, tmp_path / "native", 2)
+    files = per_rank_files(mpi, tmp_path / "reps")
+    (tmp_path / "reps").mkdir()
+    r = echorun(["--no-store", f"--mpirun-args={' '.join(files)}", "-n", "2", "--clones", "2", "--sdc", "detect",
+                 *programs[name]], tmp_path / "run", env=pinned(mpi))
+    assert r.returncode == 0, r.stderr
+    assert f"mpi: {mpi.name} ({mpi.mpicc})" in r.stderr, "the plan names the MPI the job runs with"
+    reps = rank_lines(mpi, r.stdout, tmp_path / "reps", 2)  # real ranks 0 and 1 are the representatives
+    for rank in range(2):
+        ordered = [line for line in expected[rank] if "order:" not in line]  # arrival order: copies only
+        assert [line for line in reps[rank] if "order:" not in line] == ordered
+        assert lines_by_rank(copy_output(r.run_dir, rank, 1)) == {rank: reps[rank]}
+    assert "SDC (detect): clean; exit status 0" in r.stderr
+
+
+def test_fault_tolerant_modes_need_ulfm(target, tmp_path):
+    """SDR and Reinit stop before the job starts on an MPI without ULFM, naming what they need."""
+    mpi, programs = target
+    if mpi.ulfm:
+        pytest.skip(f"{mpi.name} has ULFM")
+    for mode in (["--mode", "sdr", "--replicas", "2"], ["--mode", "reinit"]):
+        r = echorun(["--no-store", "-n", "2", *mode, *programs["p2p"]], tmp_path / "run", env=pinned(mpi))
+        assert r.returncode == 2, r.stderr
+        assert "needs an MPI with ULFM (Open MPI >= 5 with ULFM" in r.stderr and mpi.name in r.stderr
+        assert "Traceback" not in r.stderr and not (tmp_path / "run").exists()
+
+
+def test_mpirun_of_the_same_mpi(target):
+    """Debian's alternatives: mpicc.mpich goes with mpirun.mpich whatever /usr/bin/mpirun is."""
+    mpi, _ = target
+    out = subprocess.run([mpi.mpirun, "--version"], capture_output=True, text=True).stdout
+    assert ("Open MPI" in out) == (mpi.flavor == "openmpi"), out
+    if mpi.mpicc.startswith("/usr/bin/mpicc."):
+        assert mpi.mpirun.endswith("." + mpi.mpicc.rsplit(".", 1)[1]), mpi.mpirun
