@@ -171,7 +171,8 @@ def built_in_collectors(mpi: MPI) -> str:
 
 def source_hash() -> str:
     h = hashlib.sha256()
-    for path in sorted(PRELOAD_DIR.glob("*")) + sorted(COMPAT_DIR.glob("*")) + sorted(COLLECTORS_DIR.glob("*/echo_*.c")):
+    sources = sorted(PRELOAD_DIR.glob("*")) + sorted(COMPAT_DIR.glob("*"))
+    for path in sources + sorted(COLLECTORS_DIR.glob("*/echo_*.c")):
         if path.suffix in (".c", ".h", ".py"):
             h.update(path.relative_to(PRELOAD_DIR.parent).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
@@ -206,7 +207,8 @@ def _build(mpi: MPI, out_dir: Path, lib: Path) -> None:
         raise BuildError(f"generating the MPI wrappers failed:\n{r.stderr.strip()}")
     tmp = out_dir / f"libecho.so.{os.getpid()}"
     extra, flags = collector_sources(mpi.mpicc)
-    cmd = [mpi.mpicc, "-O2", "-g", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", f"-I{PRELOAD_DIR}", f"-I{out_dir}",
+    cmd = [mpi.mpicc, "-O2", "-g", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", f"-I{PRELOAD_DIR}",
+           f"-I{out_dir}",  # echo_declared.h
            *[f for f in flags if f.startswith("-D")], "-o", str(tmp), *map(str, sources + extra), str(wrappers),
            *[f for f in flags if not f.startswith("-D")], "-ldl", "-lpthread"]
     r = subprocess.run(cmd, capture_output=True, text=True)

@@ -16,18 +16,18 @@
 #elif defined(MPICH_VERSION) || defined(MPICH) || defined(I_MPI_VERSION)
 #include "compat/mpich.h"
 #endif
-#include "compat/fallback.h"
-
-#if defined(__has_include)
-#if __has_include("echo_declared.h")
-#include "echo_declared.h"
-#endif
-#endif
 /* what the library gives the application: the wrappers (echo builds with -fvisibility=hidden, and only some
  * MPIs' mpi.h mark their functions visible, Open MPI's does, MPICH's does not) */
 #define ECHO_PUBLIC __attribute__((visibility("default")))
 
 /* 1 when this mpi.h declares MPI_X (an undefined name is 0 in #if) */
 #define ECHO_DECLARES(fn) ECHO_DECLARES_##fn
+int echo_lacks(const char *fn); /* the stand-in of a call this MPI lacks: stops the job naming it */
+#if defined(__has_include)
+#if __has_include("echo_declared.h")
+#include "echo_declared.h"
+#endif
+#endif
+#include "compat/fallback.h"
 
 #endif

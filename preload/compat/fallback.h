@@ -40,3 +40,10 @@ void *echo_handle_state(MPI_Request h); /* NULL for a handle that is not echo's 
 void echo_handle_free(MPI_Request h);
 /* stand-ins for messages a copy never gives to MPI (distinct for distinct slots) */
 MPI_Message echo_placeholder_message(int slot);
+
+/* MPI-4 calls echo itself makes, on an MPI that lacks them (Open MPI 4.1) */
+#if !ECHO_DECLARES(MPI_Info_get_string)
+#undef PMPI_Info_get_string
+#define PMPI_Info_get_string echo_info_get_string
+int echo_info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+#endif

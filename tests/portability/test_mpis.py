@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from echo.build import BuildError, detect_mpi
+from echo.build import MPI, BuildError, detect_mpi
 from tests.conftest import compile_programs, copy_output, echorun, lines_by_rank, mpirun_native, run_group
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,6 +41,19 @@ TARGETS = {
 C_PROGRAMS = ["p2p", "coll", "comms", "comm_ctors", "anysource", "nonblocking", "intercomm", "attrs", "pcoll",
               "topo", "rma", "p2pmore", "io", "sdc_loop", "cxx_ring"]
 PY_PROGRAMS = ["py_p2p", "py_coll"]
+# programs whose copies differ by nature, on every MPI (the primary's tests/preload/test_sdc.py leaves them out
+# too): they run with clones only.  rma exchanges the addresses of dynamic windows, io a process id.
+SDC_DIFFERS = {"rma", "io"}
+# What an MPI itself gets wrong or leaves open, natively: (MPI, program) -> (lines not compared, why)
+MPI_QUIRKS = {
+    ("mpich5-pypi", "p2pmore"): ("isendrecv", "MPICH 5.0.2 leaves the status of MPI_Isendrecv and "
+                                 "MPI_Isendrecv_replace unset: natively tag 14 count 1 for tag 21 count 3"),
+}
+# Programs the MPI itself fails natively: (MPI, program) -> why.  Checked to fail still, then skipped.
+NATIVE_FAILS = {
+    ("mpich5-pypi", "pcoll"): "MPICH 5.0.2 aborts in MPI_Testall on started persistent collectives "
+                              "(MPI_Reduce_init, MPI_Gather_init, MPI_Reduce_scatter_block_init), natively",
+}
 
 
 def has_mpi4py(python: Path) -> bool:
@@ -48,9 +61,16 @@ def has_mpi4py(python: Path) -> bool:
                                                capture_output=True).returncode == 0
 
 
+@dataclass(frozen=True)
+class Built:
+    id: str
+    mpi: MPI
+    programs: dict[str, list[str]]
+
+
 @pytest.fixture(scope="module", params=list(TARGETS))
-def target(request, tmp_path_factory):
-    """(mpi, programs) of one MPI: skipped when it is not installed."""
+def target(request, tmp_path_factory) -> Built:
+    """One MPI and the programs built with it: skipped when it is not installed."""
     t = TARGETS[request.param]
     if not t.mpicc.is_file():
         pytest.skip(f"{request.param} is not installed ({t.mpicc} missing): {t.installed_by}")
@@ -59,7 +79,8 @@ def target(request, tmp_path_factory):
     except BuildError as e:
         pytest.fail(f"{request.param}: {e}")
     python = str(t.python) if has_mpi4py(t.python) else None
-    return mpi, compile_programs(mpi, tmp_path_factory.mktemp(request.param), python, C_PROGRAMS + PY_PROGRAMS)
+    return Built(request.param, mpi,
+                 compile_programs(mpi, tmp_path_factory.mktemp(request.param), python, C_PROGRAMS + PY_PROGRAMS))
 
 
 def pinned(mpi) -> dict[str, str]:
@@ -84,32 +105,39 @@ def rank_lines(mpi, stdout: str, outdir: Path, n: int) -> dict[int, list[str]]:
 
 @pytest.mark.parametrize("name", C_PROGRAMS + PY_PROGRAMS)
 def test_battery_identical_to_native_with_clones_and_sdc(target, tmp_path, name):
-    mpi, programs = target
+    mpi, programs = target.mpi, target.programs
     if name not in programs:
         pytest.skip(f"no mpi4py built against {mpi.name} (scripts/mpis.sh builds it)")
     files = per_rank_files(mpi, tmp_path / "native")
     (tmp_path / "native").mkdir()
     native = run_group([mpi.mpirun, *files, "-n", "2", *programs[name]], 120) if files else \
         mpirun_native(mpi, 2, programs[name])
+    if (target.id, name) in NATIVE_FAILS:
+        assert native.returncode != 0, f"{name} now runs natively on {mpi.name}: compare it (NATIVE_FAILS)"
+        pytest.skip(NATIVE_FAILS[target.id, name])
     assert native.returncode == 0, native.stderr
     expected = rank_lines(mpi, native.stdout, tmp_path / "native", 2)
     files = per_rank_files(mpi, tmp_path / "reps")
     (tmp_path / "reps").mkdir()
-    r = echorun(["--no-store", f"--mpirun-args={' '.join(files)}", "-n", "2", "--clones", "2", "--sdc", "detect",
+    sdc = [] if name in SDC_DIFFERS else ["--sdc", "detect"]
+    r = echorun(["--no-store", f"--mpirun-args={' '.join(files)}", "-n", "2", "--clones", "2", *sdc,
                  *programs[name]], tmp_path / "run", env=pinned(mpi))
     assert r.returncode == 0, r.stderr
     assert f"mpi: {mpi.name} ({mpi.mpicc})" in r.stderr, "the plan names the MPI the job runs with"
     reps = rank_lines(mpi, r.stdout, tmp_path / "reps", 2)  # real ranks 0 and 1 are the representatives
+    unset = MPI_QUIRKS.get((target.id, name), ("\0", ""))[0]
     for rank in range(2):
-        ordered = [line for line in expected[rank] if "order:" not in line]  # arrival order: copies only
-        assert [line for line in reps[rank] if "order:" not in line] == ordered
+        # arrival order ("order:") is compared between copies only, as is what the MPI leaves unset
+        ordered = [line for line in expected[rank] if "order:" not in line and unset not in line]
+        assert [line for line in reps[rank] if "order:" not in line and unset not in line] == ordered
         assert lines_by_rank(copy_output(r.run_dir, rank, 1)) == {rank: reps[rank]}
-    assert "SDC (detect): clean; exit status 0" in r.stderr
+    if sdc:
+        assert "SDC (detect): clean; exit status 0" in r.stderr
 
 
 def test_fault_tolerant_modes_need_ulfm(target, tmp_path):
     """SDR and Reinit stop before the job starts on an MPI without ULFM, naming what they need."""
-    mpi, programs = target
+    mpi, programs = target.mpi, target.programs
     if mpi.ulfm:
         pytest.skip(f"{mpi.name} has ULFM")
     for mode in (["--mode", "sdr", "--replicas", "2"], ["--mode", "reinit"]):
@@ -121,7 +149,7 @@ def test_fault_tolerant_modes_need_ulfm(target, tmp_path):
 
 def test_mpirun_of_the_same_mpi(target):
     """Debian's alternatives: mpicc.mpich goes with mpirun.mpich whatever /usr/bin/mpirun is."""
-    mpi, _ = target
+    mpi = target.mpi
     out = subprocess.run([mpi.mpirun, "--version"], capture_output=True, text=True).stdout
     assert ("Open MPI" in out) == (mpi.flavor == "openmpi"), out
     if mpi.mpicc.startswith("/usr/bin/mpicc."):
