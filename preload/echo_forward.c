@@ -175,7 +175,8 @@ int echo_forward_info(MPI_Info *info, int rc) {
             char key[MPI_MAX_INFO_KEY + 1];
             int vlen = 0, flag;
             PMPI_Info_get_nthkey(*info, i, key);
-            PMPI_Info_get_string(*info, key, &vlen, NULL, &flag); /* the value's size, with its NUL */
+            /* the value's size, with its NUL (a buffer all the same: MPICH 4.0 refuses NULL) */
+            PMPI_Info_get_string(*info, key, &vlen, &(char){0}, &flag);
             size_t klen = strlen(key) + 1;
             text = realloc(text, len + klen + (size_t)vlen + 1);
             memcpy(text + len, key, klen);

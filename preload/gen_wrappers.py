@@ -29,6 +29,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import gen_fortran
 import pympistandard as std
 
 # Kinds of parameters that tie a call to other processes: with clones such a
@@ -359,7 +360,7 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
     unknown = sorted((set(written) | sdr) - set(protos) - set(kinds))
     if unknown:
         raise SystemExit(f"hand-written semantics for functions neither mpi.h nor the MPI standard declares: {unknown}")
-    return "\n".join(out)
+    return "\n".join(out) + gen_fortran.render(protos)
 
 
 def main() -> None:

@@ -58,8 +58,10 @@ def compile_programs(mpi, out: Path, python: str | None, names: list[str] | None
     for src in sorted(PROGRAMS.iterdir()):
         if names is not None and src.stem not in names:
             continue
-        if src.suffix in (".c", ".cpp"):
-            compiler = mpi.mpicc if src.suffix == ".c" else str(Path(mpi.mpicc).parent / "mpicxx")
+        if src.suffix in (".c", ".cpp", ".f90"):
+            compiler = sibling(mpi.mpicc, {".c": "mpicc", ".cpp": "mpicxx", ".f90": "mpifort"}[src.suffix])
+            if compiler is None:  # an MPI without Fortran (PyPI's Open MPI): its Fortran programs are left out
+                continue
             exe = out / src.stem
             # -I PRELOAD_DIR: what `mpiecho --cflags` gives (echo_reinit.h)
             subprocess.run([compiler, "-O1", "-g", f"-I{PROGRAMS}", f"-I{PRELOAD_DIR}", "-o", str(exe), str(src)],
@@ -68,6 +70,13 @@ def compile_programs(mpi, out: Path, python: str | None, names: list[str] | None
         elif src.suffix == ".py" and python:
             cmds[src.stem] = [python, str(src)]
     return cmds
+
+
+def sibling(mpicc: str, wrapper: str) -> str | None:
+    """The compiler wrapper `wrapper` of the same MPI as `mpicc` (mpicc.mpich -> mpicxx.mpich), if it has one."""
+    path = Path(mpicc)
+    candidate = path.with_name(path.name.replace("mpicc", wrapper, 1))
+    return str(candidate) if candidate.is_file() else None
 
 
 def mpirun_native(mpi, n: int, cmd: list[str], timeout: float = 120) -> Result:

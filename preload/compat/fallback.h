@@ -47,3 +47,7 @@ MPI_Message echo_placeholder_message(int slot);
 #define PMPI_Info_get_string echo_info_get_string
 int echo_info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
 #endif
+
+#ifndef ECHO_FORTRAN_ENTRY_POINTS
+#define ECHO_FORTRAN_ENTRY_POINTS 0 /* MPICH: its Fortran layer calls the C MPI_* symbols, echo's wrappers */
+#endif
