@@ -69,6 +69,8 @@ def _mpi_name(macros: str) -> str:
     for macro, family in (("I_MPI_VERSION", "Intel MPI"), ("MVAPICH2_VERSION", "MVAPICH"), ("MPICH_VERSION", "MPICH")):
         if _macro(macros, macro):
             return f"{family} {_macro(macros, macro)}"
+    if _macro(macros, "MPI_ABI_VERSION"):
+        return f"the MPI {_macro(macros, 'MPI_VERSION')} standard ABI"
     return f"an MPI of standard version {_macro(macros, 'MPI_VERSION') or '?'}"
 
 
@@ -90,8 +92,8 @@ def find_mpirun(mpicc: str) -> str:
         path = path.parent / os.readlink(path)
         chain.append(path)
     suffixed = [p for p in reversed(chain) if p.name.startswith("mpicc") and p.name != "mpicc"]
-    for p in suffixed + [Path(mpicc)]:
-        suffix = p.name[len("mpicc"):] if p.name.startswith("mpicc") else ""
+    for p in suffixed + [Path(mpicc).with_name("mpicc")]:  # then the plain names (mpicc_abi: MPICH's mpirun)
+        suffix = p.name[len("mpicc"):]
         for n in ("mpirun", "mpiexec"):
             if (p.parent / f"{n}{suffix}").is_file():
                 return str(p.parent / f"{n}{suffix}")

@@ -15,6 +15,8 @@
 #include "compat/openmpi.h"
 #elif defined(MPICH_VERSION) || defined(MPICH) || defined(I_MPI_VERSION)
 #include "compat/mpich.h"
+#elif defined(MPI_ABI_VERSION)
+#include "compat/abi.h"
 #endif
 /* what the library gives the application: the wrappers (echo builds with -fvisibility=hidden, and only some
  * MPIs' mpi.h mark their functions visible, Open MPI's does, MPICH's does not) */

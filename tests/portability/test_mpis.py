@@ -36,6 +36,8 @@ TARGETS = {
                             "apt-get install libmpich-dev mpich (scripts/mpis.sh)"),
     "mpich5-pypi": Target(MPIS_DIR / "mpich-pypi" / "bin" / "mpicc", MPIS_DIR / "mpich-pypi" / "bin" / "python",
                           "pip install mpich in .mpis/mpich-pypi (scripts/mpis.sh)"),
+    "mpich5-abi": Target(MPIS_DIR / "mpich-pypi" / "bin" / "mpicc_abi", MPIS_DIR / "none",
+                         "pip install mpich in .mpis/mpich-pypi (scripts/mpis.sh): the MPI 5 standard ABI build"),
     "impi-pypi": Target(MPIS_DIR / "impi-pypi" / "bin" / "mpicc", MPIS_DIR / "impi-pypi" / "bin" / "python",
                         "pip install impi-devel impi-rt in .mpis/impi-pypi (scripts/mpis.sh)"),
 }
