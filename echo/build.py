@@ -106,7 +106,8 @@ def _check_launcher(mpirun: str, mpicc: str, flavor: str) -> None:
         out = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
         return  # it says nothing: the job itself will tell
-    other = "Open MPI" in out if flavor == "mpich" else "HYDRA" in out or "Intel(R) MPI" in out
+    openmpi = "Open MPI" in out or "OpenRTE" in out  # Open MPI 4's mpirun says OpenRTE
+    other = openmpi if flavor == "mpich" else "HYDRA" in out or "Intel(R) MPI" in out
     if other:
         mine = "Open MPI" if flavor == "openmpi" else "MPICH"
         raise BuildError(f"{mpirun} is not {mine}'s, but {mpicc} is: put the mpirun of {mine} beside it, or set "
