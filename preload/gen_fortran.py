@@ -23,6 +23,12 @@ WIDE = ["MPI_Aint", "MPI_Offset", "MPI_Count"]
 COUNT_NAMES = ("count", "incount")  # the length of the arrays of handles and statuses of a call
 
 
+# Fortran parameter and the C argument made of it, for the kinds passed without a temporary
+SIMPLE = {"buf": ("void *{n}", "f_buf({n})"), "int": ("MPI_Fint *{n}", "(int)*{n}"),
+          "ints": ("MPI_Fint *{n}", "(int *){n}"), "wide": ("{t} *{n}", "*{n}"), "wides": ("{t} *{n}", "{n}"),
+          "handle": ("MPI_Fint *{n}", "{c}_f2c(*{n})")}
+
+
 def conv(handle: str) -> str:
     """The prefix of a handle type's f2c/c2f conversions (MPI_Datatype's are MPI_Type_f2c/c2f)."""
     return "MPI_Type" if handle == "MPI_Datatype" else handle
@@ -106,24 +112,10 @@ def entry_point(p) -> list[str] | None:  # noqa: ANN001 (gen_wrappers.Prototype)
             return None
         fparams, pre, post, call = [], [], [], []
         for name, (how, base_t) in zip(p.names, kinds, strict=True):
-            if how == "buf":
-                fparams.append(f"void *{name}")
-                call.append(f"f_buf({name})")
-            elif how == "int":
-                fparams.append(f"MPI_Fint *{name}")
-                call.append(f"(int)*{name}")
-            elif how == "ints":
-                fparams.append(f"MPI_Fint *{name}")
-                call.append(f"(int *){name}")
-            elif how == "wide":
-                fparams.append(f"{base_t} *{name}")
-                call.append(f"*{name}")
-            elif how == "wides":
-                fparams.append(f"{base_t} *{name}")
-                call.append(name)
-            elif how == "handle":
-                fparams.append(f"MPI_Fint *{name}")
-                call.append(f"{conv(base_t)}_f2c(*{name})")
+            if how in SIMPLE:
+                fparam, arg = SIMPLE[how]
+                fparams.append(fparam.format(n=name, t=base_t))
+                call.append(arg.format(n=name, t=base_t, c=conv(base_t)))
             elif how == "handle_out":  # in, out or both: converted both ways
                 fparams.append(f"MPI_Fint *{name}")
                 pre.append(f"{base_t} c_{name} = {conv(base_t)}_f2c(*{name});")

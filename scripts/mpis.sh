@@ -6,13 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 APT_PACKAGES="libopenmpi-dev openmpi-bin libmpich-dev mpich gfortran"
-if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-    missing=$(for p in $APT_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
-    if [ -n "$missing" ]; then
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
-    fi
-fi
+bash scripts/apt-install.sh $APT_PACKAGES
 mkdir -p .mpis
 
 # venv NAME MPICC [PIP PACKAGES OF THE MPI...]: .mpis/NAME with the MPI's packages, numpy and mpi4py built
