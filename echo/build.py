@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from echo.resources import COLLECTORS_DIR, PRELOAD_DIR
+
+COMPAT_DIR = PRELOAD_DIR / "compat"  # what differs between MPI families (compat/echo_mpi.h)
 
 
 class BuildError(RuntimeError):
@@ -24,8 +27,10 @@ class BuildError(RuntimeError):
 class MPI:
     mpicc: str
     mpirun: str
-    flavor: str  # "openmpi" or "mpich"
+    flavor: str  # "openmpi" or "mpich" (MPICH and its derivatives: Intel MPI, MVAPICH, Cray MPICH)
     identity: str  # hash of the compiler wrapper's setup and of mpi.h
+    name: str = ""  # "Open MPI 5.0.11", "MPICH 4.0.2", "Intel MPI 2021.18.1": printed in the plan
+    ulfm: bool = False  # the fault-tolerance extensions echo's SDR and Reinit modes need (Open MPI >= 5)
 
 
 def find_mpicc() -> str:
@@ -42,26 +47,85 @@ def find_mpicc() -> str:
     )
 
 
-def _preprocessed_mpi_h(mpicc: str) -> str:
+def _preprocessed_mpi_h(mpicc: str, *flags: str) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "inc.c"
-        src.write_text("#include <mpi.h>\n")
-        r = subprocess.run([mpicc, "-E", "-P", str(src)], capture_output=True, text=True)
+        # Open MPI's ULFM is declared in mpi-ext.h (preload/compat/openmpi.h includes it the same way)
+        src.write_text("#include <mpi.h>\n#if defined(OPEN_MPI) && defined(__has_include)\n"
+                       "#if __has_include(<mpi-ext.h>)\n#include <mpi-ext.h>\n#endif\n#endif\n")
+        r = subprocess.run([mpicc, "-E", *flags, str(src)], capture_output=True, text=True)
     if r.returncode != 0:
         raise BuildError(f"{mpicc} cannot compile '#include <mpi.h>':\n{r.stderr.strip()}")
     return r.stdout
 
 
+def _macro(macros: str, name: str) -> str | None:
+    m = re.search(rf"^#define {name} (.*)$", macros, re.M)
+    return m.group(1).strip().strip('"') if m else None
+
+
+def _mpi_name(macros: str) -> str:
+    if _macro(macros, "OPEN_MPI"):
+        return "Open MPI " + ".".join(_macro(macros, f"OMPI_{p}_VERSION") or "?" for p in ("MAJOR", "MINOR", "RELEASE"))
+    for macro, family in (("I_MPI_VERSION", "Intel MPI"), ("MVAPICH2_VERSION", "MVAPICH"), ("MPICH_VERSION", "MPICH")):
+        if _macro(macros, macro):
+            return f"{family} {_macro(macros, macro)}"
+    if _macro(macros, "MPI_ABI_VERSION"):
+        return f"the MPI {_macro(macros, 'MPI_VERSION')} standard ABI"
+    return f"an MPI of standard version {_macro(macros, 'MPI_VERSION') or '?'}"
+
+
+def _intel_setup(bindir: Path) -> None:
+    """Intel MPI's wrappers and mpirun find their installation through I_MPI_ROOT (its setvars.sh sets it) and
+    mpirun its mpiexec.hydra on PATH; a pip-installed one (impi-devel/impi-rt in a virtual environment) has
+    neither: set them for echo and what it starts."""
+    if (bindir / "impi_info").is_file() and not os.environ.get("I_MPI_ROOT"):
+        os.environ["I_MPI_ROOT"] = str(bindir.parent)
+        os.environ["PATH"] = f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def find_mpirun(mpicc: str) -> str:
+    """The mpirun (or mpiexec) of the same MPI as `mpicc`: beside it, with its suffix first, following its
+    symbolic links (Debian's alternatives: mpicc.mpich goes with mpirun.mpich, and /usr/bin/mpicc ->
+    /etc/alternatives/mpi -> mpicc.openmpi with mpirun.openmpi, whatever /usr/bin/mpirun points to)."""
+    chain, path = [Path(mpicc)], Path(mpicc)
+    while path.is_symlink() and len(chain) < 16:
+        path = path.parent / os.readlink(path)
+        chain.append(path)
+    suffixed = [p for p in reversed(chain) if p.name.startswith("mpicc") and p.name != "mpicc"]
+    for p in suffixed + [Path(mpicc).with_name("mpicc")]:  # then the plain names (mpicc_abi: MPICH's mpirun)
+        suffix = p.name[len("mpicc"):]
+        for n in ("mpirun", "mpiexec"):
+            if (p.parent / f"{n}{suffix}").is_file():
+                return str(p.parent / f"{n}{suffix}")
+    raise BuildError(f"no mpirun or mpiexec beside {mpicc}: the job must run with the MPI it is built with")
+
+
+def _check_launcher(mpirun: str, mpicc: str, flavor: str) -> None:
+    """Refuse an mpirun that says it belongs to another MPI family than the mpicc's."""
+    try:
+        out = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return  # it says nothing: the job itself will tell
+    openmpi = "Open MPI" in out or "OpenRTE" in out  # Open MPI 4's mpirun says OpenRTE
+    other = openmpi if flavor == "mpich" else "HYDRA" in out or "Intel(R) MPI" in out
+    if other:
+        mine = "Open MPI" if flavor == "openmpi" else "MPICH"
+        raise BuildError(f"{mpirun} is not {mine}'s, but {mpicc} is: put the mpirun of {mine} beside it, or set "
+                         f"ECHO_MPICC to the mpicc of the MPI that {mpirun} belongs to")
+
+
 def detect_mpi(mpicc: str | None = None) -> MPI:
     mpicc = mpicc or find_mpicc()
-    bindir = Path(mpicc).parent
-    mpirun = next((str(bindir / n) for n in ("mpirun", "mpiexec") if (bindir / n).is_file()), None)
-    if mpirun is None:
-        raise BuildError(f"no mpirun or mpiexec beside {mpicc}: the job must run with the MPI it is built with")
-    header = _preprocessed_mpi_h(mpicc)
-    flavor = "openmpi" if "ompi_" in header else "mpich"
+    _intel_setup(Path(mpicc).parent)
+    mpirun = find_mpirun(mpicc)
+    header = _preprocessed_mpi_h(mpicc, "-P")
+    macros = _preprocessed_mpi_h(mpicc, "-dM")
+    flavor = "openmpi" if _macro(macros, "OPEN_MPI") else "mpich"
+    _check_launcher(mpirun, mpicc, flavor)
+    ulfm = flavor == "openmpi" and bool(_macro(macros, "OMPI_HAVE_MPI_EXT_FTMPI"))
     ident = hashlib.sha256((os.path.realpath(mpicc) + "\0" + header).encode()).hexdigest()[:16]
-    return MPI(mpicc, mpirun, flavor, ident)
+    return MPI(mpicc, mpirun, flavor, ident, _mpi_name(macros), ulfm)
 
 
 def _builds(mpicc: str, source: str, *flags: str) -> bool:
@@ -111,9 +175,10 @@ def built_in_collectors(mpi: MPI) -> str:
 
 def source_hash() -> str:
     h = hashlib.sha256()
-    for path in sorted(PRELOAD_DIR.glob("*")) + sorted(COLLECTORS_DIR.glob("*/echo_*.c")):
+    sources = sorted(PRELOAD_DIR.glob("*")) + sorted(COMPAT_DIR.glob("*"))
+    for path in sources + sorted(COLLECTORS_DIR.glob("*/echo_*.c")):
         if path.suffix in (".c", ".h", ".py"):
-            h.update(path.name.encode() + b"\0" + path.read_bytes())
+            h.update(path.relative_to(PRELOAD_DIR.parent).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -140,7 +205,7 @@ def ensure_library(mpi: MPI | None = None) -> Path:
 
 
 def _build(mpi: MPI, out_dir: Path, lib: Path) -> None:
-    sources = sorted(PRELOAD_DIR.glob("*.c"))
+    sources = sorted(PRELOAD_DIR.glob("*.c")) + sorted(COMPAT_DIR.glob("*.c"))
     wrappers = out_dir / "wrappers.c"
     gen = [sys.executable, str(PRELOAD_DIR / "gen_wrappers.py"), "--mpicc", mpi.mpicc, "--out", str(wrappers)]
     r = subprocess.run(gen + [str(s) for s in sources], capture_output=True, text=True)
@@ -149,6 +214,7 @@ def _build(mpi: MPI, out_dir: Path, lib: Path) -> None:
     tmp = out_dir / f"libecho.so.{os.getpid()}"
     extra, flags = collector_sources(mpi.mpicc)
     cmd = [mpi.mpicc, "-O2", "-g", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", f"-I{PRELOAD_DIR}",
+           f"-I{out_dir}",  # echo_declared.h
            *[f for f in flags if f.startswith("-D")], "-o", str(tmp), *map(str, sources + extra), str(wrappers),
            *[f for f in flags if not f.startswith("-D")], "-ldl", "-lpthread"]
     r = subprocess.run(cmd, capture_output=True, text=True)

@@ -62,7 +62,8 @@ def prepare(opts: Options) -> Plan:
     machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib),
                       valgrind=shutil.which("valgrind"), exec_wrapper=str(Path(__file__).with_name("exec.sh")),
                       srun=shutil.which("srun"),
-                      valgrind_suppressions=vg.suppressions(mpi.mpirun))
+                      valgrind_suppressions=vg.suppressions(mpi.mpirun),
+                      mpi=f"{mpi.name} ({mpi.mpicc})", ulfm=mpi.ulfm)
     plan = make_plan(opts, machine)
     why = None if opts.hosts or opts.hostfile else unstartable(opts.program[0])
     if why:  # before a run directory or a stored run exists: nothing ran

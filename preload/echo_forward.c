@@ -14,6 +14,13 @@
 #define SMALL_PACKED 8192
 #define TAG_LARGE 1 /* low bit of the tag: the data follows in a second message */
 
+/* The return code as a tag.  MPICH's error codes hold an index into the process's own error stack (and can
+ * exceed MPI_TAG_UB, which is at least 32767): a copy is given the code's class. */
+static int rc_tag(int rc) {
+    if (rc > 16383) PMPI_Error_class(rc, &rc);
+    return rc << 1;
+}
+
 static int recv_from_rep(void *buf, int count, MPI_Datatype dt) {
     MPI_Status st;
     if (echo_clocks_parted) echo_clock_step_over();
@@ -38,7 +45,7 @@ int echo_forward(void *buf, int count, MPI_Datatype dt, int rc) {
         dt = MPI_BYTE;
     }
     if (echo_has_copies()) {
-        if (echo_is_rep()) echo_to_copies(buf, count, dt, rc << 1);
+        if (echo_is_rep()) echo_to_copies(buf, count, dt, rc_tag(rc));
         else rc = recv_from_rep(buf, count, dt) >> 1;
     }
     delivered(buf, count, dt);
@@ -88,10 +95,10 @@ static int forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *sta
          * unpack into it, so its data always travels as a message of its own */
         if (psize <= SMALL_PACKED - pos && (buf != NULL || *k == 0)) {
             if (*k > 0) PMPI_Pack(buf, *k, dt, packed, SMALL_PACKED, &pos, echo.clone_comm);
-            echo_to_copies(packed, pos, MPI_PACKED, rc << 1);
+            echo_to_copies(packed, pos, MPI_PACKED, rc_tag(rc));
         } else {
-            echo_to_copies(packed, pos, MPI_PACKED, (rc << 1) | TAG_LARGE);
-            echo_to_copies(buf, *k, dt, rc << 1);
+            echo_to_copies(packed, pos, MPI_PACKED, rc_tag(rc) | TAG_LARGE);
+            echo_to_copies(buf, *k, dt, rc_tag(rc));
         }
         return rc;
     }
@@ -158,7 +165,8 @@ int echo_forward_info(MPI_Info *info, int rc) {
             char key[MPI_MAX_INFO_KEY + 1];
             int vlen = 0, flag;
             PMPI_Info_get_nthkey(*info, i, key);
-            PMPI_Info_get_string(*info, key, &vlen, NULL, &flag); /* the value's size, with its NUL */
+            /* the value's size, with its NUL (a buffer all the same: MPICH 4.0 refuses NULL) */
+            PMPI_Info_get_string(*info, key, &vlen, &(char){0}, &flag);
             size_t klen = strlen(key) + 1;
             text = realloc(text, len + klen + (size_t)vlen + 1);
             memcpy(text + len, key, klen);

@@ -12,7 +12,7 @@
 #ifndef ECHO_INTERNAL_H
 #define ECHO_INTERNAL_H
 
-#include <mpi.h>
+#include "compat/echo_mpi.h"
 #include <stddef.h>
 #include <stdint.h>
 

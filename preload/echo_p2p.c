@@ -83,7 +83,6 @@ int echo_MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *s
  * communicator (MPI_COMM_SELF) and goes to MPI as it is. */
 #define MAX_MESSAGES 256
 static MPI_Message replicated[MAX_MESSAGES];
-static char placeholders[MAX_MESSAGES];
 static int nreplicated;
 
 static MPI_Message remember(MPI_Message real) {
@@ -93,8 +92,8 @@ static MPI_Message remember(MPI_Message real) {
     if (!echo_is_rep()) {
         int slot = 0; /* a placeholder no waiting message uses */
         for (int i = 0; i < nreplicated; i++)
-            if (replicated[i] == (MPI_Message)(void *)&placeholders[slot]) slot++, i = -1;
-        m = (MPI_Message)(void *)&placeholders[slot];
+            if (replicated[i] == echo_placeholder_message(slot)) slot++, i = -1;
+        m = echo_placeholder_message(slot);
     }
     replicated[nreplicated++] = m;
     return m;

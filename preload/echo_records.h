@@ -20,7 +20,7 @@
 #ifndef ECHO_RECORDS_H
 #define ECHO_RECORDS_H
 
-#include <mpi.h>
+#include "compat/echo_mpi.h"
 #include <stdint.h>
 #include <time.h>
 #if defined(__x86_64__)

@@ -23,7 +23,6 @@
 #include "echo.h"
 #include "echo_reinit.h"
 
-#include <mpi-ext.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -21,9 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert(sizeof(MPI_Request) == sizeof(void *),
-               "echo keeps its request state behind the MPI_Request handle (true of Open MPI)");
-
 enum { REQ_SEND, REQ_RECV, REQ_COLL };
 #define REQ_MAGIC 0x6563686fu
 
@@ -47,14 +44,12 @@ typedef struct echo_req {
  * requests are real MPI requests each copy completes itself; all others are
  * echo requests. */
 static int is_echo(MPI_Request h) {
-    echo_req_t *r;
-    memcpy(&r, &h, sizeof r);
-    return h != MPI_REQUEST_NULL && r->magic == REQ_MAGIC;
+    echo_req_t *r = echo_handle_state(h);
+    return r && r->magic == REQ_MAGIC;
 }
 
 static echo_req_t *req_of(MPI_Request h) {
-    echo_req_t *r;
-    memcpy(&r, &h, sizeof r);
+    echo_req_t *r = echo_handle_state(h);
     if (!is_echo(h)) echo_fatal("echo took a process-local request for a replicated one (an echo bug)");
     return r;
 }
@@ -64,12 +59,6 @@ static int none_echo(int n, const MPI_Request *reqs) {
     for (int i = 0; i < n; i++)
         if (is_echo(reqs[i])) return 0;
     return 1;
-}
-
-static MPI_Request handle_of(echo_req_t *r) {
-    MPI_Request h;
-    memcpy(&h, &r, sizeof h);
-    return h;
 }
 
 static MPI_Request new_req(int kind, int persistent, MPI_Request real, void *buf, int count, MPI_Datatype dt) {
@@ -82,7 +71,7 @@ static MPI_Request new_req(int kind, int persistent, MPI_Request real, void *buf
     r->buf = buf;
     r->count = count;
     r->dt = dt;
-    return handle_of(r);
+    return echo_handle_new(r);
 }
 
 static int is_null(MPI_Request h) { return h == MPI_REQUEST_NULL; }
@@ -132,6 +121,7 @@ static int finish(MPI_Request *h, MPI_Status *status, int rc) {
     } else {
         if (r->owns_dt) PMPI_Type_free(&r->dt);
         r->magic = 0;
+        echo_handle_free(*h);
         free(r);
         *h = MPI_REQUEST_NULL;
     }
@@ -239,6 +229,7 @@ int echo_MPI_Request_free(MPI_Request *request) {
     int rc = echo_is_rep() && r->real != MPI_REQUEST_NULL ? PMPI_Request_free(&r->real) : MPI_SUCCESS;
     if (r->owns_dt) PMPI_Type_free(&r->dt);
     r->magic = 0;
+    echo_handle_free(*request);
     free(r);
     *request = MPI_REQUEST_NULL;
     return rc;

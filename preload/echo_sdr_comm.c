@@ -12,7 +12,6 @@
  * calls answer as natively. */
 #include "echo_sdr.h"
 
-#include <mpi-ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -4,7 +4,6 @@
 #include "echo_sdr.h"
 
 #include <fcntl.h>
-#include <mpi-ext.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>

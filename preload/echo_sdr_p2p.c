@@ -31,22 +31,13 @@ typedef struct sdr_req {
 } sdr_req_t;
 
 int sdr_is_request(MPI_Request h) {
-    sdr_req_t *r;
-    memcpy(&r, &h, sizeof r);
-    return h != MPI_REQUEST_NULL && r->magic == SDR_REQ_MAGIC;
+    sdr_req_t *r = echo_handle_state(h);
+    return r && r->magic == SDR_REQ_MAGIC;
 }
 
-static sdr_req_t *req_of(MPI_Request h) {
-    sdr_req_t *r;
-    memcpy(&r, &h, sizeof r);
-    return r;
-}
+static sdr_req_t *req_of(MPI_Request h) { return echo_handle_state(h); }
 
-static MPI_Request handle_of(sdr_req_t *r) {
-    MPI_Request h;
-    memcpy(&h, &r, sizeof h);
-    return h;
-}
+static MPI_Request handle_of(sdr_req_t *r) { return echo_handle_new(r); }
 
 static void empty_status(MPI_Status *st, int source) {
     if (st == MPI_STATUS_IGNORE) return;
@@ -151,6 +142,7 @@ static int req_retire(MPI_Request *h, MPI_Status *st) {
     r->send = NULL, r->recv = NULL;
     r->active = 0;
     if (!r->persistent) {
+        echo_handle_free(*h);
         free(r);
         *h = MPI_REQUEST_NULL;
     }
@@ -331,6 +323,7 @@ int echo_sdr_MPI_Request_free(MPI_Request *request) {
         req_retire(request, MPI_STATUS_IGNORE);
     }
     if (r->sched) sdr_sched_free(r->sched);
+    echo_handle_free(*request);
     free(r);
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;

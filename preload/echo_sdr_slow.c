@@ -32,7 +32,6 @@
 #include "echo_records.h"
 
 #include <fcntl.h>
-#include <mpi-ext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -20,6 +20,7 @@
 static int echo_owns_world; /* echo called MPI_Init itself, for a sessions-only program */
 static int open_sessions;
 
+#if ECHO_DECLARES(MPI_Session_init) /* an MPI without sessions (MPI-3: Open MPI 4.1) has none of this */
 int echo_always_MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) {
     int initialized = 0;
     PMPI_Initialized(&initialized);
@@ -47,6 +48,8 @@ int echo_always_MPI_Session_finalize(MPI_Session *session) {
 
 /* MPI_Init after a session made echo initialize the world model: the program
  * takes it over */
+#endif
+
 int echo_world_owned_by_echo(void) {
     if (!echo_owns_world) return 0;
     echo_owns_world = 0;
@@ -59,6 +62,7 @@ int echo_always_MPI_Initialized(int *flag) {
     return rc;
 }
 
+#if ECHO_DECLARES(MPI_Session_init)
 static int is_world(const char *pset_name) { return strcmp(pset_name, "mpi://WORLD") == 0; }
 
 /* Any other process set (Open MPI's mpix://SHARED...) as the application sees
@@ -113,3 +117,4 @@ int echo_MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, M
     }
     return rc;
 }
+#endif

@@ -6,7 +6,7 @@
  * In Reinit mode (one process per rank) they act on the real communicator. */
 #include "echo_sdr.h"
 
-#include <mpi-ext.h>
+#if ECHO_HAS_ULFM /* elsewhere the application's MPIX_ calls (MPICH's partial ULFM) go to its MPI as they are */
 
 static MPI_Comm real_of(MPI_Comm comm, const char *fn) {
     if (echo.active && echo.sdr && !echo_depth && sdr_comm_of(comm)) echo_unsupported(fn); /* SDR handles failures */
@@ -17,32 +17,34 @@ static MPI_Comm real_of(MPI_Comm comm, const char *fn) {
     return c->real;
 }
 
-int MPIX_Comm_revoke(MPI_Comm comm) { return PMPIX_Comm_revoke(real_of(comm, "MPIX_Comm_revoke")); }
+ECHO_PUBLIC int MPIX_Comm_revoke(MPI_Comm comm) { return PMPIX_Comm_revoke(real_of(comm, "MPIX_Comm_revoke")); }
 
-int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag) {
+ECHO_PUBLIC int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag) {
     return PMPIX_Comm_is_revoked(real_of(comm, "MPIX_Comm_is_revoked"), flag);
 }
 
-int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) {
+ECHO_PUBLIC int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) {
     return PMPIX_Comm_shrink(real_of(comm, "MPIX_Comm_shrink"), newcomm);
 }
 
-int MPIX_Comm_failure_ack(MPI_Comm comm) { return PMPIX_Comm_failure_ack(real_of(comm, "MPIX_Comm_failure_ack")); }
+ECHO_PUBLIC int MPIX_Comm_failure_ack(MPI_Comm comm) { return PMPIX_Comm_failure_ack(real_of(comm, "MPIX_Comm_failure_ack")); }
 
-int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp) {
+ECHO_PUBLIC int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp) {
     return PMPIX_Comm_failure_get_acked(real_of(comm, "MPIX_Comm_failure_get_acked"), failedgrp);
 }
 
-int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgroup) {
+ECHO_PUBLIC int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgroup) {
     return PMPIX_Comm_get_failed(real_of(comm, "MPIX_Comm_get_failed"), failedgroup);
 }
 
-int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked) {
+ECHO_PUBLIC int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked) {
     return PMPIX_Comm_ack_failed(real_of(comm, "MPIX_Comm_ack_failed"), num_to_ack, num_acked);
 }
 
-int MPIX_Comm_agree(MPI_Comm comm, int *flag) { return PMPIX_Comm_agree(real_of(comm, "MPIX_Comm_agree"), flag); }
+ECHO_PUBLIC int MPIX_Comm_agree(MPI_Comm comm, int *flag) { return PMPIX_Comm_agree(real_of(comm, "MPIX_Comm_agree"), flag); }
 
-int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) {
+ECHO_PUBLIC int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) {
     return PMPIX_Comm_iagree(real_of(comm, "MPIX_Comm_iagree"), flag, request);
 }
+
+#endif

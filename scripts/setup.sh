@@ -17,13 +17,7 @@ case "${1:-}" in
 esac
 APT_PACKAGES="gcc g++ make binutils python3-venv postgresql libpapi-dev papi-tools chromium chromium-driver
     slurm-wlm munge libpmix-dev iproute2 util-linux"
-if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-    missing=$(for p in $APT_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
-    if [ -n "$missing" ]; then
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
-    fi
-fi
+bash scripts/apt-install.sh $APT_PACKAGES
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q "${editable[@]}" '.[test]'   # echo built from this checkout (always again), the tests' tools

@@ -86,25 +86,43 @@ def mpi():
 @pytest.fixture(scope="session")
 def programs(mpi, tmp_path_factory) -> dict[str, list[str]]:
     """Command line of every test program, by name (C and C++ compiled once)."""
-    out = tmp_path_factory.mktemp("bin")
+    return compile_programs(mpi, tmp_path_factory.mktemp("bin"), sys.executable)
+
+
+def compile_programs(mpi, out: Path, python: str | None, names: list[str] | None = None) -> dict[str, list[str]]:
+    """Command line of the test programs (all, or `names`) compiled with this MPI's wrappers into `out`; the
+    Python ones run with `python` (one whose mpi4py is built against this MPI; None: left out)."""
     cmds: dict[str, list[str]] = {}
     for src in sorted(PROGRAMS.iterdir()):
-        if src.suffix in (".c", ".cpp"):
-            compiler = mpi.mpicc if src.suffix == ".c" else str(Path(mpi.mpicc).parent / "mpicxx")
+        if names is not None and src.stem not in names:
+            continue
+        if src.suffix in (".c", ".cpp", ".f90"):
+            compiler = sibling(mpi.mpicc, {".c": "mpicc", ".cpp": "mpicxx", ".f90": "mpifort"}[src.suffix])
+            if compiler is None:  # an MPI without Fortran (PyPI's Open MPI): its Fortran programs are left out
+                continue
             exe = out / src.stem
             # -I PRELOAD_DIR: what `mpiecho --cflags` gives (echo_reinit.h)
             subprocess.run([compiler, "-O1", "-g", f"-I{PROGRAMS}", f"-I{PRELOAD_DIR}", "-o", str(exe), str(src)],
                            check=True)
             cmds[src.stem] = [str(exe)]
-        elif src.suffix == ".py":
-            cmds[src.stem] = [sys.executable, str(src)]
+        elif src.suffix == ".py" and python:
+            cmds[src.stem] = [python, str(src)]
     return cmds
 
 
+def sibling(mpicc: str, wrapper: str) -> str | None:
+    """The compiler wrapper `wrapper` of the same MPI as `mpicc` (mpicc.mpich -> mpicxx.mpich), if it has one."""
+    path = Path(mpicc)
+    candidate = path.with_name(path.name.replace("mpicc", wrapper, 1))
+    return str(candidate) if candidate.is_file() else None
+
+
 def mpirun_native(mpi, n: int, cmd: list[str], timeout: float = 120) -> Result:
-    argv = [mpi.mpirun, "-n", str(n), "--oversubscribe"]
-    if os.geteuid() == 0:
-        argv.append("--allow-run-as-root")
+    argv = [mpi.mpirun, "-n", str(n)]
+    if mpi.flavor == "openmpi":  # MPICH's hydra runs any number of processes per host, and as root
+        argv.append("--oversubscribe")
+        if os.geteuid() == 0:
+            argv.append("--allow-run-as-root")
     for _ in range(LAUNCH_TRIES):  # as echorun does: mpirun's launcher may fail to start before anything ran
         p = run_group(argv + cmd, timeout)
         if LAUNCHER_FAILED_TO_START.decode() not in p.stderr:

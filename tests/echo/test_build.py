@@ -27,7 +27,8 @@ def test_every_mpi_function_is_wrapped(tmp_path, monkeypatch):
     wrappers = (lib.parent / "wrappers.c").read_text()
     symbols = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True, text=True, check=True)
     defined = {line.split()[-1] for line in symbols.stdout.splitlines() if " T MPI_" in line}
-    wrapped = set(re.findall(r"^\w+ (MPI_\w+)\(", wrappers, re.M))
+    # Fortran's entry points (void, or MPI_WTIME in capitals) are not C functions
+    wrapped = {n for n in re.findall(r"^ECHO_PUBLIC (?!void )\w+ (MPI_\w+)\(", wrappers, re.M) if n != n.upper()}
     header = subprocess.run([detect_mpi().mpicc, "-E", "-P", "-x", "c", "-"], input="#include <mpi.h>\n",
                             capture_output=True, text=True, check=True).stdout
     declared = set(re.findall(r"\b(MPI_\w+)\s*\([^;{]*\)\s*(?:__attribute__\(\([^;]*?\)\)\s*)*;", header))
@@ -59,3 +60,23 @@ def test_broken_mpicc_is_a_clear_error(tmp_path, monkeypatch):
 def test_identity_follows_the_mpi(tmp_path):
     real = detect_mpi()
     assert real.flavor == "openmpi" and os.path.basename(real.mpirun) in ("mpirun", "mpiexec")
+
+
+def test_mpirun_of_the_mpicc_s_own_mpi(tmp_path):
+    """Debian's alternatives: /usr/bin/mpicc -> /etc/alternatives/mpi -> mpicc.mpich goes with mpirun.mpich,
+    whatever the plain mpirun points to; an mpicc with no suffix takes the mpirun beside it."""
+    from echo.build import find_mpirun
+
+    bindir, alternatives = tmp_path / "bin", tmp_path / "alternatives"
+    bindir.mkdir()
+    alternatives.mkdir()
+    for name in ("mpicc.mpich", "mpirun.mpich", "mpicc.openmpi", "mpirun.openmpi"):
+        (bindir / name).write_text("#!/bin/sh\n")
+    (alternatives / "mpi").symlink_to(bindir / "mpicc.mpich")
+    (alternatives / "mpirun").symlink_to(bindir / "mpirun.openmpi")
+    (bindir / "mpicc").symlink_to(alternatives / "mpi")
+    (bindir / "mpirun").symlink_to(alternatives / "mpirun")
+    assert find_mpirun(str(bindir / "mpicc")) == str(bindir / "mpirun.mpich")
+    assert find_mpirun(str(bindir / "mpicc.openmpi")) == str(bindir / "mpirun.openmpi")
+    (bindir / "mpicc_abi").write_text("#!/bin/sh\n")
+    assert find_mpirun(str(bindir / "mpicc_abi")) == str(bindir / "mpirun")

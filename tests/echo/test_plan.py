@@ -8,9 +8,10 @@ MACHINE = Machine(mpirun="/x/mpirun", flavor="openmpi", cores=2, is_root=True, l
 
 
 def plan(**kw):
+    machine = kw.pop("machine", MACHINE)
     opts = dict(program=("./app", "a1"), nranks=4, run_id="r1", run_dir="/runs/r1")
     opts.update(kw)
-    return make_plan(Options(**opts), kw.pop("machine", MACHINE))
+    return make_plan(Options(**opts), machine)
 
 
 def test_layout_puts_representatives_first():
@@ -88,3 +89,17 @@ def test_papi_sets_give_roles_and_plan_lines():
 def test_more_papi_sets_than_copies():
     with pytest.raises(ValueError, match="3 counter sets need 3 copies"):
         plan(clones="2", papi_sets=(("a",), ("b",), ("c",)))
+
+
+@pytest.mark.parametrize("mode", [{"mode": "sdr", "replicas": 2}, {"mode": "reinit"}])
+def test_fault_tolerant_modes_need_ulfm(mode):
+    """On an MPI without ULFM, SDR and Reinit stop at planning, naming what they need and the MPI there is."""
+    mpich = Machine("/usr/bin/mpirun.mpich", "mpich", cores=2, is_root=False, library="/l.so",
+                    mpi="MPICH 4.0.2 (/usr/bin/mpicc.mpich)", ulfm=False)
+    with pytest.raises(ValueError, match=r"needs an MPI with ULFM \(Open MPI >= 5 with ULFM.*MPICH 4\.0\.2"):
+        plan(machine=mpich, **mode)
+
+
+def test_summary_names_the_mpi():
+    m = Machine("/x/mpirun", "openmpi", cores=2, is_root=True, library="/l.so", mpi="Open MPI 5.0.11 (/v/mpicc)")
+    assert "mpi: Open MPI 5.0.11 (/v/mpicc)" in plan(machine=m, clones="2").summary()

@@ -3,6 +3,7 @@
 #include "battery.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 

@@ -1,0 +1,230 @@
+"""Every MPI a cluster runs: the battery on each MPI installed besides the primary one (PyPI's Open MPI 5, which
+the rest of the suite tests), natively and under `--clones 2 --sdc detect`: the output of every rank's
+representative and copy must be what the native run printed, and the copies must agree (SDC clean).
+
+scripts/mpis.sh installs the MPIs (Debian's Open MPI 4.1 and MPICH 4.0 from apt; PyPI's MPICH 5 and Intel MPI
+in virtual environments under .mpis/, each with mpi4py built against it). An MPI that is not installed is
+skipped, saying so. A fixed subset of programs keeps this module within a few minutes (CI's portability job)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from echo.build import MPI, BuildError, detect_mpi
+from tests.conftest import compile_programs, copy_output, echorun, lines_by_rank, run_group
+
+ROOT = Path(__file__).resolve().parents[2]
+MPIS_DIR = ROOT / ".mpis"  # scripts/mpis.sh
+
+
+@dataclass(frozen=True)
+class Target:
+    mpicc: Path
+    python: Path  # a Python whose mpi4py is built against this MPI (absent: the Python programs are left out)
+    installed_by: str
+
+
+TARGETS = {
+    "openmpi4-debian": Target(Path("/usr/bin/mpicc.openmpi"), MPIS_DIR / "openmpi-debian" / "bin" / "python",
+                              "apt-get install libopenmpi-dev openmpi-bin (scripts/mpis.sh)"),
+    "mpich4-debian": Target(Path("/usr/bin/mpicc.mpich"), MPIS_DIR / "mpich-debian" / "bin" / "python",
+                            "apt-get install libmpich-dev mpich (scripts/mpis.sh)"),
+    "mpich5-pypi": Target(MPIS_DIR / "mpich-pypi" / "bin" / "mpicc", MPIS_DIR / "mpich-pypi" / "bin" / "python",
+                          "pip install mpich in .mpis/mpich-pypi (scripts/mpis.sh)"),
+    "mpich5-abi": Target(MPIS_DIR / "mpich-pypi" / "bin" / "mpicc_abi", MPIS_DIR / "none",
+                         "pip install mpich in .mpis/mpich-pypi (scripts/mpis.sh): the MPI 5 standard ABI build"),
+    "impi-pypi": Target(MPIS_DIR / "impi-pypi" / "bin" / "mpicc", MPIS_DIR / "impi-pypi" / "bin" / "python",
+                        "pip install impi-devel impi-rt in .mpis/impi-pypi (scripts/mpis.sh)"),
+}
+C_PROGRAMS = ["p2p", "coll", "comms", "comm_ctors", "anysource", "nonblocking", "intercomm", "attrs", "pcoll",
+              "topo", "rma", "p2pmore", "io", "sdc_loop", "cxx_ring"]
+# CI's portability job takes this fixed subset (about a minute and a half per MPI here); ECHO_PORTABILITY_FULL=1
+# runs every program above
+if not os.environ.get("ECHO_PORTABILITY_FULL"):
+    C_PROGRAMS = ["p2p", "coll", "comms", "anysource", "nonblocking", "attrs", "topo", "io", "sdc_loop", "cxx_ring"]
+# Fortran: on an MPICH the Fortran layer calls the C MPI_* symbols, which echo wraps; Open MPI's calls PMPI_*
+# (echo's own Fortran entry points are not finished: docs/mpis.md)
+F_PROGRAMS = ["f_usempi"]
+PY_PROGRAMS = ["py_p2p", "py_coll"]
+# programs whose copies differ by nature, on every MPI (the primary's tests/preload/test_sdc.py leaves them out
+# too): they run with clones only.  rma exchanges the addresses of dynamic windows, io a process id.
+SDC_DIFFERS = {"rma", "io"}
+# What an MPI itself gets wrong or leaves open, natively: (MPI, program) -> (lines not compared, why)
+MPI_QUIRKS = {
+    ("mpich5-abi", "p2pmore"): ("isendrecv", "the same MPICH 5.0.2 underneath"),
+    ("impi-pypi", "p2pmore"): ("isendrecv", "Intel MPI 2021.18 leaves the status of MPI_Isendrecv unset"),
+    ("mpich5-pypi", "p2pmore"): ("isendrecv", "MPICH 5.0.2 leaves the status of MPI_Isendrecv and "
+                                 "MPI_Isendrecv_replace unset: natively tag 14 count 1 for tag 21 count 3"),
+}
+# What echo does not do yet on an MPI: (MPI, program) -> why.  Expected to fail (strictly: a fix shows).
+ECHO_GAPS = {
+    ("mpich5-pypi", "attrs"): "on MPICH 5 a copy does not run the user error handler its communicator inherited "
+                              "through MPI_Comm_dup (the representative does)",
+    ("mpich5-pypi", "p2pmore"): "MPICH 5.0.2 leaves the status of MPI_Isendrecv unset, and echo forwards to copies "
+                                "what the status says was received: a copy gets part of a large message",
+    ("mpich5-pypi", "io"): "on MPICH 5 a copy's file error handler is not called as its representative's "
+                           "(errors of MPI_File_read, MPI_File_call_errhandler)",
+    ("mpich5-pypi", "py_p2p"): "mpi4py built against MPICH 5 sends with MPI-4's large-count calls (MPI_Isend_c...), "
+                               "which echo has no semantics for yet",
+    ("mpich5-pypi", "py_coll"): "mpi4py built against MPICH 5 uses MPI-4's large-count calls (MPI_*_c), which echo "
+                                "has no semantics for yet",
+}
+for other in ("mpich5-abi", "impi-pypi", "mpich4-debian"):  # MPICH >= 4 declares the large-count calls
+    ECHO_GAPS[other, "py_p2p"] = ECHO_GAPS["mpich5-pypi", "py_p2p"]
+    ECHO_GAPS[other, "py_coll"] = ECHO_GAPS["mpich5-pypi", "py_coll"]
+ECHO_GAPS["mpich5-abi", "attrs"] = ECHO_GAPS["mpich5-pypi", "attrs"]
+ECHO_GAPS["mpich5-abi", "p2pmore"] = ECHO_GAPS["mpich5-pypi", "p2pmore"]
+ECHO_GAPS["impi-pypi", "p2pmore"] = ECHO_GAPS["mpich5-pypi", "p2pmore"].replace("MPICH 5.0.2", "Intel MPI 2021.18")
+# Programs the MPI itself fails natively: (MPI, program) -> why.  Checked to fail still, then skipped.
+NATIVE_FAILS = {
+    ("mpich5-pypi", "pcoll"): "MPICH 5.0.2 aborts in MPI_Testall on started persistent collectives "
+                              "(MPI_Reduce_init, MPI_Gather_init, MPI_Reduce_scatter_block_init), natively",
+    ("mpich5-abi", "pcoll"): "MPICH 5.0.2 (its standard-ABI build too) aborts in MPI_Testall on started "
+                             "persistent collectives, natively",
+    ("impi-pypi", "pcoll"): "Intel MPI 2021.18 aborts in MPI_Testall on started persistent collectives "
+                            "(Invalid MPI_Request), natively",
+    ("mpich4-debian", "pcoll"): "MPICH 4.0.2 aborts in MPI_Testall on started persistent collectives, natively",
+    ("mpich4-debian", "p2pmore"): "MPICH 4.0.2 aborts in MPI_Parrived (partitioned receive), natively",
+}
+
+
+def has_mpi4py(python: Path) -> bool:
+    return python.is_file() and subprocess.run([str(python), "-c", "import mpi4py.MPI, numpy"],
+                                               capture_output=True).returncode == 0
+
+
+@dataclass(frozen=True)
+class Built:
+    id: str
+    mpi: MPI
+    programs: dict[str, list[str]]
+
+
+@pytest.fixture(scope="module", params=list(TARGETS))
+def target(request, tmp_path_factory) -> Built:
+    """One MPI and the programs built with it: skipped when it is not installed."""
+    t = TARGETS[request.param]
+    if not t.mpicc.is_file():
+        pytest.skip(f"{request.param} is not installed ({t.mpicc} missing): {t.installed_by}")
+    try:
+        mpi = detect_mpi(str(t.mpicc))
+    except BuildError as e:
+        pytest.fail(f"{request.param}: {e}")
+    python = str(t.python) if has_mpi4py(t.python) else None
+    out, programs = tmp_path_factory.mktemp(request.param), {}
+    for name in C_PROGRAMS + F_PROGRAMS + PY_PROGRAMS:
+        try:
+            programs.update(compile_programs(mpi, out, python, [name]))
+        except subprocess.CalledProcessError:  # MPI-4 programs on an MPI-3 library
+            pass
+    return Built(request.param, mpi, programs)
+
+
+def root_options(mpi) -> list[str]:
+    """What Open MPI's mpirun needs on this machine (MPICH's hydra runs any number of processes, and as root)."""
+    if mpi.flavor != "openmpi":
+        return []
+    return ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+
+
+def pinned(mpi) -> dict[str, str]:
+    return {"ECHO_MPICC": mpi.mpicc}
+
+
+def per_rank_files(mpi, outdir: Path) -> list[str]:
+    """mpirun options that write each process's standard output to a file of its own: the mpiruns of MPICH,
+    Intel MPI and Open MPI 4 relay output in chunks that may split lines, so lines of two ranks can mix on
+    their standard output (natively as under echo)."""
+    if mpi.flavor == "mpich":
+        return ["-outfile-pattern", f"{outdir}/out.%r"]
+    return ["--output-filename", str(outdir)]
+
+
+def rank_lines(mpi, outdir: Path, n: int) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for rank in range(n):
+        path = outdir / f"out.{rank}" if mpi.flavor == "mpich" else outdir / "1" / f"rank.{rank}" / "stdout"
+        out.update(lines_by_rank(path.read_text()))
+    return out
+
+
+@pytest.mark.parametrize("name", C_PROGRAMS + F_PROGRAMS + PY_PROGRAMS)
+def test_battery_identical_to_native_with_clones_and_sdc(target, tmp_path, name, request):
+    mpi, programs = target.mpi, target.programs
+    if (target.id, name) in ECHO_GAPS:
+        request.applymarker(pytest.mark.xfail(reason=ECHO_GAPS[target.id, name], strict=True))
+    if name in F_PROGRAMS and mpi.flavor == "openmpi" and name in programs:
+        pytest.skip(f"{mpi.name}'s Fortran bindings call PMPI_* directly: echo does not see them yet")
+    if name not in programs:
+        pytest.skip(f"no mpi4py built against {mpi.name} (scripts/mpis.sh builds it)" if name in PY_PROGRAMS else
+                    f"{name} does not compile against {mpi.name} (no Fortran compiler wrapper, or it calls what its "
+                    "mpi.h lacks: MPI-4)")
+    files = per_rank_files(mpi, tmp_path / "native")
+    (tmp_path / "native").mkdir()
+    native = run_group([mpi.mpirun, *files, "-n", "2", *root_options(mpi), *programs[name]], 120)
+    if (target.id, name) in NATIVE_FAILS:
+        assert native.returncode != 0, f"{name} now runs natively on {mpi.name}: compare it (NATIVE_FAILS)"
+        pytest.skip(NATIVE_FAILS[target.id, name])
+    assert native.returncode == 0, native.stderr
+    expected = rank_lines(mpi, tmp_path / "native", 2)
+    files = per_rank_files(mpi, tmp_path / "reps")
+    (tmp_path / "reps").mkdir()
+    sdc = [] if name in SDC_DIFFERS else ["--sdc", "detect"]
+    r = echorun(["--no-store", f"--mpirun-args={' '.join(files)}", "-n", "2", "--clones", "2", *sdc,
+                 *programs[name]], tmp_path / "run", env=pinned(mpi))
+    assert r.returncode == 0, r.stderr
+    assert f"mpi: {mpi.name} ({mpi.mpicc})" in r.stderr, "the plan names the MPI the job runs with"
+    reps = rank_lines(mpi, tmp_path / "reps", 2)  # real ranks 0 and 1 are the representatives
+    # arrival order ("order:") is compared between copies only, as is what the MPI leaves unset or open
+    open_lines = ["order:"] + ([MPI_QUIRKS[target.id, name][0]] if (target.id, name) in MPI_QUIRKS else [])
+    for rank in range(2):
+        ordered = [line for line in expected[rank] if not any(o in line for o in open_lines)]
+        assert [line for line in reps[rank] if not any(o in line for o in open_lines)] == ordered
+        assert lines_by_rank(copy_output(r.run_dir, rank, 1)) == {rank: reps[rank]}
+    if sdc:
+        assert "SDC (detect): clean; exit status 0" in r.stderr
+
+
+def test_fault_tolerant_modes_need_ulfm(target, tmp_path):
+    """SDR and Reinit stop before the job starts on an MPI without ULFM, naming what they need."""
+    mpi, programs = target.mpi, target.programs
+    if mpi.ulfm:
+        pytest.skip(f"{mpi.name} has ULFM")
+    for mode in (["--mode", "sdr", "--replicas", "2"], ["--mode", "reinit"]):
+        r = echorun(["--no-store", "-n", "2", *mode, *programs["p2p"]], tmp_path / "run", env=pinned(mpi))
+        assert r.returncode == 2, r.stderr
+        assert "needs an MPI with ULFM (Open MPI >= 5 with ULFM" in r.stderr and mpi.name in r.stderr
+        assert "Traceback" not in r.stderr and not (tmp_path / "run").exists()
+
+
+def test_mpirun_of_the_same_mpi(target):
+    """Debian's alternatives: mpicc.mpich goes with mpirun.mpich whatever /usr/bin/mpirun is."""
+    mpi = target.mpi
+    out = subprocess.run([mpi.mpirun, "--version"], capture_output=True, text=True).stdout
+    assert ("Open MPI" in out or "OpenRTE" in out) == (mpi.flavor == "openmpi"), out
+    if mpi.mpicc.startswith("/usr/bin/mpicc."):
+        assert mpi.mpirun.endswith("." + mpi.mpicc.rsplit(".", 1)[1]), mpi.mpirun
+
+
+def test_fortran_calls_are_intercepted_on_mpich(target, tmp_path):
+    """On an MPICH, a Fortran program's calls reach echo's C wrappers: `mpiecho report` shows them."""
+    mpi, programs = target.mpi, target.programs
+    if mpi.flavor != "mpich" or "f_usempi" not in programs:
+        pytest.skip(f"{mpi.name}: " + ("not an MPICH" if mpi.flavor != "mpich" else "no Fortran compiler wrapper"))
+    db = f"sqlite:///{tmp_path}/echo.db"
+    r = echorun(["--db", db, "-n", "2", "--clones", "2", *programs["f_usempi"]], tmp_path / "run", env=pinned(mpi))
+    assert r.returncode == 0, r.stderr
+    run_id = json.loads((tmp_path / "run" / "run.json").read_text())["run_id"]
+    from sqlalchemy import create_engine
+
+    from echo.report import report
+
+    text = report(create_engine(db), run_id, top=50)  # what `mpiecho report` prints, every function listed
+    for call in ("MPI_Waitany", "MPI_Testsome", "MPI_Allreduce", "MPI_Comm_split", "MPI_Sendrecv", "MPI_Gather"):
+        assert call in text, f"{call} is not in the report:\n{text}"
