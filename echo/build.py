@@ -178,7 +178,7 @@ def source_hash() -> str:
     sources = sorted(PRELOAD_DIR.glob("*")) + sorted(COMPAT_DIR.glob("*"))
     for path in sources + sorted(COLLECTORS_DIR.glob("*/echo_*.c")):
         if path.suffix in (".c", ".h", ".py"):
-            h.update(path.relative_to(PRELOAD_DIR.parent).as_posix().encode() + b"\0" + path.read_bytes())
+            h.update(f"{path.parent.name}/{path.name}".encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 
 
