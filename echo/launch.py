@@ -126,6 +126,7 @@ def run(opts: Options) -> int:
     load.stop()
     meta.update(duration=time.monotonic() - start, exit_status=stopper.status if stopper.signal else rc)
     wait_final(Path(opts.run_dir), plan.nprocs)  # every verdict below reads how each process ended
+    remove_channels(opts.run_id)
     if not stopper.signal and not any((Path(opts.run_dir) / "records").glob("*.rec")):
         # no process reached MPI_Init, where echo starts recording: nothing to judge or to store
         for line in (describe_failures(plan, Path(opts.run_dir)) if rc else []) + never_started(rc, opts.run_dir):
@@ -270,6 +271,13 @@ def sdc_verdict(opts: Options, rc: int, lost: list[tuple[int, int]]) -> int:
         sdc.write_junit(Path(opts.junit), Path(opts.program[0]).name, opts.nranks, rc, events)
         say(f"JUnit report: {opts.junit}")
     return status
+
+
+def remove_channels(run_id: str) -> None:
+    """The copies' shared-memory channels on this host (preload/echo_channel.c) that a job whose processes died
+    before all of them started left behind: a finished job has removed its own."""
+    for path in Path("/dev/shm").glob(f"echo-{run_id}-r*"):
+        path.unlink(missing_ok=True)
 
 
 def store_run(run_dir: Path, url: str) -> None:

@@ -53,6 +53,7 @@ typedef struct {
     _Atomic uint32_t sleepers;
     _Atomic uint32_t freed;      /* futex of the representative when the ring is full: changes as copies read */
     _Atomic uint32_t rep_sleeps;
+    _Atomic uint32_t attached;   /* processes of the rank that mapped the channel */
     _Atomic uint64_t tail[];     /* bytes copy k has read: tail[k], k >= 1 */
 } header_t;
 
@@ -99,6 +100,9 @@ void echo_channel_setup(void) {
     hdr = p;
     ring = (unsigned char *)p + header_bytes;
     min_tail = 0;
+    /* the last of the rank's processes to map it removes the name (a copy slow to start, under Valgrind say, must
+     * not find the name gone and make a channel of its own); echorun removes what a job that died left */
+    if (atomic_fetch_add(&hdr->attached, 1) + 1 == (uint32_t)echo.ncopies) shm_unlink(shm_name);
 }
 
 static void put(int kind, int tag, int dest, size_t len, const void *buf, int count, MPI_Datatype dt, int contiguous);
@@ -111,7 +115,6 @@ void echo_channel_teardown(void) {
     if (!hdr) return;
     if (echo_is_rep()) {
         put(REC_DATA, TAG_END, -1, 0, NULL, 0, MPI_BYTE, 1);
-        shm_unlink(shm_name); /* mapped by every copy by now: the name is no longer needed */
     } else if (atomic_load(&hdr->tail[echo.copy]) != GONE) {
         for (record_t *r;; advance(r)) {
             r = next();
