@@ -26,6 +26,7 @@ static int send_to_copies(const void *buf, int count, MPI_Datatype dt, int tag) 
 
 static int recv_from_rep(void *buf, int count, MPI_Datatype dt) {
     MPI_Status st;
+    if (echo_clocks_parted) echo_clock_step_over();
     PMPI_Recv(buf, count, dt, 0, MPI_ANY_TAG, echo.clone_comm, &st);
     return st.MPI_TAG;
 }
@@ -105,6 +106,7 @@ static int forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *sta
         return rc;
     }
     MPI_Status st;
+    if (echo_clocks_parted) echo_clock_step_over();
     PMPI_Recv(packed, SMALL_PACKED, MPI_PACKED, 0, MPI_ANY_TAG, echo.clone_comm, &st);
     memcpy(status, packed, sizeof *status);
     memcpy(k, packed + sizeof *status, sizeof *k);

@@ -47,12 +47,14 @@ extern const char *const echo_function_names[];
 /* ---- plan and process lifecycle (echo_process.c) ---- */
 void echo_setup_after_init(void);  /* builds reps_world, clone_comm, world entry */
 void echo_teardown_before_finalize(void);
+void echo_mark_finalizing(void); /* in the real MPI_Finalize: the application's work is done */
 void echo_mark_finalized(void);
 void echo_mark_stopped(void); /* SDR stopped this excluded replica at the end (not a failure) */
 void echo_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void echo_unsupported(const char *fn) __attribute__((noreturn));
 double echo_epoch_now(void);        /* Unix time, in seconds */
 void echo_kill_at(double epoch);    /* the kill injectors: SIGKILL this process at that time */
+void echo_kill_now(const char *when); /* an injected kill: its event, then SIGKILL */
 const char *echo_plan_value(const char *key);  /* from the plan header, or NULL */
 /* 1 once if a session made echo initialize the world model (echo_session.c): MPI_Init then takes it over */
 int echo_world_owned_by_echo(void);
@@ -216,6 +218,12 @@ extern int echo_slow_on;
 void echo_slow_setup(void);
 void echo_slow_before(void);
 void echo_slow_after(void);
+
+/* ---- clocks: copies read their representative's (echo_clock.c) ---- */
+void echo_clock_setup(void);    /* after clone_comm exists */
+void echo_clock_teardown(void);
+extern int echo_clocks_parted;  /* a copy whose clock readings parted from its representative's */
+void echo_clock_step_over(void); /* its representative's readings, before a forward it receives */
 
 /* ---- events and metrics of this process (echo_events.c) ---- */
 void echo_event(const char *kind, const char *fn, uint64_t seq, int32_t comm, int32_t peer, uint64_t bytes, int copy,

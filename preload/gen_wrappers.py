@@ -54,9 +54,10 @@ LOCAL_WITH_HANDLES = {
     "MPI_File_set_errhandler", "MPI_File_get_errhandler", "MPI_File_call_errhandler",
 }
 
-# `int echo_MPI_X(` or `int echo_always_MPI_X(` defines semantics; so does a
-# line `ECHO_DEFINE_...(MPI_X, ...)`: a macro that expands to echo_MPI_X.
-HANDWRITTEN = re.compile(r"^(?:(?:int|MPI_Fint|MPI_Request)\s+echo_(always_)?|ECHO_DEFINE_\w+\()(MPI_\w+)\b", re.M)
+# `int echo_MPI_X(` or `int echo_always_MPI_X(` defines semantics (`double echo_MPI_Wtime(`: the clocks); so
+# does a line `ECHO_DEFINE_...(MPI_X, ...)`: a macro that expands to echo_MPI_X.
+HANDWRITTEN = re.compile(r"^(?:(?:int|double|MPI_Fint|MPI_Request)\s+echo_(always_)?|ECHO_DEFINE_\w+\()(MPI_\w+)\b",
+                         re.M)
 SDR_WRITTEN = re.compile(r"^(?:int\s+echo_sdr_|SDR_\w+\()(MPI_\w+)\b", re.M)
 # calls that start communication: every replica makes the same ones (unlike tests and probes, which a replica
 # that waits makes more of), so SDR's slow-replica rounds count these (preload/echo_sdr_slow.c)
