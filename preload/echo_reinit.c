@@ -119,6 +119,24 @@ static void *kill_later(void *arg) {
     return NULL;
 }
 
+/* kills planned in a repair (plan value "<rank> repair <n>"): the process holding the rank dies in the job's nth
+ * repair once the missing processes were started, a failure in the middle of a repair at a step a test can name */
+static void kill_in_repair(void) {
+    for (int k = 0;; k++) {
+        char key[32], path[1300];
+        snprintf(key, sizeof key, "reinit_kill_%d", k);
+        const char *v = echo_plan_value(key);
+        if (!v) break;
+        int rank, n;
+        if (sscanf(v, "%d repair %d", &rank, &n) != 2 || rank != echo.app_rank || n != repairs) continue;
+        snprintf(path, sizeof path, "%s/reinit-kills/%d", echo.run_dir, k);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0) continue; /* struck already */
+        close(fd);
+        echo_kill_now("in its planned repair");
+    }
+}
+
 static void arm_kills(void) {
     char path[1300];
     snprintf(path, sizeof path, "%s/reinit-kills", echo.run_dir);
@@ -255,14 +273,18 @@ static int start(attempt_t *a, const int *missing, int nmissing, char (*where)[6
     if (nmissing < 1) return 0;
     int ncmd;
     char **cmd = command_line(&ncmd);
-    char preload[4200], plan[1200], facts[512], coll[256] = "", *list = calloc((size_t)nmissing, 12);
-    if (getenv("OMPI_MCA_coll")) snprintf(coll, sizeof coll, "OMPI_MCA_coll=%s", getenv("OMPI_MCA_coll"));
-    snprintf(preload, sizeof preload, "LD_PRELOAD=%s", getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "");
-    snprintf(plan, sizeof plan, "ECHO_PLAN=%s", getenv("ECHO_PLAN") ? getenv("ECHO_PLAN") : "");
+    char *preload = NULL, *plan = NULL, *coll = NULL, *list = calloc((size_t)nmissing, 12);
+    const char *v;
+    if (asprintf(&preload, "LD_PRELOAD=%s", (v = getenv("LD_PRELOAD")) ? v : "") < 0 ||
+        asprintf(&plan, "ECHO_PLAN=%s", (v = getenv("ECHO_PLAN")) ? v : "") < 0 ||
+        asprintf(&coll, "OMPI_MCA_coll=%s", (v = getenv("OMPI_MCA_coll")) ? v : "") < 0)
+        echo_fatal("Reinit: out of memory starting the failed ranks again");
     for (int i = 0; i < nmissing; i++) sprintf(list + strlen(list), "%s%d", i ? "," : "", missing[i]);
     char host[256] = "";
     gethostname(host, sizeof host - 1);
-    snprintf(facts, sizeof facts, FACTS_ENV "=%.6f %d %.6f %d %s %s", job_start, repairs, t_failure_seen,
+    size_t facts_len = strlen(list) + 512;
+    char *facts = malloc(facts_len);
+    snprintf(facts, facts_len, FACTS_ENV "=%.6f %d %d %.6f %d %s %s", job_start, repairs, attempts, t_failure_seen,
              (int)getpid(), host, list);
     char **commands = calloc((size_t)nmissing, sizeof *commands), ***argvs = calloc((size_t)nmissing, sizeof *argvs);
     char (*ranks)[32] = calloc((size_t)nmissing, 32);
@@ -278,7 +300,7 @@ static int start(attempt_t *a, const int *missing, int nmissing, char (*where)[6
         args[k++] = ranks[i];
         args[k++] = facts;
         if (getenv("ECHO_REINIT_DEBUG")) args[k++] = "ECHO_REINIT_DEBUG=1";
-        if (coll[0]) args[k++] = coll; /* the job's choice of collectives (echorun leaves out coll/han) */
+        if (getenv("OMPI_MCA_coll")) args[k++] = coll; /* the job's collectives (echorun leaves out coll/han) */
         for (int j = 0; j < ncmd; j++) args[k++] = cmd[j];
         commands[i] = "/usr/bin/env";
         ones[i] = 1;
@@ -300,6 +322,10 @@ static int start(attempt_t *a, const int *missing, int nmissing, char (*where)[6
     free(ones);
     free(infos);
     free(list);
+    free(facts);
+    free(preload);
+    free(plan);
+    free(coll);
     free(cmd);
     if (!ok) return 0;
     echo_placement_share(a->spawned, 1, nmissing, echo.app_size);
@@ -365,12 +391,14 @@ static MPI_Comm rebuild(MPI_Comm cur) {
             /* every survivor makes the same choice (the root's counts; the others keep their tables up to date) */
             moved += echo_placement_choose(missing, nmissing, echo.app_size, where);
             for (int i = 0; i < nmissing; i++) was_restarted[missing[i]] = 1;
-            if (!settle(&a, me != 0 || start(&a, missing, nmissing, where), "MPI_Comm_spawn of the failed ranks") ||
-                !settle(&a, returns_errors(PMPI_Intercomm_create(a.shrunk, 0, me == 0 ? a.kids : MPI_COMM_NULL, 1,
-                                                                 TAG_JOIN, &a.inter), &a.inter),
-                        "MPI_Intercomm_create with the restarted ranks") ||
-                !settle(&a, returns_errors(PMPI_Intercomm_merge(a.inter, 0, &a.merged), &a.merged),
-                        "MPI_Intercomm_merge with the restarted ranks")) {
+            int ok = settle(&a, me != 0 || start(&a, missing, nmissing, where), "MPI_Comm_spawn of the failed ranks");
+            if (ok) kill_in_repair(); /* the test injector's moment: the repair is half done */
+            ok = ok && settle(&a, returns_errors(PMPI_Intercomm_create(a.shrunk, 0, me == 0 ? a.kids : MPI_COMM_NULL,
+                                                                       1, TAG_JOIN, &a.inter), &a.inter),
+                              "MPI_Intercomm_create with the restarted ranks");
+            ok = ok && settle(&a, returns_errors(PMPI_Intercomm_merge(a.inter, 0, &a.merged), &a.merged),
+                              "MPI_Intercomm_merge with the restarted ranks");
+            if (!ok) {
                 cur = a.shrunk;
                 continue;
             }
@@ -400,14 +428,18 @@ static MPI_Comm repair(MPI_Comm old) {
     return rebuild(old);
 }
 
-/* what the root told a restarted process in its environment: <job start> <repairs> <failure seen> <root's pid>
- * <root's host> <the ranks restarted with it> */
-typedef struct { double job_start, seen; int repairs, root_pid; char root_host[256], ranks[1024]; } facts_t;
+/* what the root told a restarted process in its environment: <job start> <repairs> <attempts> <failure seen>
+ * <root's pid> <root's host> <the ranks restarted with it> */
+typedef struct { double job_start, seen; int repairs, attempts, root_pid; char root_host[256]; const char *ranks; } facts_t;
 
 static int read_facts(facts_t *f) {
     const char *v = getenv(FACTS_ENV);
-    return v && sscanf(v, "%lf %d %lf %d %255s %1023s", &f->job_start, &f->repairs, &f->seen, &f->root_pid,
-                       f->root_host, f->ranks) == 6;
+    int at = 0;
+    if (!v || sscanf(v, "%lf %d %d %lf %d %255s %n", &f->job_start, &f->repairs, &f->attempts, &f->seen, &f->root_pid,
+                     f->root_host, &at) != 6 || !at)
+        return 0;
+    f->ranks = v + at; /* "r1,r2,...": as long as the job is large */
+    return 1;
 }
 
 /* a restarted process whose root died while it was being started waits in MPI_Init for ever (Open MPI's spawn is
@@ -447,8 +479,11 @@ static void join_survivors(void) {
     job_start = f.job_start;
     repairs = f.repairs;
     t_failure_seen = f.seen;
-    attempts = 1;
-    for (char *tok = strtok(f.ranks, ","); tok; tok = strtok(NULL, ",")) was_restarted[atoi(tok)] = 1;
+    attempts = f.attempts;
+    for (const char *p = f.ranks; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        int r = atoi(p);
+        if (r >= 0 && r < echo.app_size) was_restarted[r] = 1;
+    }
     /* its own files: events/<n>.jsonl beside the plan's processes, never over the failed one's */
     echo.real_rank = echo.real_size + (int)getpid();
     arm_kills(); /* a kill planned for its rank while the rank was being restarted strikes it now */
@@ -460,6 +495,7 @@ static void join_survivors(void) {
     echo_placement_share(a.spawned, 0, 0, echo.app_size);
     if (!returns_errors(PMPI_Intercomm_merge(a.spawned, 1, &a.kids), &a.kids)) give_up(&a, "joining its root");
     kid_settle(&a, 1, "MPI_Comm_spawn");
+    kill_in_repair();
     kid_settle(&a, returns_errors(PMPI_Intercomm_create(MPI_COMM_WORLD, 0, a.kids, 0, TAG_JOIN, &a.inter), &a.inter),
                "MPI_Intercomm_create");
     kid_settle(&a, returns_errors(PMPI_Intercomm_merge(a.inter, 1, &a.merged), &a.merged), "MPI_Intercomm_merge");
