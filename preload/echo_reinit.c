@@ -175,7 +175,7 @@ static void arm_kills(void) {
 
 #define MAX_ATTEMPTS 10       /* the repair starts again at most this often, then the job ends with a message */
 #define TAG_JOIN 7001
-#define JOIN_LIMIT_S 120.0    /* a restarted process that has not joined by then ends itself */
+#define JOIN_LIMIT_S 120.0    /* a restarted process that has not joined by then ends itself (said below) */
 #define RANK_ENV "ECHO_REINIT_RANK"
 #define FACTS_ENV "ECHO_REINIT_FACTS"
 
@@ -455,7 +455,13 @@ static void *watch_root(void *arg) {
         usleep(100000);
         int root_gone = strcmp(host, f.root_host) == 0 && kill(f.root_pid, 0) != 0 && errno == ESRCH;
         if (!joined && (root_gone || echo_epoch_now() - t0 > JOIN_LIMIT_S)) {
-            debug("restarted process ends itself: %s", root_gone ? "its root is gone" : "it never joined");
+            /* said: if no survivor is left, this is why the job ends */
+            if (root_gone)
+                fprintf(stderr, "echo: Reinit: a process restarted as rank %s ends: the survivor starting it failed "
+                        "(the others, if any are left, start it again)\n", getenv(RANK_ENV));
+            else
+                fprintf(stderr, "echo: Reinit: a process restarted as rank %s ends: it could not join the survivors "
+                        "in %.0f s\n", getenv(RANK_ENV), JOIN_LIMIT_S);
             kill(getpid(), SIGKILL);
         }
     }
