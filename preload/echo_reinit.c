@@ -176,6 +176,7 @@ static void arm_kills(void) {
 #define MAX_ATTEMPTS 10       /* the repair starts again at most this often, then the job ends with a message */
 #define TAG_JOIN 7001
 #define JOIN_LIMIT_S 120.0    /* a restarted process that has not joined by then ends itself (said below) */
+#define ROOT_LIMIT_S 60.0     /* a root whose new processes have not joined by then ends itself (said below) */
 #define RANK_ENV "ECHO_REINIT_RANK"
 #define FACTS_ENV "ECHO_REINIT_FACTS"
 
@@ -183,6 +184,7 @@ static MPI_Comm self_comm = MPI_COMM_NULL; /* the root spawns over it: errors re
 static volatile int joined;                /* a restarted process: it is part of the repaired world */
 static int *was_restarted;                 /* by application rank: restarted by this repair */
 static int attempts;                       /* of this repair */
+static volatile double root_deadline;      /* the root, while it starts processes: 0 when it is not */
 
 static void debug(const char *fmt, ...) {
     if (!getenv("ECHO_REINIT_DEBUG")) return;
@@ -221,6 +223,24 @@ static int returns_errors(int rc, MPI_Comm *c) {
     }
     PMPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN);
     return 1;
+}
+
+/* Open MPI reports no failure of a process it is starting: a root whose new process died before it connected
+ * waits for it for ever (in MPI_Intercomm_merge, or a send to it).  So a root that has not finished starting them by
+ * ROOT_LIMIT_S ends itself: that failure Open MPI reports, and the other survivors start again without it. */
+static void *watch_root_steps(void *arg) {
+    (void)arg;
+    for (;;) {
+        usleep(100000);
+        double limit = root_deadline;
+        if (limit > 0 && echo_epoch_now() > limit) {
+            fprintf(stderr, "echo: Reinit: rank %d ends itself: the processes it was starting did not join in %.0f s "
+                    "(Open MPI reports no failure of a process it is starting); the other survivors, if any are left, "
+                    "start them and this rank again\n", echo.app_rank, ROOT_LIMIT_S);
+            kill(getpid(), SIGKILL);
+        }
+    }
+    return NULL;
 }
 
 /* a survivor: did the step succeed everywhere?  (the root hears first from the processes it started: one that
@@ -391,6 +411,7 @@ static MPI_Comm rebuild(MPI_Comm cur) {
             /* every survivor makes the same choice (the root's counts; the others keep their tables up to date) */
             moved += echo_placement_choose(missing, nmissing, echo.app_size, where);
             for (int i = 0; i < nmissing; i++) was_restarted[missing[i]] = 1;
+            if (me == 0) root_deadline = echo_epoch_now() + ROOT_LIMIT_S;
             int ok = settle(&a, me != 0 || start(&a, missing, nmissing, where), "MPI_Comm_spawn of the failed ranks");
             if (ok) kill_in_repair(); /* the test injector's moment: the repair is half done */
             ok = ok && settle(&a, returns_errors(PMPI_Intercomm_create(a.shrunk, 0, me == 0 ? a.kids : MPI_COMM_NULL,
@@ -398,6 +419,7 @@ static MPI_Comm rebuild(MPI_Comm cur) {
                               "MPI_Intercomm_create with the restarted ranks");
             ok = ok && settle(&a, returns_errors(PMPI_Intercomm_merge(a.inter, 0, &a.merged), &a.merged),
                               "MPI_Intercomm_merge with the restarted ranks");
+            root_deadline = 0; /* the new processes are members of `merged`: their failures are reported */
             if (!ok) {
                 cur = a.shrunk;
                 continue;
@@ -601,6 +623,8 @@ void echo_reinit_setup(void) {
     was_restarted = calloc((size_t)echo.app_size, sizeof *was_restarted);
     PMPI_Comm_dup(MPI_COMM_SELF, &self_comm);
     PMPI_Comm_set_errhandler(self_comm, MPI_ERRORS_RETURN);
+    pthread_t th;
+    if (pthread_create(&th, NULL, watch_root_steps, NULL) == 0) pthread_detach(th);
     /* errors about a communicator MPI no longer knows are raised on MPI_COMM_WORLD: in a repair they are
      * failures like others, never the end of the process */
     PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
