@@ -185,6 +185,7 @@ static volatile int joined;                /* a restarted process: it is part of
 static int *was_restarted;                 /* by application rank: restarted by this repair */
 static int attempts;                       /* of this repair */
 static volatile double root_deadline;      /* the root, while it starts processes: 0 when it is not */
+static double t_shrunk, t_spawned;         /* of the attempt that repaired the world, for its event */
 
 static void debug(const char *fmt, ...) {
     if (!getenv("ECHO_REINIT_DEBUG")) return;
@@ -363,8 +364,8 @@ static void say_repaired(double t_done) {
         nrestarted += was_restarted[r];
     }
     /* epoch seconds, to set against the time of the failure */
-    snprintf(detail, sizeof detail, "failed %d first %d seen %.6f repaired %.6f attempts %d", nrestarted, first,
-             t_failure_seen, t_done, attempts);
+    snprintf(detail, sizeof detail, "failed %d first %d seen %.6f shrunk %.6f spawned %.6f repaired %.6f attempts %d",
+             nrestarted, first, t_failure_seen, t_shrunk, t_spawned, t_done, attempts);
     echo_event("reinit", "repair", (uint64_t)repairs, 0, first, 0, 0, -1, detail);
     fprintf(stderr, "echo: Reinit: rank%s", nrestarted > 1 ? "s" : "");
     for (int r = 0; r < echo.app_size; r++)
@@ -390,6 +391,7 @@ static MPI_Comm rebuild(MPI_Comm cur) {
             debug("attempt %d: MPIX_Comm_shrink failed", attempts);
             continue;
         }
+        t_shrunk = t_spawned = echo_epoch_now();
         int n, me;
         PMPI_Comm_size(a.shrunk, &n);
         PMPI_Comm_rank(a.shrunk, &me);
@@ -413,6 +415,7 @@ static MPI_Comm rebuild(MPI_Comm cur) {
             for (int i = 0; i < nmissing; i++) was_restarted[missing[i]] = 1;
             if (me == 0) root_deadline = echo_epoch_now() + ROOT_LIMIT_S;
             int ok = settle(&a, me != 0 || start(&a, missing, nmissing, where), "MPI_Comm_spawn of the failed ranks");
+            t_spawned = echo_epoch_now();
             if (ok) kill_in_repair(); /* the test injector's moment: the repair is half done */
             ok = ok && settle(&a, returns_errors(PMPI_Intercomm_create(a.shrunk, 0, me == 0 ? a.kids : MPI_COMM_NULL,
                                                                        1, TAG_JOIN, &a.inter), &a.inter),
@@ -508,6 +511,7 @@ static void join_survivors(void) {
     repairs = f.repairs;
     t_failure_seen = f.seen;
     attempts = f.attempts;
+    t_shrunk = t_spawned = echo_epoch_now(); /* for its event if it reports the repair: it started now */
     for (const char *p = f.ranks; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
         int r = atoi(p);
         if (r >= 0 && r < echo.app_size) was_restarted[r] = 1;
