@@ -303,7 +303,8 @@ def report(started: str) -> None:
     lines += ["", "## Failures and hangs", ""]
     # echo's first word on it (the processes it then names as ended are its consequence)
     lines += [f"- {r.mode} seed {r.seed} ({r.outcome}; {r.program}, {r.ranks} ranks, {'; '.join(r.kills)}"
-              f"{', loaded' if r.loaded else ''}): {r.message.split(' / ')[0][:300]}" for r in bad] or ["None."]
+              f"{', loaded' if r.loaded else ''}): {' '.join(r.message.split(' / ')[0].split())[:300]}" for r in bad] \
+        or ["None."]
     lines += ["", "## How to run", "", "```sh",
               ".venv/bin/python bench/run_ft_soak.py --mode reinit --runs 100",
               ".venv/bin/python bench/run_ft_soak.py --mode sdr --runs 100",
