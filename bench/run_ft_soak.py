@@ -288,11 +288,12 @@ def report(started: str) -> None:
     lines = ["# Fault-tolerant modes: seeded soak", "", measured_by("bench/run_ft_soak.py") + f" (runs from {started})",
              "", "Each run is drawn from its seed: program (C or Python), ranks, 1-3 kills (random ranks; Reinit:",
              "random times after the restart point, independent, so some land together or during another kill's",
-             "repair; SDR: random replicas, at a random MPI call or time, never every replica of a rank), and",
+             "repair, and a kill planned while its rank is being restarted strikes the restarted process; SDR:",
+             "random replicas, at a random MPI call or time, never every replica of a rank), and",
              f"whether a CPU-burning job (one spinning process a core) runs beside it (about {LOADED_FRACTION:.0%}",
              "of the runs). A run passes when echorun exits 0 with the native run's output (SDR: every replica",
-             "that finished printed the native lines, every rank finished in one). Other engineers' jobs shared",
-             "the 2 cores during the soak as well.", "",
+             "that finished printed the native lines, every rank finished in one). One run at a time; other",
+             "engineers' jobs shared the cores during the soak as well.", "",
              "| mode | runs | failures | hangs | programs | loaded | kills per run | repairs / replicas lost "
              "reported | slowest run (s) |", "|---|---|---|---|---|---|---|---|---|"]
     for mode, runs in modes.items():
@@ -302,7 +303,8 @@ def report(started: str) -> None:
     lines += ["", "## Failures and hangs", ""]
     # echo's first word on it (the processes it then names as ended are its consequence)
     lines += [f"- {r.mode} seed {r.seed} ({r.outcome}; {r.program}, {r.ranks} ranks, {'; '.join(r.kills)}"
-              f"{', loaded' if r.loaded else ''}): {r.message.split(' / ')[0][:300]}" for r in bad] or ["None."]
+              f"{', loaded' if r.loaded else ''}): {' '.join(r.message.split(' / ')[0].split())[:300]}" for r in bad] \
+        or ["None."]
     lines += ["", "## How to run", "", "```sh",
               ".venv/bin/python bench/run_ft_soak.py --mode reinit --runs 100",
               ".venv/bin/python bench/run_ft_soak.py --mode sdr --runs 100",

@@ -56,6 +56,8 @@ def planned(plan_text: str) -> list[Injection]:
             at = f"call={w[3]}" if w[2] == "call" else f"after={float(w[3]):g}s"
             out.append(Injection("kill", int(w[0]), int(w[1]), f"call {w[3]}" if w[2] == "call" else _after(w[3]),
                                  f"kill:rank={w[0]},replica={w[1]},{at}", int(w[3]) if w[2] == "call" else None))
+        elif key.startswith("reinit_kill_") and w[1] == "repair":  # R repair N: in the job's Nth repair
+            out.append(Injection("kill", int(w[0]), None, f"in repair {w[2]}", f"kill:rank={w[0]},repair={w[2]}"))
         elif key.startswith("reinit_kill_"):  # R SECONDS: whichever process holds the rank then
             out.append(Injection("kill", int(w[0]), None, _after(w[1]), f"kill:rank={w[0]},after={float(w[1]):g}s"))
     return out

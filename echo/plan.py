@@ -380,6 +380,8 @@ def mpirun_command(opts: Options, machine: Machine, nprocs: int, env: dict[str, 
             argv.append("--oversubscribe")
         if opts.mode in ULFM_MODES:  # ULFM: survivors are told of failures instead of being killed
             argv += ["--with-ft", "ulfm"]
+        if opts.mode == "reinit":  # coll/han decides per process whether it takes a communicator merged with
+            argv += ["--mca", "coll", "^han"]  # restarted processes: their collectives then never match (a hang)
         if opts.output == "all" or opts.perturb:  # perturbation keeps copy 0's output in a file too
             argv += ["--output", "tag"]
         for name, value in env.items():

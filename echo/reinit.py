@@ -31,23 +31,27 @@ def _seconds(text: str) -> float:
 
 
 def parse_kills(spec: str, nranks: int) -> list[str]:
-    """`kill:rank=3,after=2s;kill:rank=1,after=4.5s` -> plan lines `reinit_kill_<k> <rank> <seconds>`."""
+    """`kill:rank=3,after=2s;kill:rank=1,repair=1` -> plan lines `reinit_kill_<k> <rank> <seconds>` (a time after
+    the job's MPI_Init) or `reinit_kill_<k> <rank> repair <n>` (in the middle of the job's nth repair, once the
+    missing processes were started)."""
     lines = []
     for k, one in enumerate(filter(None, (s.strip() for s in spec.split(";")))):
         kind, sep, rest = one.partition(":")
         values = dict(item.partition("=")[::2] for item in rest.split(",") if item)
-        if kind != "kill" or not sep or set(values) != {"rank", "after"}:
-            raise ReinitError(f"--inject {one}: with --mode reinit, expected kill:rank=R,after=T "
-                              "(T in s or ms after the job's MPI_Init; several separated by ';')")
+        if kind != "kill" or not sep or set(values) not in ({"rank", "after"}, {"rank", "repair"}):
+            raise ReinitError(f"--inject {one}: with --mode reinit, expected kill:rank=R,after=T (T in s or ms after "
+                              "the job's MPI_Init) or kill:rank=R,repair=N (during the job's Nth repair); several "
+                              "separated by ';'")
         try:
-            rank, after = int(values["rank"]), _seconds(values["after"])
+            rank = int(values["rank"])
+            when = _seconds(values["after"]) if "after" in values else int(values["repair"])
         except ValueError as e:
             raise ReinitError(f"--inject {one}: {e}") from None
         if not 0 <= rank < nranks:
             raise ReinitError(f"--inject {one}: rank {rank} does not exist (ranks are 0..{nranks - 1})")
-        if after < 0:
-            raise ReinitError(f"--inject {one}: after must be >= 0")
-        lines.append(f"reinit_kill_{k} {rank} {after}")
+        if when < 0 or ("repair" in values and when < 1):
+            raise ReinitError(f"--inject {one}: after must be >= 0, repair >= 1")
+        lines.append(f"reinit_kill_{k} {rank} {when}" if "after" in values else f"reinit_kill_{k} {rank} repair {when}")
     return lines
 
 

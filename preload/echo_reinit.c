@@ -7,26 +7,33 @@
  *      returns errors instead of aborting);
  *   2. it revokes the world and every communicator it knows, so every other
  *      survivor's pending or next call fails too and joins the repair;
- *   3. the survivors shrink the world, spawn as many processes as failed
- *      (the same command line, with echo's environment, told they restart),
- *      merge with them and order the merged communicator by the old ranks:
- *      every rank keeps its number;
+ *   3. the survivors shrink the world, start as many processes as are
+ *      missing (the same command line, with echo's environment, told they
+ *      restart and which rank each takes), merge with them and order the
+ *      merged communicator by the old ranks: every rank keeps its number;
  *   4. all other MPI state of the application is forgotten, as after MPI_Init,
  *      and survivors return to the restart point: MPI_Reinit (siglongjmp) in C,
  *      an MPI error code that echo.reinit catches in Python.
- * A failure during the repair itself ends the job with a message (ULFM's
- * operations would have to be restarted from a state some survivors no longer
- * share). */
+ * A failure during the repair (of a survivor, or of a process just started) is
+ * a failure like any other: the repair starts again from a new shrink and
+ * starts what is missing then (see "the repair" below), at most MAX_ATTEMPTS
+ * times. */
 #define _GNU_SOURCE
 #define ECHO_LIBRARY
 #include "echo_internal.h"
 #include "echo.h"
 #include "echo_reinit.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,7 +49,6 @@ static double t_failure_seen;         /* for the recovery-time events */
 static double job_start;              /* rank 0's MPI_Init, epoch seconds: injected kills are timed from it */
 
 int echo_reinit_is_child(void) { return getenv(CHILD_ENV) != NULL; }
-
 
 static int is_failure(int rc) {
     int cls = rc;
@@ -89,64 +95,234 @@ static char **command_line(int *n) {
     return argv;
 }
 
-/* ---- the repair ---- */
-
-static void check(int rc, const char *step) {
-    if (rc == MPI_SUCCESS) return;
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    PMPI_Error_string(rc, msg, &len);
-    echo_fatal("Reinit: a failure during recovery (%s: %s); the job cannot be repaired, it ends here", step, msg);
+/* ---- the kill injector, for tests and demos ----
+ * plan lines "reinit_kill_<k> <rank> <seconds after the job's MPI_Init>" (echorun --inject kill:...): whichever
+ * process holds the rank then is killed, a restarted one too; if the rank is being restarted at that time, the
+ * process that takes it is killed as soon as it has started.  Each kill strikes once: the process it kills first
+ * creates <run dir>/reinit-kills/<k> (exclusively). */
+static void *kill_later(void *arg) {
+    int k = (int)(intptr_t)arg;
+    char key[32];
+    snprintf(key, sizeof key, "reinit_kill_%d", k);
+    int rank;
+    double after;
+    sscanf(echo_plan_value(key), "%d %lf", &rank, &after);
+    for (double left; (left = job_start + after - echo_epoch_now()) > 0;)
+        usleep(left > 0.05 ? 50000 : (useconds_t)(left * 1e6) + 1);
+    char path[1300];
+    snprintf(path, sizeof path, "%s/reinit-kills/%d", echo.run_dir, k);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) return NULL; /* struck already */
+    close(fd);
+    echo_kill_now("at its planned time");
+    return NULL;
 }
 
-static MPI_Comm join(MPI_Comm merged, int rank) {
-    MPI_Comm world;
-    check(PMPI_Comm_split(merged, 0, rank, &world), "ordering the repaired world");
-    PMPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
-    PMPI_Comm_free(&merged);
-    return world;
+/* kills planned in a repair (plan value "<rank> repair <n>"): the process holding the rank dies in the job's nth
+ * repair once the missing processes were started, a failure in the middle of a repair at a step a test can name */
+static void kill_in_repair(void) {
+    for (int k = 0;; k++) {
+        char key[32], path[1300];
+        snprintf(key, sizeof key, "reinit_kill_%d", k);
+        const char *v = echo_plan_value(key);
+        if (!v) break;
+        int rank, n;
+        if (sscanf(v, "%d repair %d", &rank, &n) != 2 || rank != echo.app_rank || n != repairs) continue;
+        snprintf(path, sizeof path, "%s/reinit-kills/%d", echo.run_dir, k);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0) continue; /* struck already */
+        close(fd);
+        echo_kill_now("in its planned repair");
+    }
 }
 
-/* a survivor: repair the world; returns the new one */
-static MPI_Comm repair(MPI_Comm old) {
-    MPI_Comm shrunk, inter, merged;
-    check(PMPIX_Comm_shrink(old, &shrunk), "MPIX_Comm_shrink");
-    MPI_Group og, sg, fg;
-    PMPI_Comm_group(old, &og);
-    PMPI_Comm_group(shrunk, &sg);
-    PMPI_Group_difference(og, sg, &fg);
-    int nfailed;
-    PMPI_Group_size(fg, &nfailed);
-    int *idx = malloc(sizeof(int) * (size_t)nfailed), *failed = malloc(sizeof(int) * (size_t)nfailed);
-    for (int i = 0; i < nfailed; i++) idx[i] = i;
-    PMPI_Group_translate_ranks(fg, nfailed, idx, og, failed);
-    PMPI_Group_free(&og);
-    PMPI_Group_free(&sg);
-    PMPI_Group_free(&fg);
-    double t_shrunk = echo_epoch_now();
+static void arm_kills(void) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/reinit-kills", echo.run_dir);
+    mkdir(path, 0755);
+    for (int k = 0;; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "reinit_kill_%d", k);
+        const char *v = echo_plan_value(key);
+        if (!v) break;
+        int rank;
+        double after;
+        snprintf(path, sizeof path, "%s/reinit-kills/%d", echo.run_dir, k);
+        if (sscanf(v, "%d %lf", &rank, &after) != 2 || rank != echo.app_rank || access(path, F_OK) == 0) continue;
+        pthread_t th;
+        if (pthread_create(&th, NULL, kill_later, (void *)(intptr_t)k) == 0) pthread_detach(th);
+    }
+}
 
-    /* the failed ranks start again through env(1): mpirun gives spawned
-     * processes none of the job's environment, and they need echo's */
+/* ---- the repair ----
+ *
+ * A process may fail at any moment of a repair too (a survivor, or a process
+ * just started in place of a failed one), and ULFM's operations then succeed
+ * at some processes and fail at others.  So the repair goes in attempts, and
+ * every step of an attempt ends with a decision every process shares: the
+ * survivors agree on it (MPIX_Comm_agree, which gives every survivor the same
+ * answer), and the processes started in this attempt hear it from the
+ * survivor that started them (their root).  A process whose step failed
+ * revokes the attempt's communicators first, so no one waits in the step for
+ * it.  When a step failed anywhere, every survivor starts again from a new
+ * shrink, and the processes started in the abandoned attempt end themselves
+ * (they are failed processes like any other; the next attempt starts what is
+ * missing then).  Only the root spawns, over MPI_COMM_SELF: Open MPI's spawn
+ * is not fault tolerant, and this way no other survivor is inside it when a
+ * process fails; the others meet the new processes with
+ * MPI_Intercomm_create, which a revoke interrupts. */
+
+#define MAX_ATTEMPTS 10       /* the repair starts again at most this often, then the job ends with a message */
+#define TAG_JOIN 7001
+#define JOIN_LIMIT_S 120.0    /* a restarted process that has not joined by then ends itself (said below) */
+#define ROOT_LIMIT_S 60.0     /* a root whose new processes have not joined by then ends itself (said below) */
+#define RANK_ENV "ECHO_REINIT_RANK"
+#define FACTS_ENV "ECHO_REINIT_FACTS"
+
+static MPI_Comm self_comm = MPI_COMM_NULL; /* the root spawns over it: errors return (MPI_COMM_SELF's abort) */
+static volatile int joined;                /* a restarted process: it is part of the repaired world */
+static int *was_restarted;                 /* by application rank: restarted by this repair */
+static int attempts;                       /* of this repair */
+static volatile double root_deadline;      /* the root, while it starts processes: 0 when it is not */
+static double t_shrunk, t_spawned;         /* of the attempt that repaired the world, for its event */
+
+static void debug(const char *fmt, ...) {
+    if (!getenv("ECHO_REINIT_DEBUG")) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "echo: reinit debug: rank %d pid %d: ", echo.app_rank, (int)getpid());
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* one attempt's communicators (MPI_COMM_NULL until made) */
+typedef struct {
+    MPI_Comm shrunk; /* the live processes of the world: survivors and processes that joined in an earlier attempt */
+    MPI_Comm spawned; /* the root's intercommunicator with the processes it started */
+    MPI_Comm kids;    /* the root (rank 0) and the processes it started (1..nkids); the started ones have it too */
+    int nkids;
+    MPI_Comm inter, merged, world;
+} attempt_t;
+
+static const attempt_t NO_ATTEMPT = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL, 0, MPI_COMM_NULL, MPI_COMM_NULL,
+                                     MPI_COMM_NULL};
+
+/* a step failed here: no one may wait in it for this process (the handles are left to MPI, as after a failure) */
+static void abandon(attempt_t *a) {
+    MPI_Comm all[] = {a->shrunk, a->spawned, a->kids, a->inter, a->merged, a->world};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (all[i] != MPI_COMM_NULL) PMPIX_Comm_revoke(all[i]);
+}
+
+/* a communicator just made: errors return (1), or there is none (0; MPI may leave the handle undefined) */
+static int returns_errors(int rc, MPI_Comm *c) {
+    if (rc != MPI_SUCCESS || *c == MPI_COMM_NULL) {
+        *c = MPI_COMM_NULL;
+        return 0;
+    }
+    PMPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN);
+    return 1;
+}
+
+/* Open MPI reports no failure of a process it is starting: a root whose new process died before it connected
+ * waits for it for ever (in MPI_Intercomm_merge, or a send to it).  So a root that has not finished starting them by
+ * ROOT_LIMIT_S ends itself: that failure Open MPI reports, and the other survivors start again without it. */
+static void *watch_root_steps(void *arg) {
+    (void)arg;
+    for (;;) {
+        usleep(100000);
+        double limit = root_deadline;
+        if (limit > 0 && echo_epoch_now() > limit) {
+            fprintf(stderr, "echo: Reinit: rank %d ends itself: the processes it was starting did not join in %.0f s "
+                    "(Open MPI reports no failure of a process it is starting); the other survivors, if any are left, "
+                    "start them and this rank again\n", echo.app_rank, ROOT_LIMIT_S);
+            kill(getpid(), SIGKILL);
+        }
+    }
+    return NULL;
+}
+
+/* a survivor: did the step succeed everywhere?  (the root hears first from the processes it started: one that
+ * failed a step ends itself, which the root's receive reports) */
+static int settle(attempt_t *a, int ok, const char *step) {
+    if (!ok) abandon(a);
+    for (int i = 1; a->kids != MPI_COMM_NULL && i <= a->nkids; i++) {
+        int theirs = 0;
+        if (PMPI_Recv(&theirs, 1, MPI_INT, i, TAG_JOIN, a->kids, MPI_STATUS_IGNORE) != MPI_SUCCESS || !theirs) ok = 0;
+    }
+    int flag = ok, agreed = PMPIX_Comm_agree(a->shrunk, &flag) == MPI_SUCCESS && flag;
+    for (int i = 1; a->kids != MPI_COMM_NULL && i <= a->nkids; i++)
+        PMPI_Send(&agreed, 1, MPI_INT, i, TAG_JOIN, a->kids);
+    if (!agreed) {
+        debug("attempt %d: %s failed %s", attempts, step, ok ? "elsewhere" : "here");
+        abandon(a);
+    }
+    return agreed;
+}
+
+/* a process started in an attempt that was abandoned, or that cannot join: it ends as a failed process does
+ * (the survivors start what is missing again) */
+static void give_up(attempt_t *a, const char *step) {
+    debug("restarted process gives up (%s)", step);
+    abandon(a);
+    kill(getpid(), SIGKILL);
+}
+
+/* a process started in this attempt: its side of settle() */
+static void kid_settle(attempt_t *a, int ok, const char *step) {
+    int one = 1, decided = 0;
+    if (!ok || PMPI_Send(&one, 1, MPI_INT, 0, TAG_JOIN, a->kids) != MPI_SUCCESS ||
+        PMPI_Recv(&decided, 1, MPI_INT, 0, TAG_JOIN, a->kids, MPI_STATUS_IGNORE) != MPI_SUCCESS || !decided)
+        give_up(a, step);
+}
+
+/* the last step, where every process holds `merged`: order it by the old ranks (every rank keeps its number) */
+static int order(attempt_t *a) {
+    int ok = returns_errors(PMPI_Comm_split(a->merged, 0, echo.app_rank, &a->world), &a->world);
+    int flag = ok;
+    if (PMPIX_Comm_agree(a->merged, &flag) == MPI_SUCCESS && flag) return 1;
+    debug("attempt %d: ordering the world failed %s", attempts, ok ? "elsewhere" : "here");
+    abandon(a);
+    return 0;
+}
+
+/* the root: start the missing ranks (each through env(1): mpirun gives spawned processes none of the job's
+ * environment, and they need echo's), each on the host chosen for it (echo_placement.c) */
+static int start(attempt_t *a, const int *missing, int nmissing, char (*where)[64]) {
+    if (nmissing < 1) return 0;
     int ncmd;
     char **cmd = command_line(&ncmd);
-    char **args = calloc((size_t)ncmd + 4, sizeof *args);
-    char preload[4200], plan[1200];
-    snprintf(preload, sizeof preload, "LD_PRELOAD=%s", getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "");
-    snprintf(plan, sizeof plan, "ECHO_PLAN=%s", getenv("ECHO_PLAN") ? getenv("ECHO_PLAN") : "");
-    args[0] = preload;
-    args[1] = plan;
-    args[2] = CHILD_ENV "=1";
-    for (int i = 0; i < ncmd; i++) args[3 + i] = cmd[i];
-    /* one process per failed rank, each on the host chosen for it (echo_placement.c) */
-    char (*where)[64] = calloc((size_t)nfailed, 64);
-    int moved = echo_placement_choose(failed, nfailed, echo.app_size, where);
-    char **commands = calloc((size_t)nfailed, sizeof *commands);
-    char ***argvs = calloc((size_t)nfailed, sizeof *argvs);
-    int *ones = calloc((size_t)nfailed, sizeof *ones);
-    MPI_Info *infos = calloc((size_t)nfailed, sizeof *infos);
-    for (int i = 0; i < nfailed; i++) {
+    char *preload = NULL, *plan = NULL, *coll = NULL, *list = calloc((size_t)nmissing, 12);
+    const char *v;
+    if (asprintf(&preload, "LD_PRELOAD=%s", (v = getenv("LD_PRELOAD")) ? v : "") < 0 ||
+        asprintf(&plan, "ECHO_PLAN=%s", (v = getenv("ECHO_PLAN")) ? v : "") < 0 ||
+        asprintf(&coll, "OMPI_MCA_coll=%s", (v = getenv("OMPI_MCA_coll")) ? v : "") < 0)
+        echo_fatal("Reinit: out of memory starting the failed ranks again");
+    for (int i = 0; i < nmissing; i++) sprintf(list + strlen(list), "%s%d", i ? "," : "", missing[i]);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    size_t facts_len = strlen(list) + 512;
+    char *facts = malloc(facts_len);
+    snprintf(facts, facts_len, FACTS_ENV "=%.6f %d %d %.6f %d %s %s", job_start, repairs, attempts, t_failure_seen,
+             (int)getpid(), host, list);
+    char **commands = calloc((size_t)nmissing, sizeof *commands), ***argvs = calloc((size_t)nmissing, sizeof *argvs);
+    char (*ranks)[32] = calloc((size_t)nmissing, 32);
+    int *ones = calloc((size_t)nmissing, sizeof *ones);
+    MPI_Info *infos = calloc((size_t)nmissing, sizeof *infos);
+    for (int i = 0; i < nmissing; i++) {
+        snprintf(ranks[i], 32, RANK_ENV "=%d", missing[i]);
+        char **args = argvs[i] = calloc((size_t)ncmd + 8, sizeof *args);
+        int k = 0;
+        args[k++] = preload;
+        args[k++] = plan;
+        args[k++] = CHILD_ENV "=1";
+        args[k++] = ranks[i];
+        args[k++] = facts;
+        if (getenv("ECHO_REINIT_DEBUG")) args[k++] = "ECHO_REINIT_DEBUG=1";
+        if (getenv("OMPI_MCA_coll")) args[k++] = coll; /* the job's collectives (echorun leaves out coll/han) */
+        for (int j = 0; j < ncmd; j++) args[k++] = cmd[j];
         commands[i] = "/usr/bin/env";
-        argvs[i] = args;
         ones[i] = 1;
         infos[i] = MPI_INFO_NULL;
         if (!echo_placement_simulated()) {
@@ -154,79 +330,214 @@ static MPI_Comm repair(MPI_Comm old) {
             PMPI_Info_set(infos[i], "host", where[i]);
         }
     }
-    check(PMPI_Comm_spawn_multiple(nfailed, commands, argvs, ones, infos, 0, shrunk, &inter, MPI_ERRCODES_IGNORE),
-          "MPI_Comm_spawn of the failed ranks");
-    for (int i = 0; i < nfailed; i++)
+    int ok = returns_errors(PMPI_Comm_spawn_multiple(nmissing, commands, argvs, ones, infos, 0, self_comm,
+                                                     &a->spawned, MPI_ERRCODES_IGNORE), &a->spawned);
+    for (int i = 0; i < nmissing; i++) {
         if (infos[i] != MPI_INFO_NULL) PMPI_Info_free(&infos[i]);
+        free(argvs[i]);
+    }
     free(commands);
     free(argvs);
+    free(ranks);
     free(ones);
     free(infos);
-    free(args);
+    free(list);
+    free(facts);
+    free(preload);
+    free(plan);
+    free(coll);
     free(cmd);
-    double t_spawned = echo_epoch_now();
-    int srank;
-    PMPI_Comm_rank(shrunk, &srank);
-    if (srank == 0) /* each new process learns which rank it takes */
-        for (int i = 0; i < nfailed; i++) {
-            check(PMPI_Send(failed, nfailed, MPI_INT, i, 0, inter), "telling ranks");
-            double facts[2] = {job_start, repairs + 1};
-            check(PMPI_Send(facts, 2, MPI_DOUBLE, i, 1, inter), "telling ranks");
-        }
-    if (srank == 0) echo_placement_share(inter, 1, nfailed, echo.app_size);
-    check(PMPI_Intercomm_merge(inter, 0, &merged), "MPI_Intercomm_merge");
-    PMPI_Comm_free(&shrunk);
-    MPI_Comm world = join(merged, echo.app_rank);
-    PMPI_Comm_disconnect(&inter);
-    double t_done = echo_epoch_now();
-    repairs++;
-    if (srank == 0) {
-        char detail[256];
-        /* epoch seconds, to set against the time of the failure */
-        snprintf(detail, sizeof detail, "failed %d first %d seen %.6f shrunk %.6f spawned %.6f repaired %.6f",
-                 nfailed, failed[0], t_failure_seen, t_shrunk, t_spawned, t_done);
-        echo_event("reinit", "repair", (uint64_t)repairs, 0, failed[0], 0, 0, -1, detail);
-        fprintf(stderr, "echo: Reinit: rank%s", nfailed > 1 ? "s" : "");
-        for (int i = 0; i < nfailed; i++) fprintf(stderr, " %d", failed[i]);
-        fprintf(stderr, " failed; restarted in %.3f s\n", t_done - t_failure_seen);
-        for (int i = 0; i < nfailed && moved; i++) /* only when a host was lost: say where they went */
-            fprintf(stderr, "echo: Reinit: rank %d (host lost) restarted on %s%s\n", failed[i], where[i],
-                    echo_placement_simulated() ? " (simulated hosts)" : "");
+    if (!ok) return 0;
+    echo_placement_share(a->spawned, 1, nmissing, echo.app_size);
+    ok = returns_errors(PMPI_Intercomm_merge(a->spawned, 0, &a->kids), &a->kids);
+    if (ok) a->nkids = nmissing;
+    return ok;
+}
+
+/* rank 0 of the repaired world says what was repaired */
+static void say_repaired(double t_done) {
+    char detail[256];
+    int first = -1, nrestarted = 0;
+    for (int r = 0; r < echo.app_size; r++) {
+        if (was_restarted[r] && first < 0) first = r;
+        nrestarted += was_restarted[r];
     }
-    free(where);
-    free(idx);
-    free(failed);
-    return world;
+    /* epoch seconds, to set against the time of the failure */
+    snprintf(detail, sizeof detail, "failed %d first %d seen %.6f shrunk %.6f spawned %.6f repaired %.6f attempts %d",
+             nrestarted, first, t_failure_seen, t_shrunk, t_spawned, t_done, attempts);
+    echo_event("reinit", "repair", (uint64_t)repairs, 0, first, 0, 0, -1, detail);
+    fprintf(stderr, "echo: Reinit: rank%s", nrestarted > 1 ? "s" : "");
+    for (int r = 0; r < echo.app_size; r++)
+        if (was_restarted[r]) fprintf(stderr, " %d", r);
+    fprintf(stderr, " failed; restarted in %.3f s", t_done - t_failure_seen);
+    if (attempts > 1) fprintf(stderr, " (%d attempts: processes failed during the repair)", attempts);
+    fputc('\n', stderr);
+}
+
+/* the repair, from `cur` (a world with failed processes, revoked): returns the repaired world.  Survivors call it
+ * after a failure; a restarted process calls it when the attempt that started it failed at its last step (it is
+ * then a member of the world being repaired like the survivors) */
+static MPI_Comm rebuild(MPI_Comm cur) {
+    char (*where)[64] = calloc((size_t)echo.app_size, 64);
+    int *present = calloc((size_t)echo.app_size, sizeof(int)), *missing = calloc((size_t)echo.app_size, sizeof(int));
+    int moved = 0;
+    for (;;) {
+        if (++attempts > MAX_ATTEMPTS)
+            echo_fatal("Reinit: the world could not be repaired: processes kept failing during the repair (%d "
+                       "attempts); the job ends", MAX_ATTEMPTS);
+        attempt_t a = NO_ATTEMPT;
+        if (!returns_errors(PMPIX_Comm_shrink(cur, &a.shrunk), &a.shrunk)) {
+            debug("attempt %d: MPIX_Comm_shrink failed", attempts);
+            continue;
+        }
+        t_shrunk = t_spawned = echo_epoch_now();
+        int n, me;
+        PMPI_Comm_size(a.shrunk, &n);
+        PMPI_Comm_rank(a.shrunk, &me);
+        if (!settle(&a, PMPI_Allgather(&echo.app_rank, 1, MPI_INT, present, 1, MPI_INT, a.shrunk) == MPI_SUCCESS,
+                    "learning who is alive")) {
+            cur = a.shrunk;
+            continue;
+        }
+        int nmissing = 0;
+        for (int r = 0; r < echo.app_size; r++) {
+            int here = 0;
+            for (int i = 0; i < n; i++) here |= present[i] == r;
+            if (!here) missing[nmissing++] = r;
+        }
+        debug("attempt %d: %d alive, %d missing", attempts, n, nmissing);
+        if (nmissing == 0) {
+            a.merged = a.shrunk;
+        } else {
+            /* every survivor makes the same choice (the root's counts; the others keep their tables up to date) */
+            moved += echo_placement_choose(missing, nmissing, echo.app_size, where);
+            for (int i = 0; i < nmissing; i++) was_restarted[missing[i]] = 1;
+            if (me == 0) root_deadline = echo_epoch_now() + ROOT_LIMIT_S;
+            int ok = settle(&a, me != 0 || start(&a, missing, nmissing, where), "MPI_Comm_spawn of the failed ranks");
+            t_spawned = echo_epoch_now();
+            if (ok) kill_in_repair(); /* the test injector's moment: the repair is half done */
+            ok = ok && settle(&a, returns_errors(PMPI_Intercomm_create(a.shrunk, 0, me == 0 ? a.kids : MPI_COMM_NULL,
+                                                                       1, TAG_JOIN, &a.inter), &a.inter),
+                              "MPI_Intercomm_create with the restarted ranks");
+            ok = ok && settle(&a, returns_errors(PMPI_Intercomm_merge(a.inter, 0, &a.merged), &a.merged),
+                              "MPI_Intercomm_merge with the restarted ranks");
+            root_deadline = 0; /* the new processes are members of `merged`: their failures are reported */
+            if (!ok) {
+                cur = a.shrunk;
+                continue;
+            }
+        }
+        if (!order(&a)) {
+            cur = a.merged;
+            continue;
+        }
+        if (echo.app_rank == 0) {
+            say_repaired(echo_epoch_now());
+            for (int i = 0; i < nmissing && moved; i++) /* only when a host was lost: say where they went */
+                fprintf(stderr, "echo: Reinit: rank %d (host lost) restarted on %s%s\n", missing[i], where[i],
+                        echo_placement_simulated() ? " (simulated hosts)" : "");
+        }
+        free(where);
+        free(present);
+        free(missing);
+        return a.world;
+    }
+}
+
+/* a survivor: repair the world; returns the new one */
+static MPI_Comm repair(MPI_Comm old) {
+    repairs++;
+    attempts = 0;
+    memset(was_restarted, 0, sizeof(int) * (size_t)echo.app_size);
+    return rebuild(old);
+}
+
+/* what the root told a restarted process in its environment: <job start> <repairs> <attempts> <failure seen>
+ * <root's pid> <root's host> <the ranks restarted with it> */
+typedef struct { double job_start, seen; int repairs, attempts, root_pid; char root_host[256]; const char *ranks; } facts_t;
+
+static int read_facts(facts_t *f) {
+    const char *v = getenv(FACTS_ENV);
+    int at = 0;
+    if (!v || sscanf(v, "%lf %d %d %lf %d %255s %n", &f->job_start, &f->repairs, &f->attempts, &f->seen, &f->root_pid,
+                     f->root_host, &at) != 6 || !at)
+        return 0;
+    f->ranks = v + at; /* "r1,r2,...": as long as the job is large */
+    return 1;
+}
+
+/* a restarted process whose root died while it was being started waits in MPI_Init for ever (Open MPI's spawn is
+ * not fault tolerant), and mpirun for it: it ends itself when its root is gone, or after JOIN_LIMIT_S */
+static void *watch_root(void *arg) {
+    (void)arg;
+    facts_t f;
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    if (!read_facts(&f)) return NULL;
+    double t0 = echo_epoch_now();
+    while (!joined) {
+        usleep(100000);
+        int root_gone = strcmp(host, f.root_host) == 0 && kill(f.root_pid, 0) != 0 && errno == ESRCH;
+        if (!joined && (root_gone || echo_epoch_now() - t0 > JOIN_LIMIT_S)) {
+            /* said: if no survivor is left, this is why the job ends */
+            if (root_gone)
+                fprintf(stderr, "echo: Reinit: a process restarted as rank %s ends: the survivor starting it failed "
+                        "(the others, if any are left, start it again)\n", getenv(RANK_ENV));
+            else
+                fprintf(stderr, "echo: Reinit: a process restarted as rank %s ends: it could not join the survivors "
+                        "in %.0f s\n", getenv(RANK_ENV), JOIN_LIMIT_S);
+            kill(getpid(), SIGKILL);
+        }
+    }
+    return NULL;
+}
+
+__attribute__((constructor)) static void watch_if_restarted(void) {
+    if (!echo_reinit_is_child() || !getenv("ECHO_PLAN")) return;
+    pthread_t th;
+    if (pthread_create(&th, NULL, watch_root, NULL) == 0) pthread_detach(th);
 }
 
 /* a restarted process, in MPI_Init: join the survivors and take the rank of
  * the failed process it replaces */
 static void join_survivors(void) {
-    MPI_Comm parent, merged;
-    PMPI_Comm_get_parent(&parent);
-    if (parent == MPI_COMM_NULL) echo_fatal("Reinit: a restarted process has no parent to join");
-    int me, n;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Status st;
-    check(PMPI_Probe(0, 0, parent, &st), "learning the rank to take");
-    PMPI_Get_count(&st, MPI_INT, &n);
-    int *failed = malloc(sizeof(int) * (size_t)n);
-    check(PMPI_Recv(failed, n, MPI_INT, 0, 0, parent, MPI_STATUS_IGNORE), "learning the rank to take");
-    double facts[2];
-    check(PMPI_Recv(facts, 2, MPI_DOUBLE, 0, 1, parent, MPI_STATUS_IGNORE), "learning the rank to take");
-    echo_placement_share(parent, 0, 0, echo.app_size);
-    job_start = facts[0];
-    repairs = (int)facts[1];
+    facts_t f;
+    const char *rank = getenv(RANK_ENV);
+    if (!rank || !read_facts(&f)) echo_fatal("Reinit: a restarted process was not told its rank (an echo bug)");
+    echo.app_rank = atoi(rank);
+    setenv("ECHO_APP_RANK", rank, 1);
+    job_start = f.job_start;
+    repairs = f.repairs;
+    t_failure_seen = f.seen;
+    attempts = f.attempts;
+    t_shrunk = t_spawned = echo_epoch_now(); /* for its event if it reports the repair: it started now */
+    for (const char *p = f.ranks; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        int r = atoi(p);
+        if (r >= 0 && r < echo.app_size) was_restarted[r] = 1;
+    }
     /* its own files: events/<n>.jsonl beside the plan's processes, never over the failed one's */
     echo.real_rank = echo.real_size + (int)getpid();
-    check(PMPI_Intercomm_merge(parent, 1, &merged), "MPI_Intercomm_merge");
-    echo.app_rank = failed[me];
-    free(failed);
-    char num[16];
-    snprintf(num, sizeof num, "%d", echo.app_rank);
-    setenv("ECHO_APP_RANK", num, 1);
-    echo.reps_world = join(merged, echo.app_rank);
-    PMPI_Comm_disconnect(&parent);
+    arm_kills(); /* a kill planned for its rank while the rank was being restarted strikes it now */
+    attempt_t a = NO_ATTEMPT;
+    PMPI_Comm_get_parent(&a.spawned);
+    if (a.spawned == MPI_COMM_NULL) echo_fatal("Reinit: a restarted process has no parent to join");
+    PMPI_Comm_set_errhandler(a.spawned, MPI_ERRORS_RETURN);
+    PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    echo_placement_share(a.spawned, 0, 0, echo.app_size);
+    if (!returns_errors(PMPI_Intercomm_merge(a.spawned, 1, &a.kids), &a.kids)) give_up(&a, "joining its root");
+    kid_settle(&a, 1, "MPI_Comm_spawn");
+    kill_in_repair();
+    kid_settle(&a, returns_errors(PMPI_Intercomm_create(MPI_COMM_WORLD, 0, a.kids, 0, TAG_JOIN, &a.inter), &a.inter),
+               "MPI_Intercomm_create");
+    kid_settle(&a, returns_errors(PMPI_Intercomm_merge(a.inter, 1, &a.merged), &a.merged), "MPI_Intercomm_merge");
+    joined = 1; /* a member of the world from here: a failure now is repaired as any */
+    if (order(&a)) {
+        echo.reps_world = a.world;
+        if (echo.app_rank == 0) say_repaired(echo_epoch_now()); /* rank 0 was restarted itself */
+    } else {
+        echo.reps_world = rebuild(a.merged);
+    }
+    debug("restarted process joined");
     start_state = MPI_REINIT_RESTARTED;
 }
 
@@ -268,7 +579,8 @@ void echo_reinit_finalize(void) {
     if (PMPI_Allreduce(&repaired, &any, 1, MPI_INT, MPI_MAX, echo.reps_world) != MPI_SUCCESS)
         echo_fatal("Reinit: a process failed during MPI_Finalize; the job ends");
     if (!any) return;
-    PMPI_Barrier(echo.reps_world);
+    /* every rank is here: say so before anyone can end (once a process has ended without MPI_Finalize, mpirun
+     * ends the others, maybe before they wrote this) */
     if (echo.app_rank == 0) { /* for echorun: the application reached its end */
         char path[1200];
         snprintf(path, sizeof path, "%s/reinit.done", echo.run_dir);
@@ -278,8 +590,10 @@ void echo_reinit_finalize(void) {
             fclose(f);
         }
     }
-    echo_teardown_before_finalize();
     echo_mark_finalized();
+    fflush(NULL); /* the application's output too */
+    PMPI_Barrier(echo.reps_world);
+    echo_teardown_before_finalize();
     fflush(NULL);
     _exit(0);
 }
@@ -308,23 +622,15 @@ int echo_reinit_repairs(void) { return repairs; }
 
 /* ---- setting up, and the kill injector for tests and demos ---- */
 
-/* plan lines "reinit_kill_<k> <rank> <seconds after the job's MPI_Init>" (echorun --inject kill:...):
- * whichever process holds the rank then is killed, a restarted one too */
-static void arm_kills(void) {
-    double t = echo_epoch_now();
-    for (int k = 0;; k++) {
-        char key[32];
-        snprintf(key, sizeof key, "reinit_kill_%d", k);
-        const char *v = echo_plan_value(key);
-        if (!v) break;
-        int rank;
-        double after;
-        if (sscanf(v, "%d %lf", &rank, &after) != 2 || rank != echo.app_rank || job_start + after <= t) continue;
-        echo_kill_at(job_start + after);
-    }
-}
-
 void echo_reinit_setup(void) {
+    was_restarted = calloc((size_t)echo.app_size, sizeof *was_restarted);
+    PMPI_Comm_dup(MPI_COMM_SELF, &self_comm);
+    PMPI_Comm_set_errhandler(self_comm, MPI_ERRORS_RETURN);
+    pthread_t th;
+    if (pthread_create(&th, NULL, watch_root_steps, NULL) == 0) pthread_detach(th);
+    /* errors about a communicator MPI no longer knows are raised on MPI_COMM_WORLD: in a repair they are
+     * failures like others, never the end of the process */
+    PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (echo_reinit_is_child()) {
         join_survivors();
     } else {
@@ -339,5 +645,5 @@ void echo_reinit_setup(void) {
     if (!echo_reinit_is_child()) echo_placement_init(echo.reps_world, echo.app_rank, echo.app_size);
     PMPI_Comm_split(MPI_COMM_SELF, 0, 0, &echo.clone_comm); /* no copies: a communicator of its own */
     PMPI_Add_error_class(&error_code);
-    arm_kills();
+    if (!echo_reinit_is_child()) arm_kills(); /* a restarted process armed its own before joining */
 }

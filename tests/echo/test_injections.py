@@ -26,13 +26,14 @@ def mpiecho(*args: str) -> str:
 
 def test_plan_lines_of_every_injector_are_read_back():
     plan = ("inject bitflip rank=1 copy=2 call=20 byte=3 bit=1\nslow 0 1 4.0 10 25\n"
-            "sdr_kill_0 2 1 call 40\nsdr_kill_1 0 0 after 1.5\nreinit_kill_0 3 2.0\n")
+            "sdr_kill_0 2 1 call 40\nsdr_kill_1 0 0 after 1.5\nreinit_kill_0 3 2.0\nreinit_kill_1 1 repair 2\n")
     got = [(i.kind, i.rank, i.copy, i.call, i.text) for i in planned(plan)]
     assert got == [("bitflip", 1, 2, 20, "bitflip:rank=1,copy=2,call=20,byte=3,bit=1"),
                    ("slow", 0, 1, 10, "slow:rank=0,copy=1,factor=4,from=10,to=25"),
                    ("kill", 2, 1, 40, "kill:rank=2,replica=1,call=40"),
                    ("kill", 0, 0, None, "kill:rank=0,replica=0,after=1.5s"),
-                   ("kill", 3, None, None, "kill:rank=3,after=2s")]
+                   ("kill", 3, None, None, "kill:rank=3,after=2s"),
+                   ("kill", 1, None, None, "kill:rank=1,repair=2")]
 
 
 def test_a_bitflip_past_the_end_never_fires_and_is_said(programs, tmp_path):

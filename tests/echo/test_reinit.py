@@ -9,8 +9,8 @@ MACHINE = Machine(mpirun="mpirun", flavor="openmpi", cores=8, is_root=False, lib
 
 
 def test_kills_become_plan_lines():
-    assert parse_kills("kill:rank=3,after=2s;kill:rank=0,after=1500ms", 4) == [
-        "reinit_kill_0 3 2.0", "reinit_kill_1 0 1.5"]
+    assert parse_kills("kill:rank=3,after=2s;kill:rank=0,after=1500ms;kill:rank=1,repair=2", 4) == [
+        "reinit_kill_0 3 2.0", "reinit_kill_1 0 1.5", "reinit_kill_2 1 repair 2"]
 
 
 @pytest.mark.parametrize("spec, message", [
@@ -19,6 +19,8 @@ def test_kills_become_plan_lines():
     ("bitflip:rank=1,copy=0,call=3", "expected kill:rank=R,after=T"),
     ("kill:rank=x,after=1s", "invalid literal"),
     ("kill:rank=1,after=-1s", "after must be >= 0"),
+    ("kill:rank=1,repair=0", "repair >= 1"),
+    ("kill:rank=1,after=1s,repair=1", "expected kill:rank=R,after=T"),
 ])
 def test_bad_kills_are_named(spec, message):
     with pytest.raises(ReinitError, match=message):
@@ -28,6 +30,7 @@ def test_bad_kills_are_named(spec, message):
 def test_reinit_plan_runs_ulfm_with_one_process_per_rank():
     plan = make_plan(Options(program=("./app",), nranks=4, mode="reinit", inject="kill:rank=1,after=2s"), MACHINE)
     assert plan.argv[plan.argv.index("--with-ft") + 1] == "ulfm"
+    assert plan.argv[plan.argv.index("--mca") + 1: plan.argv.index("--mca") + 3] == ["coll", "^han"]
     assert plan.nprocs == 4
     assert "mode reinit" in plan.text and "reinit_kill_0 1 2.0" in plan.text
     assert "sdc" not in plan.text

@@ -13,10 +13,10 @@ from tests.conftest import echorun, mpirun_native
 ITERATIONS, PAUSE_MS = "160", "40"  # about 6.5 s of work: room for 3 kills and their restarts
 
 
-def kills(n: int, nranks: int, seed: int) -> str:
-    """`n` kills of random ranks at random times, about 2 s apart (a restart takes about 1 s here)."""
+def kills(n: int, nranks: int, seed: int, gap: float = 2.0) -> str:
+    """`n` kills of random ranks at random times, about `gap` s apart (a restart takes 1-1.5 s here)."""
     rng = random.Random(seed)
-    return ";".join(f"kill:rank={rng.randrange(nranks)},after={0.6 + 2.0 * k + rng.uniform(0, 0.5):.2f}s"
+    return ";".join(f"kill:rank={rng.randrange(nranks)},after={0.6 + gap * k + rng.uniform(0, 0.5):.2f}s"
                     for k in range(n))
 
 
@@ -44,13 +44,52 @@ def test_c_program_survives_kills(programs, failure_free, tmp_path, nkills):
 
 @pytest.mark.parametrize("nkills", [1, 2, 3])
 def test_python_program_survives_kills(programs, failure_free, tmp_path, nkills):
-    spec = kills(nkills, 4, seed=10 + nkills)
+    # 2.5 s apart: a restarted Python process needs 1-2 s (numpy, mpi4py) before it reaches its restart point and
+    # says "restarted"; a kill sooner than that sends it back as "reinited" (tested below, during a repair)
+    spec = kills(nkills, 4, seed=10 + nkills, gap=2.5)
     r = echorun(["--no-store", "-n", "4", "--mode", "reinit", "--inject", spec,
                  *programs["py_reinit"], ITERATIONS, PAUSE_MS], tmp_path / "run", timeout=240)
     assert r.returncode == 0, spec + "\n" + r.stderr
     assert r.stdout == failure_free["py"], spec
     assert r.stderr.count(": restarted, resuming at iteration") == nkills, spec + "\n" + r.stderr
     assert "reinited" in r.stderr
+
+
+@pytest.mark.parametrize("spec, restarted", [
+    # a survivor dies once the restarted rank 1 was started: the repair starts again and restarts both
+    ("kill:rank=1,after=1s;kill:rank=2,repair=1", "ranks 1 2"),
+    # the restarted process itself dies while it joins
+    ("kill:rank=1,after=1s;kill:rank=1,repair=1", "rank 1"),
+    # the survivor that started it (the root, rank 0) dies: the new process must not wait for it for ever
+    ("kill:rank=2,after=1s;kill:rank=0,repair=1", "ranks 0 2"),
+])
+def test_a_failure_during_a_repair_is_repaired_in_it(programs, failure_free, tmp_path, spec, restarted):
+    r = echorun(["--no-store", "-n", "4", "--mode", "reinit", "--inject", spec, *programs["reinit_iter"], ITERATIONS,
+                 PAUSE_MS], tmp_path / "run", timeout=240)
+    assert r.returncode == 0, spec + "\n" + r.stderr
+    assert r.stdout == failure_free["c"], spec
+    assert r.stderr.count("echo: Reinit: rank") == 1, r.stderr  # one repair, however many attempts it took
+    assert f"echo: Reinit: {restarted} failed; restarted in" in r.stderr, r.stderr
+    assert "attempts: processes failed during the repair)" in r.stderr, r.stderr
+    assert "injection kill:rank=" in r.stderr and "never fired" not in r.stderr, r.stderr
+
+
+def test_a_python_program_survives_a_failure_during_a_repair(programs, failure_free, tmp_path):
+    spec = "kill:rank=3,after=2.5s;kill:rank=1,repair=1"  # after numpy's import, on a loaded machine
+    r = echorun(["--no-store", "-n", "4", "--mode", "reinit", "--inject", spec, *programs["py_reinit"], ITERATIONS,
+                 PAUSE_MS], tmp_path / "run", timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == failure_free["py"]
+    assert "echo: Reinit: ranks 1 3 failed; restarted in" in r.stderr, r.stderr
+
+
+def test_two_ranks_killed_at_the_same_moment_are_repaired_in_one_go(programs, failure_free, tmp_path):
+    spec = "kill:rank=1,after=1.2s;kill:rank=2,after=1.2s"
+    r = echorun(["--no-store", "-n", "4", "--mode", "reinit", "--inject", spec, *programs["reinit_iter"], ITERATIONS,
+                 PAUSE_MS], tmp_path / "run", timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == failure_free["c"]
+    assert r.stderr.count("echo: Reinit: rank") == 1 and "echo: Reinit: ranks 1 2 failed" in r.stderr, r.stderr
 
 
 def test_program_without_checkpoints_restarts_from_the_beginning(programs, tmp_path):
