@@ -580,7 +580,7 @@ static int recv_test(sdr_recv_t *r) {
 
 int sdr_recv_done(sdr_recv_t *r, MPI_Status *status) {
     if (!recv_test(r)) return 0;
-    if (status != MPI_STATUS_IGNORE) *status = r->status;
+    echo_set_status(status, &r->status);
     return 1;
 }
 
@@ -638,10 +638,8 @@ static int probe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Message *messag
             ack_message(c, SDR_DATA, i, j, st.MPI_TAG);
             *message = m;
         }
-        if (status != MPI_STATUS_IGNORE) {
-            *status = st;
-            status->MPI_SOURCE = i;
-        }
+        st.MPI_SOURCE = i;
+        echo_set_status(status, &st);
         return MPI_SUCCESS;
     }
 }

@@ -1,0 +1,40 @@
+"""What MPICH's test suite (tests/conformance/mpich_suite.py) found under copies, each as a small program that
+runs natively, under --clones 2 and 3 (and SDR where it covers the calls): every copy prints what the native
+rank printed, and the job ends as the native one does."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import copy_output, echorun, lines_by_rank, mpirun_native
+
+# program, ranks, whether SDR replicates what it calls
+FINDINGS = [
+    ("probe_status", 2, True),  # pt2pt/mprobe: probes overwrote the status's MPI_ERROR field
+]
+_native: dict[str, dict[int, list[str]]] = {}
+
+
+def native(mpi, programs, name: str, n: int) -> dict[int, list[str]]:
+    if name not in _native:
+        r = mpirun_native(mpi, n, programs[name])
+        assert r.returncode == 0, r.stderr
+        _native[name] = lines_by_rank(r.stdout)
+    return _native[name]
+
+
+def modes(sdr: bool) -> list[list[str]]:
+    return [["--clones", "2"], ["--clones", "3"]] + ([["--mode", "sdr", "--replicas", "2"]] if sdr else [])
+
+
+@pytest.mark.parametrize(("name", "n", "mode"), [(name, n, mode) for name, n, sdr in FINDINGS for mode in modes(sdr)],
+                         ids=lambda x: " ".join(x) if isinstance(x, list) else str(x))
+def test_copies_print_what_native_prints(mpi, programs, tmp_path, name, n, mode):
+    expected = native(mpi, programs, name, n)
+    r = echorun(["--no-store", "-n", str(n), *mode, *programs[name]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert lines_by_rank(r.stdout) == expected
+    copies = int(mode[-1])
+    for rank in expected:
+        for copy in range(1, copies):
+            assert lines_by_rank(copy_output(r.run_dir, rank, copy)).get(rank, []) == expected[rank], (rank, copy)
