@@ -21,6 +21,7 @@ typedef struct sdr_req {
     void *buf;
     int count, peer, tag;
     MPI_Datatype dt;
+    int owns_dt; /* dt is echo's duplicate of the caller's (echo_type_keep) */
     sdr_send_t *send;
     sdr_recv_t *recv;
     sdr_sched_t *sched;
@@ -92,7 +93,13 @@ static sdr_req_t *new_req(int kind, int persistent, sdr_comm_t *c, const void *b
     *r = (sdr_req_t){.magic = SDR_REQ_MAGIC, .kind = kind, .persistent = persistent, .bsend = bsend, .mode = mode,
                      .c = c, .buf = (void *)buf, .count = count, .peer = peer, .tag = tag, .dt = dt,
                      .proc_null = peer == MPI_PROC_NULL};
+    if (persistent) r->owns_dt = echo_type_keep(dt, &r->dt); /* started again after the application freed it */
     return r;
+}
+
+static void free_req(sdr_req_t *r) {
+    if (r->owns_dt) PMPI_Type_free(&r->dt);
+    free(r);
 }
 
 MPI_Request sdr_request_of_sched(sdr_sched_t *s, int persistent) {
@@ -151,7 +158,7 @@ static int req_retire(MPI_Request *h, MPI_Status *st) {
     r->send = NULL, r->recv = NULL;
     r->active = 0;
     if (!r->persistent) {
-        free(r);
+        free_req(r);
         *h = MPI_REQUEST_NULL;
     }
     if (st != MPI_STATUS_IGNORE && rc != MPI_SUCCESS) st->MPI_ERROR = rc; /* else as the application set it */
@@ -338,7 +345,7 @@ int echo_sdr_MPI_Request_free(MPI_Request *request) {
         req_retire(request, MPI_STATUS_IGNORE);
     }
     if (r->sched) sdr_sched_free(r->sched);
-    free(r);
+    free_req(r);
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }

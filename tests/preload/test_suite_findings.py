@@ -11,6 +11,7 @@ from tests.conftest import copy_output, echorun, lines_by_rank, mpirun_native
 # program, ranks, whether SDR replicates what it calls
 FINDINGS = [
     ("probe_status", 2, True),  # pt2pt/mprobe: probes overwrote the status's MPI_ERROR field
+    ("type_free_pending", 3, True),  # pt2pt/dtype_send, datatype/tfree, concurrent_irecv: a freed type's requests
 ]
 _native: dict[str, dict[int, list[str]]] = {}
 
