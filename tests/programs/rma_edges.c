@@ -1,0 +1,58 @@
+/* Window edge cases: a code that frees a window's memory just before MPI_Win_free (MPI implementations never
+ * touch it then), windows of different sizes on every rank (rank 0's empty), and a shared-memory window of
+ * non-contiguous segments where odd ranks contribute no memory, whose segments MPI_Win_shared_query reports with
+ * a NULL base.  Each rank
+ * prints what it checked. */
+#include "battery.h"
+#include <stdlib.h>
+
+int main(int argc, char **argv) {
+    battery_init(&argc, &argv);
+    int freed_early = 0;
+    for (int round = 0; round < 20; round++) {
+        MPI_Aint n = (MPI_Aint)rank * 64 + round;
+        char *buf = n ? malloc((size_t)n) : NULL;
+        MPI_Win win;
+        MPI_Win_create(buf, n, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+        MPI_Win_fence(0, win);
+        MPI_Win_fence(0, win);
+        void *base;
+        int flag;
+        MPI_Win_get_attr(win, MPI_WIN_BASE, &base, &flag);
+        free(base); /* the program is done with the memory */
+        MPI_Win_free(&win);
+        char *again = malloc(64); /* the heap is intact */
+        again[0] = 1;
+        free(again);
+        freed_early++;
+    }
+    SAY("windows freed after their memory: %d", freed_early);
+
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int nrank, nsize;
+    MPI_Comm_rank(node, &nrank);
+    MPI_Comm_size(node, &nsize);
+    int *mine;
+    MPI_Win shw;
+    MPI_Info noncontig;
+    MPI_Info_create(&noncontig);
+    MPI_Info_set(noncontig, "alloc_shared_noncontig", "true");
+    MPI_Win_allocate_shared(nrank % 2 == 0 ? 4 * sizeof(int) : 0, sizeof(int), noncontig, node, &mine, &shw);
+    MPI_Info_free(&noncontig);
+    MPI_Win_fence(0, shw);
+    if (nrank % 2 == 0)
+        for (int i = 0; i < 4; i++) mine[i] = nrank * 10 + i;
+    MPI_Win_fence(0, shw);
+    for (int q = 0; q < nsize; q++) {
+        MPI_Aint size;
+        int unit, *base;
+        MPI_Win_shared_query(shw, q, &size, &unit, &base);
+        if (size == 0) SAY("segment of %d: size 0 base %s", q, base == NULL ? "NULL" : "not NULL");
+        else SAY("segment of %d: size %ld holds %d %d %d %d", q, (long)size, base[0], base[1], base[2], base[3]);
+    }
+    MPI_Win_free(&shw);
+    MPI_Comm_free(&node);
+    MPI_Finalize();
+    return 0;
+}
