@@ -94,12 +94,15 @@ int echo_MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_
 
 int echo_MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
                               MPI_Comm *newintercomm) {
-    echo_comm_t *c = echo_comm_get(local_comm, "MPI_Intercomm_create");
+    /* a local group of one, MPI_COMM_SELF (MPICH's comm/ic1): the representative's own is the real one, and the
+     * copies must not make the call (over the real world they would wait for partners that never come) */
+    int self = echo_comm_is_local(local_comm);
+    MPI_Comm real_local = self ? local_comm : echo_comm_get(local_comm, "MPI_Intercomm_create")->real;
     /* peer_comm matters at the leaders only; elsewhere it may be anything */
     echo_comm_t *peer = echo_comm_find(peer_comm);
     MPI_Comm real_peer = peer ? peer->real : peer_comm;
-    int rc = ECHO_REP(PMPI_Intercomm_create(c->real, local_leader, real_peer, remote_leader, tag, newintercomm));
-    return echo_comm_register_new(local_comm, newintercomm, rc, 0);
+    int rc = ECHO_REP(PMPI_Intercomm_create(real_local, local_leader, real_peer, remote_leader, tag, newintercomm));
+    return echo_comm_register_new(self ? MPI_COMM_NULL : local_comm, newintercomm, rc, 0);
 }
 
 int echo_MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,

@@ -174,7 +174,8 @@ def communicator_arg(proto: Prototype, kinds: list[str] | None) -> str | None:
 # Calls that reach other processes even on MPI_COMM_SELF (a connection to, or
 # the start of, another job): with clones the representatives make them, so they
 # are replicated whatever their communicator (echo_spawn.c).
-REPLICATED_ON_SELF = {"MPI_Comm_accept", "MPI_Comm_connect", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple"}
+REPLICATED_ON_SELF = {"MPI_Comm_accept", "MPI_Comm_connect", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple",
+                      "MPI_Intercomm_create"}
 
 # Where MPI raises the error of a call: the error handler of its file, window or
 # communicator (in that order).  Not MPI_FILE_NULL's (the handler of
