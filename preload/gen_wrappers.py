@@ -229,7 +229,11 @@ def sdr_body(p: Prototype, kinds: list[str] | None, sdr: set[str], fallback: str
         return f"sdr_comm_of({comm}) ? echo_sdr_{p.name}({args}) : {fallback}" if comm else \
             f"echo_sdr_{p.name}({args})"
     if comm and not is_local(p, kinds) and p.name not in SDR_LOCAL:
-        return f"sdr_comm_of({comm}) ? (echo_unsupported(\"{p.name}\"), MPI_ERR_OTHER) : {fallback}"
+        # every communicator it names: MPI_Intercomm_create over MPI_COMM_SELF still reaches the replicated bridge
+        comms = [n for n, t in zip(p.names, p.types, strict=True) if t == "MPI_Comm"] \
+            if p.name in REPLICATED_ON_SELF else [comm]
+        replicated = " || ".join(f"sdr_comm_of({c})" for c in comms)
+        return f"{replicated} ? (echo_unsupported(\"{p.name}\"), MPI_ERR_OTHER) : {fallback}"
     return fallback
 
 

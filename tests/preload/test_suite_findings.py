@@ -41,3 +41,12 @@ def test_copies_print_what_native_prints(mpi, programs, tmp_path, name, n, mode)
     for rank in expected:
         for copy in range(1, copies):
             assert lines_by_rank(copy_output(r.run_dir, rank, copy)).get(rank, []) == expected[rank], (rank, copy)
+
+
+def test_sdr_refuses_an_intercommunicator_over_comm_self(programs, tmp_path):
+    """Intercommunicators are outside SDR (docs/sdr.md); over MPI_COMM_SELF the call still reaches the
+    replicated bridge communicator, so it is refused naming the call instead of hanging (MPICH's comm/ic1)."""
+    r = echorun(["--no-store", "-n", "3", "--mode", "sdr", "--replicas", "2", *programs["intercomm_self"]],
+                tmp_path / "run", timeout=90)
+    assert r.returncode != 0
+    assert "MPI_Intercomm_create is not supported in SDR mode" in r.stderr, r.stderr
