@@ -59,10 +59,27 @@ int echo_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     return echo_comm_register_new(comm, newcomm, ECHO_REP(PMPI_Comm_split(c->real, color, key, newcomm)), 0);
 }
 
+/* MPI_COMM_TYPE_HW_UNGUIDED: MPI writes the level it split at into the caller's info ("mpi_hw_resource_type");
+ * copies set the representative's answer in theirs (MPICH's comm/cmsplit_type reads it) */
+static int unguided_level(int split_type, MPI_Info info, int rc) {
+/* MPI 4: a macro in MPICH; an enumerator in Open MPI 5, which says MPI 3.1 */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+    if (split_type != MPI_COMM_TYPE_HW_UNGUIDED || info == MPI_INFO_NULL) return rc;
+    char value[MPI_MAX_INFO_VAL + 1] = "";
+    int len = MPI_MAX_INFO_VAL, flag = 0;
+    if (echo_is_rep() && rc == MPI_SUCCESS) PMPI_Info_get_string(info, "mpi_hw_resource_type", &len, value, &flag);
+    rc = echo_forward_bytes(value, sizeof value, rc);
+    if (!echo_is_rep() && value[0]) PMPI_Info_set(info, "mpi_hw_resource_type", value);
+#else
+    (void)split_type, (void)info;
+#endif
+    return rc;
+}
+
 int echo_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
     COMM(MPI_Comm_split_type);
-    return echo_comm_register_new(comm, newcomm, ECHO_REP(PMPI_Comm_split_type(c->real, split_type, key, info, newcomm)),
-                                  0);
+    int rc = unguided_level(split_type, info, ECHO_REP(PMPI_Comm_split_type(c->real, split_type, key, info, newcomm)));
+    return echo_comm_register_new(comm, newcomm, rc, 0);
 }
 
 /* Groups: a copy's group names the copy where its representative stands; the
