@@ -61,7 +61,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("pt2pt/rqstatus", "clones"): "it reads the MPI_ERROR field of the status MPI_Request_get_status gives for "
                                   "MPI_REQUEST_NULL, which Open MPI leaves as it was (uninitialized in the test): "
                                   "natively the stack happens to hold 0 there, under echo other values",
-    ("pt2pt/rqstatus", "sdr"): "as under clones: an uninitialized MPI_ERROR field Open MPI leaves unset",
 }
 
 
