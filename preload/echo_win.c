@@ -365,9 +365,11 @@ int echo_MPI_Win_free(MPI_Win *win) {
     echo_win_t *w = find(*win);
     if (!w) return PMPI_Win_free(win);
     int rc = PMPI_Win_free(win); /* the real window, or the stand-in */
-    /* No memory is forwarded here: programs free the memory of a Win_create window before MPI_Win_free (MPICH's
-     * own test helpers do, and MPI implementations never touch it), so echo must not write to it (docs/rma.md) */
-    rc = echo_forward(NULL, 0, MPI_BYTE, rc);
+    /* memory the application owns outlives the window: updates the free
+     * completed must reach it (a target may read them once MPI_Win_free returned; MPICH's rma/test4); MPI's own
+     * memory is gone */
+    if (w->flavor == MPI_WIN_FLAVOR_CREATE || w->flavor == MPI_WIN_FLAVOR_DYNAMIC) rc = forward_memory(w, 0, 0, rc);
+    else rc = echo_forward(NULL, 0, MPI_BYTE, rc);
     echo_metric("rma operations issued", w->ops, "count");
     echo_metric("rma memory forwards", w->syncs, "count");
     echo_metric("rma window bytes at forwards", w->exposed, "B");

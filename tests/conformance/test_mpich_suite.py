@@ -27,7 +27,7 @@ SUBSET = [
     "coll/bcasttest -n 4", "coll/allredmany -n 4", "coll/nonblocking -n 4",
     "comm/dup -n 2", "comm/ic1 -n 4",
     "pt2pt/mprobe -n 2", "pt2pt/dtype_send -n 2",
-    "rma/winname -n 2", "rma/accfence2 -n 4", "rma/win_shared_noncontig_put -n 4",
+    "rma/test4 -n 2", "rma/transpose4 -n 2", "rma/win_shared_noncontig_put -n 4",
     "group/groupcreate -n 4",
     "datatype/tfree -n 2", "datatype/concurrent_irecv -n 3",
     "topo/dims1 -n 4", "topo/graphcr -n 4",

@@ -14,7 +14,7 @@ FINDINGS = [
     ("type_free_pending", 3, True),  # pt2pt/dtype_send, datatype/tfree, concurrent_irecv: a freed type's requests
     ("split_unguided", 2, False),  # comm/cmsplit_type: copies' info lacked the level MPI wrote into the rep's
     ("intercomm_self", 3, False),  # comm/ic1: copies made the real call over MPI_COMM_SELF and hung
-    ("rma_edges", 3, False),  # rma/winname (memory freed before Win_free), win_shared_noncontig_put (NULL bases)
+    ("rma_edges", 3, False),  # rma/win_shared_noncontig_put: empty segments' NULL bases
 ]
 _native: dict[str, dict[int, list[str]]] = {}
 
