@@ -60,8 +60,9 @@ KNOWN: dict[tuple[str, str], str] = {
                                        "only (docs/rma.md, the rule)",
     **{(f"rma/{name}", "clones"): "MPICH's MTestFreeWin frees a window's memory before MPI_Win_free, which MPI "
                                   "allows only once MPI_Win_free returned: echo forwards the updates MPI_Win_free "
-                                  "completed into that memory (a target may read them after it, as rma/test4 does), "
-                                  "so a copy's heap may be corrupted (docs/rma.md)"
+                                  "completed, so its representative reads that memory and its copies write it (a "
+                                  "target may read the updates after MPI_Win_free, as rma/test4 does): a process "
+                                  "may crash (docs/rma.md)"
        for name in ("winname", "accfence2", "transpose3", "test3", "test3_am")},
     ("pt2pt/rqstatus", "clones"): "it reads the MPI_ERROR field of the status MPI_Request_get_status gives for "
                                   "MPI_REQUEST_NULL, which Open MPI leaves as it was (uninitialized in the test): "
