@@ -59,10 +59,27 @@ int echo_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     return echo_comm_register_new(comm, newcomm, ECHO_REP(PMPI_Comm_split(c->real, color, key, newcomm)), 0);
 }
 
+/* MPI_COMM_TYPE_HW_UNGUIDED: MPI writes the level it split at into the caller's info ("mpi_hw_resource_type");
+ * copies set the representative's answer in theirs (MPICH's comm/cmsplit_type reads it) */
+static int unguided_level(int split_type, MPI_Info info, int rc) {
+/* MPI 4: a macro in MPICH; an enumerator in Open MPI 5, which says MPI 3.1 */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+    if (split_type != MPI_COMM_TYPE_HW_UNGUIDED || info == MPI_INFO_NULL) return rc;
+    char value[MPI_MAX_INFO_VAL + 1] = "";
+    int len = MPI_MAX_INFO_VAL, flag = 0;
+    if (echo_is_rep() && rc == MPI_SUCCESS) PMPI_Info_get_string(info, "mpi_hw_resource_type", &len, value, &flag);
+    rc = echo_forward_bytes(value, sizeof value, rc);
+    if (!echo_is_rep() && value[0]) PMPI_Info_set(info, "mpi_hw_resource_type", value);
+#else
+    (void)split_type, (void)info;
+#endif
+    return rc;
+}
+
 int echo_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
     COMM(MPI_Comm_split_type);
-    return echo_comm_register_new(comm, newcomm, ECHO_REP(PMPI_Comm_split_type(c->real, split_type, key, info, newcomm)),
-                                  0);
+    int rc = unguided_level(split_type, info, ECHO_REP(PMPI_Comm_split_type(c->real, split_type, key, info, newcomm)));
+    return echo_comm_register_new(comm, newcomm, rc, 0);
 }
 
 /* Groups: a copy's group names the copy where its representative stands; the
@@ -94,12 +111,15 @@ int echo_MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_
 
 int echo_MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
                               MPI_Comm *newintercomm) {
-    echo_comm_t *c = echo_comm_get(local_comm, "MPI_Intercomm_create");
+    /* a local group of one, MPI_COMM_SELF (MPICH's comm/ic1): the representative's own is the real one, and the
+     * copies must not make the call (over the real world they would wait for partners that never come) */
+    int self = echo_comm_is_local(local_comm);
+    MPI_Comm real_local = self ? local_comm : echo_comm_get(local_comm, "MPI_Intercomm_create")->real;
     /* peer_comm matters at the leaders only; elsewhere it may be anything */
     echo_comm_t *peer = echo_comm_find(peer_comm);
     MPI_Comm real_peer = peer ? peer->real : peer_comm;
-    int rc = ECHO_REP(PMPI_Intercomm_create(c->real, local_leader, real_peer, remote_leader, tag, newintercomm));
-    return echo_comm_register_new(local_comm, newintercomm, rc, 0);
+    int rc = ECHO_REP(PMPI_Intercomm_create(real_local, local_leader, real_peer, remote_leader, tag, newintercomm));
+    return echo_comm_register_new(self ? MPI_COMM_NULL : local_comm, newintercomm, rc, 0);
 }
 
 int echo_MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,

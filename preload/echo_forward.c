@@ -87,8 +87,12 @@ static int forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *sta
     int pos = header;
     if (echo_is_rep()) {
         int psize = 0;
+        MPI_Count tsize = 0;
         *k = delivered_count(count, dt, status, rc);
-        if (*k > 0) PMPI_Pack_size(*k, dt, echo.clone_comm, &psize);
+        if (*k > 0) PMPI_Type_size_x(dt, &tsize);
+        /* a message of 2 GB or more (MPICH's pt2pt/large_message): its packed size overflows an int */
+        if (*k > 0 && (MPI_Count)*k * tsize <= SMALL_PACKED) PMPI_Pack_size(*k, dt, echo.clone_comm, &psize);
+        else if (*k > 0) psize = SMALL_PACKED + 1;
         memcpy(packed, status, sizeof *status);
         memcpy(packed + sizeof *status, k, sizeof *k);
         /* MPI_BOTTOM (NULL, with a datatype of absolute addresses): Open MPI will not

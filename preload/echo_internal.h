@@ -156,6 +156,20 @@ int echo_forward_info(MPI_Info *info, int rc);
 MPI_Datatype echo_blocks_type(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt,
                               const MPI_Datatype *types);
 
+/* A status as MPI gave it, but for MPI_ERROR: calls that complete one operation (probes, Recv, Wait) leave
+ * that field as the application set it (MPI 4.1, 3.2.5); MPICH's test suite checks it */
+static inline void echo_set_status(MPI_Status *status, const MPI_Status *got) {
+    if (status == MPI_STATUS_IGNORE) return;
+    int error = status->MPI_ERROR;
+    *status = *got;
+    status->MPI_ERROR = error;
+}
+
+/* A derived datatype of a pending operation: programs may free theirs as soon as the operation started (MPI
+ * lets them; MPICH's pt2pt/dtype_send and datatype/tfree do), and completion still uses it, so echo holds a
+ * duplicate of its own (*kept; 1 if it made one, to free with the operation), else *kept is dt (echo_requests.c) */
+int echo_type_keep(MPI_Datatype dt, MPI_Datatype *kept);
+
 /* a message of a replicated communicator's Mprobe/Improbe (and forget it): 0 for a local one (echo_p2p.c) */
 int echo_message_take(MPI_Message m);
 

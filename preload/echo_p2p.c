@@ -71,7 +71,7 @@ int echo_MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *s
     int rc = echo_is_rep() ? PMPI_Iprobe(source, tag, c->real, &r.flag, &r.st) : MPI_SUCCESS;
     rc = echo_forward_bytes(&r, sizeof r, rc);
     *flag = r.flag;
-    if (status != MPI_STATUS_IGNORE && r.flag) *status = r.st;
+    if (status != MPI_STATUS_IGNORE && r.flag) echo_set_status(status, &r.st);
     return rc;
 }
 
@@ -131,7 +131,7 @@ int echo_MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message 
     if (r.flag && rc == MPI_SUCCESS)
         *message = r.st.MPI_SOURCE == MPI_PROC_NULL ? MPI_MESSAGE_NO_PROC
                                                      : remember(echo_is_rep() ? *message : MPI_MESSAGE_NULL);
-    if (status != MPI_STATUS_IGNORE && r.flag) *status = r.st;
+    if (status != MPI_STATUS_IGNORE && r.flag) echo_set_status(status, &r.st);
     return rc;
 }
 

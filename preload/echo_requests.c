@@ -61,6 +61,15 @@ static int none_echo(int n, const MPI_Request *reqs) {
     return 1;
 }
 
+int echo_type_keep(MPI_Datatype dt, MPI_Datatype *kept) {
+    int ni, na, nd, combiner;
+    *kept = dt;
+    if (dt == MPI_DATATYPE_NULL || echo_check_buffer(NULL, 0, dt) != MPI_SUCCESS ||
+        PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner) != MPI_SUCCESS || combiner == MPI_COMBINER_NAMED)
+        return 0;
+    return PMPI_Type_dup(dt, kept) == MPI_SUCCESS;
+}
+
 static MPI_Request new_req(int kind, int persistent, MPI_Request real, void *buf, int count, MPI_Datatype dt) {
     echo_req_t *r = calloc(1, sizeof *r);
     r->magic = REQ_MAGIC;
@@ -71,6 +80,7 @@ static MPI_Request new_req(int kind, int persistent, MPI_Request real, void *buf
     r->buf = buf;
     r->count = count;
     r->dt = dt;
+    if (kind != REQ_SEND || persistent) r->owns_dt = echo_type_keep(dt, &r->dt); /* a send's data went at start */
     return echo_handle_new(r);
 }
 
@@ -429,7 +439,8 @@ MPI_Request echo_request_new_blocks(MPI_Request real, int persistent, void *buf,
 }
 
 MPI_Request echo_request_new_typed(MPI_Request real, int persistent, void *buf, MPI_Datatype owned) {
-    MPI_Request h = new_req(REQ_COLL, persistent, real, buf, 1, owned);
+    MPI_Request h = new_req(REQ_COLL, persistent, real, buf, 1, MPI_BYTE);
+    req_of(h)->dt = owned;
     req_of(h)->owns_dt = 1;
     return h;
 }

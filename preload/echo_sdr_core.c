@@ -32,6 +32,7 @@ struct sdr_send {
     void *owned; /* the packed copy it sends from, if any */
     long owned_bytes;
     int released; /* its owner is done with it: freed once complete */
+    int owns_dt;  /* dt is echo's duplicate of the caller's (echo_type_keep) */
     sdr_send_t *next; /* every send not yet complete and released, in the order they started */
     sdr_send_t *next_posted; /* those with real sends under way: the progress loop tests only these */
     int in_posted;
@@ -47,6 +48,7 @@ struct sdr_recv {
     MPI_Request req;
     int posted_to; /* replica of src the real receive names (-1: any source) */
     int complete, err;
+    int owns_dt; /* dt is echo's duplicate of the caller's (echo_type_keep) */
     MPI_Status status;
     sdr_recv_t *next; /* receives not yet complete */
 };
@@ -414,6 +416,8 @@ sdr_send_t *sdr_send_start(sdr_comm_t *c, int chan, const void *buf, int count, 
         if (PMPI_Pack(buf, count, dt, s->owned, size, &pos, c->chan[chan]) != MPI_SUCCESS) pos = 0;
         s->buf = s->owned, s->count = pos, s->dt = MPI_PACKED, s->owned_bytes = size;
         copies_bytes += size;
+    } else {
+        s->owns_dt = echo_type_keep(dt, &s->dt);
     }
     *sends_tail = s; /* in start order: acks and re-sends take the oldest first */
     sends_tail = &s->next;
@@ -459,6 +463,7 @@ static void unlink_send(sdr_send_t *s) {
         }
     copies_bytes -= s->owned_bytes;
     sdr_comm_t *c = s->c;
+    if (s->owns_dt) PMPI_Type_free(&s->dt);
     free(s->owned);
     free(s);
     if (c->freed) comm_destroy_if_unused(c);
@@ -512,6 +517,7 @@ sdr_recv_t *sdr_recv_start(sdr_comm_t *c, int chan, void *buf, int count, MPI_Da
     sdr_recv_t *r = calloc(1, sizeof *r);
     *r = (sdr_recv_t){.c = c, .chan = chan, .buf = buf, .count = count, .dt = dt, .src = src, .tag = tag,
                       .req = MPI_REQUEST_NULL, .next = recvs};
+    r->owns_dt = echo_type_keep(dt, &r->dt);
     recvs = r;
     recv_post(r);
     return r;
@@ -579,7 +585,7 @@ static int recv_test(sdr_recv_t *r) {
 
 int sdr_recv_done(sdr_recv_t *r, MPI_Status *status) {
     if (!recv_test(r)) return 0;
-    if (status != MPI_STATUS_IGNORE) *status = r->status;
+    echo_set_status(status, &r->status);
     return 1;
 }
 
@@ -603,6 +609,7 @@ int sdr_recv_cancel(sdr_recv_t *r) {
 
 void sdr_recv_free(sdr_recv_t *r) {
     if (!r->complete) sdr_recv_cancel(r);
+    if (r->owns_dt) PMPI_Type_free(&r->dt);
     free(r);
 }
 
@@ -637,10 +644,8 @@ static int probe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Message *messag
             ack_message(c, SDR_DATA, i, j, st.MPI_TAG);
             *message = m;
         }
-        if (status != MPI_STATUS_IGNORE) {
-            *status = st;
-            status->MPI_SOURCE = i;
-        }
+        st.MPI_SOURCE = i;
+        echo_set_status(status, &st);
         return MPI_SUCCESS;
     }
 }

@@ -21,6 +21,7 @@ typedef struct sdr_req {
     void *buf;
     int count, peer, tag;
     MPI_Datatype dt;
+    int owns_dt; /* dt is echo's duplicate of the caller's (echo_type_keep) */
     sdr_send_t *send;
     sdr_recv_t *recv;
     sdr_sched_t *sched;
@@ -40,12 +41,12 @@ static sdr_req_t *req_of(MPI_Request h) { return echo_handle_state(h); }
 static MPI_Request handle_of(sdr_req_t *r) { return echo_handle_new(r); }
 
 static void empty_status(MPI_Status *st, int source) {
-    if (st == MPI_STATUS_IGNORE) return;
-    memset(st, 0, sizeof *st);
-    st->MPI_SOURCE = source;
-    st->MPI_TAG = MPI_ANY_TAG;
-    st->MPI_ERROR = MPI_SUCCESS;
-    PMPI_Status_set_elements(st, MPI_BYTE, 0);
+    MPI_Status empty;
+    memset(&empty, 0, sizeof empty);
+    empty.MPI_SOURCE = source;
+    empty.MPI_TAG = MPI_ANY_TAG;
+    PMPI_Status_set_elements(&empty, MPI_BYTE, 0);
+    echo_set_status(st, &empty);
 }
 
 /* ---- starting operations ---- */
@@ -83,7 +84,13 @@ static sdr_req_t *new_req(int kind, int persistent, sdr_comm_t *c, const void *b
     *r = (sdr_req_t){.magic = SDR_REQ_MAGIC, .kind = kind, .persistent = persistent, .bsend = bsend, .mode = mode,
                      .c = c, .buf = (void *)buf, .count = count, .peer = peer, .tag = tag, .dt = dt,
                      .proc_null = peer == MPI_PROC_NULL};
+    if (persistent) r->owns_dt = echo_type_keep(dt, &r->dt); /* started again after the application freed it */
     return r;
+}
+
+static void free_req(sdr_req_t *r) {
+    if (r->owns_dt) PMPI_Type_free(&r->dt);
+    free(r);
 }
 
 MPI_Request sdr_request_of_sched(sdr_sched_t *s, int persistent) {
@@ -119,7 +126,7 @@ static int req_retire(MPI_Request *h, MPI_Status *st) {
         if (st != MPI_STATUS_IGNORE) PMPI_Status_set_cancelled(st, 1);
         r->cancelled = 0;
     } else if (r->kind == REQ_DONE) {
-        if (st != MPI_STATUS_IGNORE) *st = r->done_status;
+        echo_set_status(st, &r->done_status);
         rc = r->done_status.MPI_ERROR;
     } else if (r->proc_null) empty_status(st, r->kind == REQ_RECV ? MPI_PROC_NULL : MPI_ANY_SOURCE);
     else if (r->kind == REQ_SEND) {
@@ -143,10 +150,10 @@ static int req_retire(MPI_Request *h, MPI_Status *st) {
     r->active = 0;
     if (!r->persistent) {
         echo_handle_free(*h);
-        free(r);
+        free_req(r);
         *h = MPI_REQUEST_NULL;
     }
-    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = rc;
+    if (st != MPI_STATUS_IGNORE && rc != MPI_SUCCESS) st->MPI_ERROR = rc; /* else as the application set it */
     return rc;
 }
 
@@ -196,10 +203,17 @@ static int all_ready(int n, MPI_Request reqs[]) {
     return 1;
 }
 
+/* a multiple-completion call's status carries each operation's error (MPI_ERR_IN_STATUS) */
+static int retire_nth(MPI_Request *h, MPI_Status *st) {
+    int rc = retire(h, st);
+    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = rc;
+    return rc;
+}
+
 static int retire_all(int n, MPI_Request reqs[], MPI_Status statuses[]) {
     int failed = 0;
     for (int i = 0; i < n; i++)
-        if (retire(&reqs[i], nth(statuses, i)) != MPI_SUCCESS) failed = 1;
+        if (retire_nth(&reqs[i], nth(statuses, i)) != MPI_SUCCESS) failed = 1;
     return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
 
@@ -260,7 +274,7 @@ static int some(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Sta
         if (inactive) continue;
         any_active = 1;
         if (!done) continue;
-        if (retire(&reqs[i], nth(statuses, *outcount)) != MPI_SUCCESS) failed = 1;
+        if (retire_nth(&reqs[i], nth(statuses, *outcount)) != MPI_SUCCESS) failed = 1;
         indices[(*outcount)++] = i;
     }
     if (!any_active) *outcount = MPI_UNDEFINED;
@@ -324,7 +338,7 @@ int echo_sdr_MPI_Request_free(MPI_Request *request) {
     }
     if (r->sched) sdr_sched_free(r->sched);
     echo_handle_free(*request);
-    free(r);
+    free_req(r);
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }
@@ -465,7 +479,7 @@ int echo_sdr_MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Mess
     MPI_Status st;
     rc = sdr_improbe(c, source, tag, flag, &real, &st);
     if (rc != MPI_SUCCESS || !*flag) return rc;
-    if (status != MPI_STATUS_IGNORE) *status = st;
+    echo_set_status(status, &st);
     sdr_msg_t *m = malloc(sizeof *m);
     *m = (sdr_msg_t){SDR_MSG_MAGIC, real, st.MPI_SOURCE};
     memcpy(message, &m, sizeof m);
@@ -488,7 +502,7 @@ int echo_sdr_MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message 
     st.MPI_SOURCE = m->source;
     free(m);
     *message = MPI_MESSAGE_NULL;
-    if (status != MPI_STATUS_IGNORE) *status = st;
+    echo_set_status(status, &st);
     return rc;
 }
 

@@ -34,6 +34,7 @@ struct sdr_sched {
     void **tmp;
     int ntmp;
     MPI_Datatype *types;
+    MPI_Datatype *kept_from; /* types[i] is echo's duplicate of the application's kept_from[i] (else NULL) */
     int ntypes;
     sdr_sched_t *next_active;
 };
@@ -60,26 +61,28 @@ static step_t *add(sdr_sched_t *s, int kind, int round) {
     return t;
 }
 
+static MPI_Datatype keep(sdr_sched_t *s, MPI_Datatype dt);
+
 void sdr_sched_send(sdr_sched_t *s, int round, const void *buf, int count, MPI_Datatype dt, int peer) {
     step_t *t = add(s, STEP_SEND, round);
-    t->in = buf, t->count = count, t->dt = dt, t->peer = peer;
+    t->in = buf, t->count = count, t->dt = keep(s, dt), t->peer = peer;
 }
 
 void sdr_sched_recv(sdr_sched_t *s, int round, void *buf, int count, MPI_Datatype dt, int peer) {
     step_t *t = add(s, STEP_RECV, round);
-    t->out = buf, t->count = count, t->dt = dt, t->peer = peer;
+    t->out = buf, t->count = count, t->dt = keep(s, dt), t->peer = peer;
 }
 
 void sdr_sched_reduce(sdr_sched_t *s, int round, const void *in, void *inout, int count, MPI_Datatype dt,
                       MPI_Op op) {
     step_t *t = add(s, STEP_REDUCE, round);
-    t->in = in, t->out = inout, t->count = count, t->dt = dt, t->op = op;
+    t->in = in, t->out = inout, t->count = count, t->dt = keep(s, dt), t->op = op;
 }
 
 void sdr_sched_copy(sdr_sched_t *s, int round, const void *src, int scount, MPI_Datatype stype, void *dst,
                     int rcount, MPI_Datatype rtype) {
     step_t *t = add(s, STEP_COPY, round);
-    t->in = src, t->count = scount, t->dt = stype, t->out = dst, t->rcount = rcount, t->rdt = rtype;
+    t->in = src, t->count = scount, t->dt = keep(s, stype), t->out = dst, t->rcount = rcount, t->rdt = keep(s, rtype);
 }
 
 void *sdr_sched_tmp(sdr_sched_t *s, int count, MPI_Datatype dt) {
@@ -93,9 +96,23 @@ void *sdr_sched_tmp(sdr_sched_t *s, int count, MPI_Datatype dt) {
     return mem - true_lb; /* element 0 where the type's data starts in the block */
 }
 
-void sdr_sched_own_type(sdr_sched_t *s, MPI_Datatype dt) {
+static void own_type(sdr_sched_t *s, MPI_Datatype dt, MPI_Datatype from) {
     s->types = realloc(s->types, sizeof *s->types * (size_t)(s->ntypes + 1));
+    s->kept_from = realloc(s->kept_from, sizeof *s->kept_from * (size_t)(s->ntypes + 1));
+    s->kept_from[s->ntypes] = from;
     s->types[s->ntypes++] = dt;
+}
+
+void sdr_sched_own_type(sdr_sched_t *s, MPI_Datatype dt) { own_type(s, dt, MPI_DATATYPE_NULL); }
+
+/* the application's datatype, as the schedule's later steps use it: a duplicate (one per type and schedule),
+ * since the application may free its own once the collective started (echo_type_keep) */
+static MPI_Datatype keep(sdr_sched_t *s, MPI_Datatype dt) {
+    for (int i = 0; i < s->ntypes; i++)
+        if (s->kept_from[i] == dt && dt != MPI_DATATYPE_NULL) return s->types[i];
+    MPI_Datatype kept;
+    if (echo_type_keep(dt, &kept)) own_type(s, kept, dt);
+    return kept;
 }
 
 /* data from one typed buffer to another: through its packed form, so any two matching type signatures work */
@@ -189,6 +206,7 @@ void sdr_sched_free(sdr_sched_t *s) {
     for (int i = 0; i < s->ntypes; i++) PMPI_Type_free(&s->types[i]);
     free(s->tmp);
     free(s->types);
+    free(s->kept_from);
     free(s->sends);
     free(s->recvs);
     free(s->steps);

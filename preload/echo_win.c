@@ -61,7 +61,7 @@ typedef struct echo_win {
     int npending;
     /* a shared-memory window: every rank's segment (offset from the lowest,
      * size, disp_unit), the same on every copy of the rank */
-    struct segment { MPI_Aint offset, size; int disp_unit; } *segments;
+    struct segment { MPI_Aint offset, size; int disp_unit, null_base; } *segments; /* null_base: MPI said NULL */
     int nsegments;
     char *lowest;     /* where the segment at offset 0 is, in this process */
     MPI_Aint my_size; /* what MPI_WIN_SIZE answers (a copy's stand-in spans every segment) */
@@ -304,6 +304,7 @@ int echo_MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MP
         char **bases = calloc((size_t)n, sizeof *bases);
         for (int q = 0; q < n && rc == MPI_SUCCESS; q++) {
             PMPI_Win_shared_query(*win, q, &segs[q].size, &segs[q].disp_unit, &bases[q]);
+            segs[q].null_base = bases[q] == NULL; /* an empty segment, with alloc_shared_noncontig say */
             if (segs[q].size > 0 && (!lowest || bases[q] < lowest)) lowest = bases[q];
         }
         for (int q = 0; q < n; q++) segs[q].offset = segs[q].size > 0 ? bases[q] - lowest : 0;
@@ -365,7 +366,8 @@ int echo_MPI_Win_free(MPI_Win *win) {
     if (!w) return PMPI_Win_free(win);
     int rc = PMPI_Win_free(win); /* the real window, or the stand-in */
     /* memory the application owns outlives the window: updates the free
-     * completed must reach it; MPI's own memory is gone */
+     * completed must reach it (a target may read them once MPI_Win_free returned; MPICH's rma/test4); MPI's own
+     * memory is gone */
     if (w->flavor == MPI_WIN_FLAVOR_CREATE || w->flavor == MPI_WIN_FLAVOR_DYNAMIC) rc = forward_memory(w, 0, 0, rc);
     else rc = echo_forward(NULL, 0, MPI_BYTE, rc);
     echo_metric("rma operations issued", w->ops, "count");
@@ -629,7 +631,9 @@ int echo_MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_u
     if (q < 0 || q >= w->nsegments) return MPI_ERR_RANK;
     *size = w->segments[q].size;
     *disp_unit = w->segments[q].disp_unit;
-    *(void **)baseptr = w->lowest + w->segments[q].offset;
+    /* an empty segment's base is NULL where MPI said so to the representative (MPICH's
+     * rma/win_shared_noncontig_put checks it) */
+    *(void **)baseptr = w->segments[q].null_base ? NULL : w->lowest + w->segments[q].offset;
     return MPI_SUCCESS;
 }
 
@@ -640,7 +644,9 @@ int echo_MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int 
     if (!w || !w->segments || echo_is_rep() || (win_keyval != MPI_WIN_BASE && win_keyval != MPI_WIN_SIZE))
         return PMPI_Win_get_attr(win, win_keyval, attribute_val, flag);
     *flag = 1;
-    if (win_keyval == MPI_WIN_BASE) *(void **)attribute_val = w->lowest + w->segments[w->group.rank].offset;
+    if (win_keyval == MPI_WIN_BASE)
+        *(void **)attribute_val =
+            w->segments[w->group.rank].null_base ? NULL : w->lowest + w->segments[w->group.rank].offset;
     else *(MPI_Aint **)attribute_val = &w->my_size;
     return MPI_SUCCESS;
 }

@@ -189,7 +189,8 @@ def communicator_arg(proto: Prototype, kinds: list[str] | None) -> str | None:
 # Calls that reach other processes even on MPI_COMM_SELF (a connection to, or
 # the start of, another job): with clones the representatives make them, so they
 # are replicated whatever their communicator (echo_spawn.c).
-REPLICATED_ON_SELF = {"MPI_Comm_accept", "MPI_Comm_connect", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple"}
+REPLICATED_ON_SELF = {"MPI_Comm_accept", "MPI_Comm_connect", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple",
+                      "MPI_Intercomm_create"}
 
 # Where MPI raises the error of a call: the error handler of its file, window or
 # communicator (in that order).  Not MPI_FILE_NULL's (the handler of
@@ -243,7 +244,11 @@ def sdr_body(p: Prototype, kinds: list[str] | None, sdr: set[str], fallback: str
         return f"sdr_comm_of({comm}) ? echo_sdr_{p.name}({args}) : {fallback}" if comm else \
             f"echo_sdr_{p.name}({args})"
     if comm and not is_local(p, kinds) and p.name not in SDR_LOCAL:
-        return f"sdr_comm_of({comm}) ? (echo_unsupported(\"{p.name}\"), MPI_ERR_OTHER) : {fallback}"
+        # every communicator it names: MPI_Intercomm_create over MPI_COMM_SELF still reaches the replicated bridge
+        comms = [n for n, t in zip(p.names, p.types, strict=True) if t == "MPI_Comm"] \
+            if p.name in REPLICATED_ON_SELF else [comm]
+        replicated = " || ".join(f"sdr_comm_of({c})" for c in comms)
+        return f"{replicated} ? (echo_unsupported(\"{p.name}\"), MPI_ERR_OTHER) : {fallback}"
     return fallback
 
 
