@@ -38,7 +38,6 @@
 
 enum { REC_DATA, REC_MPI, REC_PAD }; /* a message in the ring, one that follows as MPI messages, the ring's end */
 #define TAG_END (-100)                /* the representative's last record: it reached MPI_Finalize */
-#define GONE UINT64_MAX               /* a copy's tail once it left: the representative no longer waits for it */
 
 typedef struct {
     uint32_t len;  /* payload bytes */
@@ -115,7 +114,7 @@ void echo_channel_teardown(void) {
     if (!hdr) return;
     if (echo_is_rep()) {
         put(REC_DATA, TAG_END, -1, 0, NULL, 0, MPI_BYTE, 1);
-    } else if (atomic_load(&hdr->tail[echo.copy]) != GONE) {
+    } else {
         for (record_t *r;; advance(r)) {
             r = next();
             if (r->tag == TAG_END) break;
@@ -137,10 +136,10 @@ void echo_channel_teardown(void) {
 /* ---- the representative's side ---- */
 
 static uint64_t slowest_tail(void) {
-    uint64_t m = atomic_load(&hdr->head); /* every copy gone: nobody to wait for */
+    uint64_t m = atomic_load(&hdr->head);
     for (int k = 1; k < echo.ncopies; k++) {
         uint64_t t = atomic_load_explicit(&hdr->tail[k], memory_order_acquire);
-        if (t < m) m = t; /* GONE is never the least */
+        if (t < m) m = t;
     }
     return m;
 }
