@@ -61,7 +61,8 @@ def main() -> None:
         "",
         measured_by("bench/run_fanout.py") + f", best of {a.repeat}; {a.iters} MPI_Allreduce calls of 16 bytes on "
         "one rank, timed by the representative. K copies are K processes (the representative and K-1 copies) on "
-        f"this machine's {os.cpu_count()} cores.",
+        f"this machine's {os.cpu_count()} cores; load average when written: "
+        f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} (other work on the machine slows every row).",
         "",
         "| copies (K) | processes | µs per call | / native | / K=1 |",
         "|---:|---:|---:|---:|---:|",
