@@ -91,6 +91,7 @@ uint64_t echo_record_seq(void) { return seq; }
  * program that makes calls without end must not fill the disk.  The event that
  * says so is written later, in normal context. */
 static uint64_t max_bytes, capped_at;
+static int full; /* the bound was reached: no more records, said once */
 
 static void say_capped(void) {
     if (!capped_at) return;
@@ -130,8 +131,12 @@ static int grow(void) {
 }
 
 void echo_record(uint16_t fn, uint64_t t_start, int32_t comm, int32_t peer, int32_t tag, uint64_t bytes, int rc) {
-    if (!map || (used + record_size > mapped && !grow())) {
-        say_capped();
+    if (!map || full || (used + record_size > mapped && !grow())) {
+        seq++; /* calls are still counted: events name them by number */
+        if (map && !full) {
+            full = 1;
+            say_capped();
+        }
         return;
     }
     echo_record_t *r = (echo_record_t *)(map + used);
