@@ -70,7 +70,7 @@ def test_bad_input_gets_one_line_and_the_right_status(programs, tmp_path):
          "PAPI knows no event PAPI_NOPE here (did you mean "),
         (["mpiecho", "events", "--papi-sets", "PAPI_NOPE"], 2, "mpiecho events lists the events it can count"),
         (["echorun", "-n", "2", "./nonexistent"], 2, "./nonexistent: no such file"),
-        (["echorun", "-n", "2", "--colnes", "2", *app], 2, "--colnes (did you mean --clones?)"),
+        (["echorun", "-n", "2", "--colnes", "2", *app], 2, "--colnes (did you mean --clones"),
         (["mpiecho", "report", "--dbb", db], 2, "--dbb (did you mean --db?)"),
         (["mpiecho", "report", "--db", f"sqlite:///{absent_dir / 'x.db'}"], 2, f"no store at {absent_dir / 'x.db'}"),
     ]
