@@ -24,7 +24,9 @@ static int open_sessions;
 int echo_always_MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) {
     int initialized = 0;
     PMPI_Initialized(&initialized);
-    if (!initialized && echo.app_rank >= 0 && echo.cloned) {
+    /* with copies or not: echo's records (and its worlds) start at MPI_Init, which a sessions-only program never
+     * calls, so echo makes it, once */
+    if (!initialized && echo.app_rank >= 0) {
         int provided;
         PMPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
         echo_setup_after_init();
