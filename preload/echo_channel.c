@@ -104,7 +104,8 @@ void echo_channel_setup(void) {
     if (atomic_fetch_add(&hdr->attached, 1) + 1 == (uint32_t)echo.ncopies) shm_unlink(shm_name);
 }
 
-static void put(int kind, int tag, int dest, size_t len, const void *buf, int count, MPI_Datatype dt, int contiguous);
+static void put(int kind, int tag, int dest, size_t len, const void *buf, int count, MPI_Datatype dt, MPI_Aint lb,
+                int contiguous);
 static record_t *next(void);
 static void advance(const record_t *r);
 
@@ -113,7 +114,7 @@ static void advance(const record_t *r);
 void echo_channel_teardown(void) {
     if (!hdr) return;
     if (echo_is_rep()) {
-        put(REC_DATA, TAG_END, -1, 0, NULL, 0, MPI_BYTE, 1);
+        put(REC_DATA, TAG_END, -1, 0, NULL, 0, MPI_BYTE, 0, 1);
     } else {
         for (record_t *r;; advance(r)) {
             r = next();
@@ -156,8 +157,9 @@ static void reserve(uint64_t head, size_t need) {
     }
 }
 
-/* Writes one record: `len` bytes of (buf, count, dt), copied if contiguous, else packed. */
-static void put(int kind, int tag, int dest, size_t len, const void *buf, int count, MPI_Datatype dt, int contiguous) {
+/* Writes one record: `len` bytes of (buf, count, dt), copied from buf + lb if contiguous, else packed. */
+static void put(int kind, int tag, int dest, size_t len, const void *buf, int count, MPI_Datatype dt, MPI_Aint lb,
+                int contiguous) {
     size_t need = sizeof(record_t) + ((len + 15) & ~(size_t)15);
     uint64_t head = atomic_load_explicit(&hdr->head, memory_order_relaxed);
     size_t at = (size_t)(head % RING_BYTES);
@@ -171,8 +173,6 @@ static void put(int kind, int tag, int dest, size_t len, const void *buf, int co
     *(record_t *)(ring + at) = (record_t){(uint32_t)len, tag, kind, dest};
     unsigned char *payload = ring + at + sizeof(record_t);
     if (len && contiguous) {
-        MPI_Aint lb, extent;
-        PMPI_Type_get_true_extent(dt, &lb, &extent);
         memcpy(payload, (const unsigned char *)buf + lb, len);
     } else if (len) {
         int pos = 0; /* Pack_size may promise more than packing takes */
@@ -184,15 +184,18 @@ static void put(int kind, int tag, int dest, size_t len, const void *buf, int co
     if (atomic_load(&hdr->sleepers)) futex_wake(&hdr->posted);
 }
 
-static int contiguous_bytes(const void *buf, int count, MPI_Datatype dt, size_t *len) {
+/* The bytes (count, dt) takes in the ring, and whether they are one span starting `*lb` bytes from the buffer
+ * (copied as they are) or must be packed (a type with holes: Pack_size's bound). */
+static int contiguous_bytes(int count, MPI_Datatype dt, size_t *len, MPI_Aint *lb) {
     int size = 0;
+    *lb = 0;
     if (count <= 0 || PMPI_Type_size(dt, &size) != MPI_SUCCESS || size == 0) {
         *len = 0;
         return 1;
     }
-    MPI_Aint lb, extent, tlb, textent;
-    PMPI_Type_get_extent(dt, &lb, &extent);
-    PMPI_Type_get_true_extent(dt, &tlb, &textent);
+    MPI_Aint xlb, extent, textent;
+    PMPI_Type_get_extent(dt, &xlb, &extent);
+    PMPI_Type_get_true_extent(dt, lb, &textent);
     if (textent == size && (count == 1 || extent == size)) {
         *len = (size_t)count * (size_t)size;
         return 1;
@@ -200,7 +203,6 @@ static int contiguous_bytes(const void *buf, int count, MPI_Datatype dt, size_t 
     int psize = 0;
     PMPI_Pack_size(count, dt, MPI_COMM_SELF, &psize);
     *len = (size_t)psize;
-    (void)buf;
     return 0;
 }
 
@@ -209,7 +211,7 @@ static int mpi_send(int dest, const void *buf, int count, MPI_Datatype dt, int t
     MPI_Request reqs[MAX_INLINE_COPIES];
     MPI_Request *r = n <= MAX_INLINE_COPIES ? reqs : malloc(sizeof *r * (size_t)n);
     for (int c = first; c <= last; c++) PMPI_Isend(buf, count, dt, c, tag, echo.clone_comm, &r[c - first]);
-    if (hdr) put(REC_MPI, tag, dest, 0, NULL, 0, MPI_BYTE, 1); /* copies wake up to receive it */
+    if (hdr) put(REC_MPI, tag, dest, 0, NULL, 0, MPI_BYTE, 0, 1); /* copies wake up to receive it */
     int rc = PMPI_Waitall(n, r, MPI_STATUSES_IGNORE);
     if (r != reqs) free(r);
     return rc;
@@ -217,10 +219,11 @@ static int mpi_send(int dest, const void *buf, int count, MPI_Datatype dt, int t
 
 static int send(int dest, const void *buf, int count, MPI_Datatype dt, int tag) {
     size_t len;
-    int contiguous = contiguous_bytes(buf, count, dt, &len);
+    MPI_Aint lb;
+    int contiguous = contiguous_bytes(count, dt, &len, &lb);
     /* a description from MPI_BOTTOM (NULL with absolute addresses) is MPI's to read */
     if (!hdr || len > LARGE_BYTES || (buf == NULL && len > 0)) return mpi_send(dest, buf, count, dt, tag);
-    put(REC_DATA, tag, dest, len, buf, count, dt, contiguous);
+    put(REC_DATA, tag, dest, len, buf, count, dt, lb, contiguous);
     return MPI_SUCCESS;
 }
 
@@ -307,11 +310,10 @@ int echo_from_rep(void *buf, int count, MPI_Datatype dt, int tag, MPI_Status *st
     size_t len = r->len;
     const unsigned char *payload = (const unsigned char *)(r + 1);
     size_t room;
-    int contiguous = contiguous_bytes(buf, count, dt, &room);
+    MPI_Aint lb;
+    int contiguous = contiguous_bytes(count, dt, &room, &lb);
     if (len > room) parted("its representative sent a larger message than it waited for");
     if (len && contiguous) {
-        MPI_Aint lb, extent;
-        PMPI_Type_get_true_extent(dt, &lb, &extent);
         memcpy((unsigned char *)buf + lb, payload, len);
     } else if (len) {
         int size = 0, pos = 0;
