@@ -16,6 +16,10 @@
  * made by the MPI library, its runtime, echo itself, or PAPI (they time MPI's
  * own work), calls from other threads (their order is not the program's), and
  * clocks read without libc (rdtsc, a raw syscall): docs/sdc.md says so.
+ * An interpreter is the exception: Python reads the monotonic clock for its own
+ * timed waits (the GIL, locks with timeouts) as often as thread scheduling makes
+ * it, so its libc reads are not the program's; echo_clock_python.c gives the
+ * program's reads (the time module) instead.
  *
  * A copy checks each reading it takes is of the same clock at the same count.
  * If its reads part from the representative's (the first message waiting is
@@ -79,6 +83,13 @@ static const char *const not_application[] = {
 #define CALLERS 512
 static struct { const void *at; int app; } callers[CALLERS];
 
+static char interpreter[512]; /* the object file of an interpreter whose own reads are not the program's */
+
+void echo_clock_not_application(const char *object_file) {
+    snprintf(interpreter, sizeof interpreter, "%s", object_file);
+    memset(callers, 0, sizeof callers); /* classified before: classify again */
+}
+
 static int application_caller(const void *at) {
     unsigned h = (unsigned)(((uintptr_t)at >> 3) * 2654435761u) % CALLERS;
     if (callers[h].at == at) return callers[h].app;
@@ -89,6 +100,7 @@ static int application_caller(const void *at) {
         base = base ? base + 1 : info.dli_fname;
         for (size_t i = 0; i < sizeof not_application / sizeof *not_application; i++)
             if (strstr(base, not_application[i])) app = 0;
+        if (interpreter[0] && strcmp(info.dli_fname, interpreter) == 0) app = 0;
     }
     callers[h].at = at;
     callers[h].app = app;
@@ -148,6 +160,7 @@ void echo_clock_setup(void) {
     owner = pthread_self();
     count = 0;
     on = 1;
+    echo_clock_python_setup(); /* a Python program's clocks are its time module's */
 }
 
 void echo_clock_teardown(void) { on = 0; }
@@ -174,6 +187,17 @@ double echo_MPI_Wtick(void) {
     reading_t r = {.kind = K_WTICK, .v.d = PMPI_Wtick()};
     if (virtual()) share(&r);
     return r.v.d;
+}
+
+/* ---- a clock the application reads through an interpreter (echo_clock_python.c) ---- */
+int echo_clock_read(clockid_t id, struct timespec *ts) {
+    resolve();
+    int rc = real_clock_gettime(id, ts);
+    if (rc == 0 && virtual()) {
+        reading_t r = {.kind = (int32_t)id, .v.ts = *ts};
+        if (share(&r)) *ts = r.v.ts;
+    }
+    return rc;
 }
 
 /* ---- libc's clocks, as the application calls them ---- */

@@ -15,6 +15,7 @@
 #include "compat/echo_mpi.h"
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define ECHO_TLS __thread __attribute__((tls_model("initial-exec")))
 
@@ -250,6 +251,9 @@ void echo_clock_setup(void);    /* after clone_comm exists */
 void echo_clock_teardown(void);
 extern int echo_clocks_parted;  /* a copy whose clock readings parted from its representative's */
 void echo_clock_step_over(void); /* its representative's readings, before a forward it receives */
+int echo_clock_read(clockid_t id, struct timespec *ts);  /* a reading the application takes, shared like libc's */
+void echo_clock_not_application(const char *object_file); /* an interpreter's own libc reads are not shared */
+void echo_clock_python_setup(void);                       /* echo_clock_python.c */
 
 /* ---- events and metrics of this process (echo_events.c) ---- */
 void echo_event(const char *kind, const char *fn, uint64_t seq, int32_t comm, int32_t peer, uint64_t bytes, int copy,

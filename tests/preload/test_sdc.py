@@ -123,10 +123,11 @@ def test_memflip_is_injected_and_reported(programs, tmp_path):
 # ---- programs written like real codes: timers, time budgets, zero counts with stray pointers ----
 
 
-@pytest.mark.parametrize("name", ["timers", "timers_cxx", "py_timers"])
+@pytest.mark.parametrize("name", ["timers", "timers_cxx", "py_timers", "py_timers_threads"])
 def test_timers_reduced_and_printed_are_not_a_divergence(programs, tmp_path, name):
     """Each copy reads its representative's clocks (MPI_Wtime, gettimeofday, clock_gettime, time, clock,
-    std::chrono, time.perf_counter ...): the timers every rank reduces and prints, and the step count a time budget
+    std::chrono, time.perf_counter ..., Python's clocks while its threads make the interpreter read the clock for
+    its own waits): the timers every rank reduces and prints, and the step count a time budget
     decides, are the same on every copy, so a clean run of such a code is clean."""
     run = tmp_path / "run"
     r = echorun(["--no-store", "--sdc", "detect", "-n", "2", "--clones", "2", *programs[name]], run)
