@@ -36,12 +36,8 @@ def bars(title: str, labels: list[str], series: dict[str, list[float]], unit: st
     return "".join(out)
 
 
-MARK_COLORS = {"": "#2f6db5", "diverged": "#c0392b", "injection": "#e0802c"}  # a point's fill, by its mark
-
-
-def line(title: str, points: list[tuple[str, float]], marks: list[str] | None = None, unit: str = "") -> str:
-    """A line over labelled points (e.g. nights); a point's mark ("diverged", "injection" or "") is its colour
-    (MARK_COLORS) and its data-mark."""
+def line(title: str, points: list[tuple[str, float]], marks: list[bool] | None = None, unit: str = "") -> str:
+    """A line over labelled points (e.g. nights); marked points (e.g. diverged) are drawn red."""
     width, height, pad = 720, 220, 40
     if not points:
         return f'<p class="empty">{escape(title)}: no data</p>'
@@ -53,8 +49,8 @@ def line(title: str, points: list[tuple[str, float]], marks: list[str] | None = 
            '<polyline fill="none" stroke="#2f6db5" stroke-width="2" points="'
            + " ".join(f"{x:.1f},{y:.1f}" for x, y in xy) + '"/>']
     for i, ((label, v), (x, y)) in enumerate(zip(points, xy, strict=True)):
-        mark = marks[i] if marks else ""
-        out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{MARK_COLORS[mark]}" data-mark="{mark}" '
+        red = marks and marks[i]
+        out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{"#c0392b" if red else "#2f6db5"}" '
                    f'data-label="{escape(label)}" data-value="{v:.17g}"/>')
         out.append(f'<text x="{x:.1f}" y="{height - 12}" class="label" text-anchor="middle">{escape(label)}</text>')
         out.append(f'<text x="{x:.1f}" y="{y - 8:.1f}" class="value" text-anchor="middle">{v:.3g}{unit}</text>')

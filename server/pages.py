@@ -134,10 +134,9 @@ def program_page(session: Session, *, program: str) -> str | None:
     groups = crud.series(session, program=program)
     if not groups:
         return None
-    charts_ = [charts.line("wall time per run (red: copies diverged; orange: deliberate injection or perturbation)",
-                           [(time.strftime("%m-%d %H:%M", time.localtime(r.started_at)), r.duration) for r in s.runs],
-                           ["injection" if crud.deliberate(r) else "diverged" if r.diverged else "" for r in s.runs],
-                           " s") for s in groups]
+    charts_ = [plots.wall_times([(time.strftime("%m-%d %H:%M:%S", time.localtime(r.started_at)), r.duration,
+                                  "injection" if crud.deliberate(r) else "diverged" if r.diverged else "")
+                                 for r in s.runs], gid=f"series-{i}") for i, s in enumerate(groups)]
     return _render("program.html", title=program, program=program, groups=list(zip(groups, charts_, strict=True)),
                    deliberate=crud.deliberate)
 

@@ -114,8 +114,8 @@ def test_runs_list_filters_and_history(browser, served, real_runs):
     assert [len(s.find_elements(By.CSS_SELECTOR, "table.history tr[data-run]")) for s in sections] == [1, 1]
     voted = sections[0]  # the newest first
     assert voted.find_element(By.CSS_SELECTOR, "tr[data-run]").get_attribute("data-run") == real_runs["voted"][1]
-    points = browser.find_elements(By.CSS_SELECTOR, "svg.chart circle")
-    assert [p.get_attribute("data-mark") for p in points] == ["injection", ""], "the flipped bit's run is marked"
+    assert [g.get_attribute("id") for g in browser.find_elements(By.CSS_SELECTOR, "svg g[id^='series-']")] == \
+        ["series-0-injection", "series-1-agreed"], "the flipped bit's run is marked"
     assert "diverge since" not in browser.find_element(By.TAG_NAME, "body").text, "an injection starts no divergence"
     shot(browser, "history-page")
 
