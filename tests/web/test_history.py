@@ -1,7 +1,7 @@
 """The history page in a real headless Chromium: a program's runs grouped into series by configuration, and a
 deliberate injection kept out of "runs diverge since". Real runs of one program uploaded to a real server:
-`seeded 7` (copies agree) clean, with a flipped bit, clean again; `seeded` unseeded (each copy draws other
-numbers: a divergence no injection caused)."""
+`seeded 7` (copies agree) clean, with a flipped bit, clean again; `seeded` unseeded, twice (each copy draws
+other numbers: a divergence no injection caused)."""
 
 import json
 import urllib.request
@@ -20,7 +20,8 @@ def nights(programs, tmp_path_factory):
     plans = {"clean1": (["--sdc", "detect"], [*seeded, "7"], 0),
              "flipped": (["--sdc", "detect", "--inject", "bitflip:rank=1,copy=1,call=10"], [*seeded, "7"], 20),
              "clean2": (["--sdc", "detect"], [*seeded, "7"], 0),
-             "unseeded": (["--sdc", "detect"], seeded, 20)}
+             "unseeded": (["--sdc", "detect"], seeded, 20),
+             "unseeded2": (["--sdc", "detect"], seeded, 20)}
     out = {}
     for name, (opts, program, status) in plans.items():
         r = echorun(["--no-store", "-n", "2", "--clones", "2", *opts, *program], base / name)
@@ -87,12 +88,18 @@ def test_history_groups_series_and_keeps_injections_out(browser, history_server,
     assert point_labels(seeded) == [r.find_elements(By.TAG_NAME, "td")[5].text for r in rows]
     assert "wall time (s)" in texts(seeded)
 
-    # the unseeded series diverged on its own: its run is where the divergence starts
+    # the unseeded series diverged on its own: its first run is where the divergence starts
     assert unseeded.find_element(By.CSS_SELECTOR, "p.since").text.startswith(f"Runs diverge since {ids['unseeded']}")
-    assert marks(unseeded) == ["diverged"]
-    assert len(unseeded.find_elements(By.CSS_SELECTOR, "table.history tr[data-run]")) == 1
+    assert marks(unseeded) == ["diverged", "diverged"]
+    assert len(unseeded.find_elements(By.CSS_SELECTOR, "table.history tr[data-run]")) == 2
     shot(browser, "history-series")
 
-    # the API says the same of each run
+    # the run pages and the API say the same of each run
+    browser.get(f"{history_server}/runs/{ids['unseeded2']}")
+    assert f"Runs of this configuration of the program diverge since run {ids['unseeded']}." in \
+        browser.find_element(By.TAG_NAME, "body").text
+    browser.get(f"{history_server}/runs/{ids['flipped']}")
+    assert "diverge since" not in browser.find_element(By.TAG_NAME, "body").text
     div = {n: api(f"{history_server}/api/runs/{ids[n]}/divergences")["diverging_since"] for n in ids}
-    assert div == {"clean1": None, "flipped": None, "clean2": None, "unseeded": ids["unseeded"]}
+    assert div == {"clean1": None, "flipped": None, "clean2": None, "unseeded": ids["unseeded"],
+                   "unseeded2": ids["unseeded"]}
