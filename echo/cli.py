@@ -70,6 +70,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", metavar="URL", help="store to ingest the run into (default: $ECHO_DB, else "
                    "sqlite:///<runs dir>/echo.db); any SQLAlchemy URL, e.g. postgresql+psycopg://...")
     p.add_argument("--no-store", action="store_true", help="keep the run's files only")
+    p.add_argument("--progress", action="store_true", help="say how far storing and uploading the run are, on "
+                   "standard error, even when it is not a terminal (on a terminal, work that lasts says so anyway)")
     p.add_argument("--server", metavar="URL", help="also upload the run to an echo server (mpiecho serve) when it ends "
                    "(the server and token are checked before the job starts; exit status 24 if the job succeeded "
                    "but its upload failed: mpiecho upload sends it again)")
@@ -415,6 +417,10 @@ def _guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace, 
 
     from echo.store.db import default_url, failure
 
+    if getattr(args, "progress", False):
+        from echo import progress
+
+        progress.FORCED = True
     try:
         status = fn(args)
         sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
@@ -493,6 +499,8 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     up.add_argument("--server", metavar="URL", help="the echo server (default: $ECHO_SERVER)")
     up.add_argument("--token", help="upload token (default: $ECHO_TOKEN)")
     up.add_argument("--db", metavar="URL", help=db_help)
+    up.add_argument("--progress", action="store_true", help="say how far the upload is, on standard error, even "
+                    "when it is not a terminal (on a terminal, an upload that lasts says so anyway)")
     up.set_defaults(fn=upload_command)
     ex = sub.add_parser("export", help="a run in the format of a tool: chrome, otf2, thicket, csv or json "
                         "(docs/exports.md)")
@@ -505,6 +513,8 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     ex.add_argument("-o", "--output", metavar="PATH",
                     help="file or directory to write (json and chrome: standard output when not given)")
     ex.add_argument("--db", metavar="URL", help=db_help)
+    ex.add_argument("--progress", action="store_true", help="say how far the export is, on standard error, even "
+                    "when it is not a terminal (on a terminal, an export that lasts says so anyway)")
     ex.set_defaults(fn=export_command)
     pl = sub.add_parser("plan", help="plan an SDR run: --reliability gives P(application lost) per replication "
                         "degree (docs/reliability.md)")

@@ -9,10 +9,14 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
+
+from echo.progress import Progress
 
 # echorun's exit status when the job succeeded but its run could not be uploaded (the run stays on this machine)
 EXIT_NOT_UPLOADED = 24
+CHUNK = 1 << 20  # bytes sent at a time, so that the upload's progress can be said
 
 
 class ServerError(RuntimeError):
@@ -23,11 +27,14 @@ def say(msg: str) -> None:
     print(f"echo: {msg}", file=sys.stderr, flush=True)
 
 
-def _request(server: str, path: str, token: str | None, method: str = "GET", body: bytes | None = None,
-             timeout: float = 30) -> bytes:
+def _request(server: str, path: str, token: str | None, method: str = "GET",
+             body: bytes | Iterator[bytes] | None = None, timeout: float = 30, length: int | None = None) -> bytes:
+    """`body` as bytes, or as chunks of `length` bytes in all (sent as they come: an upload's progress)."""
     headers = {"Authorization": f"Bearer {token or ''}"}
     if body is not None:
         headers["Content-Type"] = "application/gzip"
+    if length is not None:
+        headers["Content-Length"] = str(length)
     req = urllib.request.Request(f"{server.rstrip('/')}{path}", data=body, method=method, headers=headers)
     with urllib.request.urlopen(req, timeout=timeout) as answer:
         return answer.read()
@@ -66,9 +73,18 @@ def upload_run(run_dir: Path, server: str, token: str | None, run_id: str, tries
     from server.upload import pack
 
     body = pack(run_dir)
+
+    def chunks(progress: Progress) -> Iterator[bytes]:
+        for at in range(0, len(body), CHUNK):
+            chunk = body[at:at + CHUNK]
+            yield chunk
+            progress.step(len(chunk))
+
     for attempt in range(tries):
         try:
-            _request(server, f"/api/runs/{run_id}", token, method="PUT", body=body, timeout=300)
+            with Progress("upload", len(body), "MiB") as progress:
+                _request(server, f"/api/runs/{run_id}", token, method="PUT", body=chunks(progress), timeout=300,
+                         length=len(body))
             say(f"uploaded run {run_id} to {server}")
             return True
         except urllib.error.HTTPError as e:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from echo.report import merged_counters
+from echo.report import copies_text, merged_counters, roles_text
 from echo.store.models import CallSummary, Event, Metric, Proc, Run
 
 INTERPRETERS = ("python", "python3", "bash", "sh")
@@ -15,11 +16,19 @@ INTERPRETERS = ("python", "python3", "bash", "sh")
 
 def program_name(argv: list[str]) -> str:
     """What a run is a run of: the program's file name (the script's, for an interpreter)."""
-    names = [Path(a).name for a in argv if not a.startswith("-")]
-    for name in names:
-        if not any(name == i or name.startswith(i + ".") for i in INTERPRETERS):
-            return name
-    return names[0] if names else "?"
+    at = program_at(argv)
+    return Path(argv[at]).name if at is not None else "?"
+
+
+def program_at(argv: list[str]) -> int | None:
+    """Where the program is in a run's command line: its first word that is neither an option nor an
+    interpreter (the first word that is not an option, when all are interpreters)."""
+    words = [i for i, a in enumerate(argv) if not a.startswith("-")]
+    for i in words:
+        name = Path(argv[i]).name
+        if not any(name == it or name.startswith(it + ".") for it in INTERPRETERS):
+            return i
+    return words[0] if words else None
 
 
 def list_runs(session: Session, *, program: str | None = None, mode: str | None = None,
@@ -85,12 +94,9 @@ def divergences(session: Session, *, run_id: str) -> dict:
         d["corrected"] += e.kind == "corrected"
         if e.call_seq is not None and (d["first_call"] is None or e.call_seq < d["first_call"]):
             d["first_call"], d["first"] = e.call_seq, e.message
-    hist = history(session, program=program_name(run.argv))
-    streak_start = None
-    for r in hist:  # oldest first: the start of the last run of diverged runs up to this one
-        if r.started_at > run.started_at:
-            break
-        streak_start = (streak_start or r) if r.diverged else None
+    mine = next(s for s in series(session, program=program_name(run.argv)) if run in s.runs)
+    # the start of the last streak of diverged runs up to this one (deliberate injections are no part of it)
+    streak_start = streaks([r for r in mine.runs if r.started_at <= run.started_at])[0]
     return {"run_id": run_id, "diverged": run.diverged, "copies": sorted(per.values(), key=lambda d: (
         d["app_rank"], d["copy"])), "diverging_since": streak_start.id if streak_start else None,
         "diverging_since_time": streak_start.started_at if streak_start else None}
@@ -99,3 +105,55 @@ def divergences(session: Session, *, run_id: str) -> dict:
 def history(session: Session, *, program: str) -> list[Run]:
     """Every run of a program, oldest first."""
     return list(reversed(list_runs(session, program=program, limit=10_000)))
+
+
+@dataclass
+class Series:
+    """Runs of one configuration (a nightly series): the same program and arguments, mode, ranks, copies per rank,
+    roles and perturbation. Only its own runs make its trend and its streaks."""
+
+    label: str
+    runs: list[Run] = field(default_factory=list)  # oldest first
+    diverging_since: Run | None = None  # the first run of the last streak of diverged runs, if the last diverged
+    clean_since: Run | None = None  # the first run of the last streak of runs whose copies agreed
+
+
+def deliberate(run: Run) -> bool:
+    """A run that differs on purpose: an injection (a flipped bit, a slowed or killed copy) or a perturbation.
+    It is expected to diverge, so it neither starts a streak of divergence nor ends a clean one."""
+    return bool(run.injections) or bool(run.perturbation)
+
+
+def streaks(runs: list[Run]) -> tuple[Run | None, Run | None]:
+    """(diverging since, clean since) over runs oldest first, deliberate runs left out: the first run of the
+    trailing streak of diverged runs, or of runs whose copies agreed (one of the two is None)."""
+    since: Run | None = None
+    diverging = False
+    for r in runs:
+        if deliberate(r):
+            continue
+        if since is None or r.diverged != diverging:
+            since, diverging = r, r.diverged
+    return (since, None) if diverging else (None, since)
+
+
+def series(session: Session, *, program: str) -> list[Series]:
+    """A program's runs grouped by configuration, the series whose last run is newest first."""
+    runs = history(session, program=program)
+    roles: dict[str, list[Proc]] = {}
+    if runs:
+        q = select(Proc).where(Proc.run_id.in_([r.id for r in runs])).order_by(Proc.run_id, Proc.app_rank, Proc.copy)
+        for p in session.scalars(q):
+            roles.setdefault(p.run_id, []).append(p)
+    groups: dict[tuple, Series] = {}
+    for r in runs:
+        at = program_at(r.argv)
+        words = [program_name(r.argv), *(r.argv[at + 1:] if at is not None else [])]
+        key = (tuple(words), r.mode, r.nranks, tuple(r.copies), roles_text(roles.get(r.id, [])), r.perturbation)
+        label = (f"{' '.join(words)}: {r.mode}, {r.nranks} rank{'s' if r.nranks != 1 else ''} x "
+                 f"{copies_text(r.copies)} copies, roles {key[4] or 'none recorded'}"
+                 + (f", perturbed {r.perturbation}" if r.perturbation else ""))
+        groups.setdefault(key, Series(label)).runs.append(r)
+    for s in groups.values():
+        s.diverging_since, s.clean_since = streaks(s.runs)
+    return sorted(groups.values(), key=lambda s: -s.runs[-1].started_at)

@@ -131,17 +131,14 @@ def rank_page(session: Session, *, run_id: str, rank: int) -> str | None:
 
 
 def program_page(session: Session, *, program: str) -> str | None:
-    runs = crud.history(session, program=program)
-    if not runs:
+    groups = crud.series(session, program=program)
+    if not groups:
         return None
-    since = None
-    for r in runs:
-        since = (since or r) if r.diverged else None
-    chart = charts.line(f"{program}: wall time per run (red: copies diverged)",
-                        [(time.strftime("%m-%d %H:%M", time.localtime(r.started_at)), r.duration) for r in runs],
-                        [r.diverged for r in runs], " s")
-    return _render("program.html", title=program, program=program, runs=runs, duration_chart=chart,
-                   since=since.id if since else None)
+    charts_ = [plots.wall_times([(time.strftime("%m-%d %H:%M:%S", time.localtime(r.started_at)), r.duration,
+                                  "injection" if crud.deliberate(r) else "diverged" if r.diverged else "")
+                                 for r in s.runs], gid=f"series-{i}") for i, s in enumerate(groups)]
+    return _render("program.html", title=program, program=program, groups=list(zip(groups, charts_, strict=True)),
+                   deliberate=crud.deliberate)
 
 
 def login_page(*, back: str, error: str | None = None) -> str:

@@ -174,3 +174,32 @@ def derived_metrics(counters: dict[int, dict]) -> list[tuple[int, int, str, floa
                 out.append((rank, copy, "instructions per cycle (PAPI_TOT_INS / PAPI_TOT_CYC)",
                             ins[copy].get("total", 0.0) / cyc[copy]["total"]))
     return out
+
+
+MARK_STYLE = {"": ("o", "#2f6db5", "copies agreed"), "diverged": ("X", "#c00000", "copies diverged"),
+              "injection": ("D", "#e0802c", "deliberate: injection or perturbation")}
+
+
+def wall_times(runs: list[tuple[str, float, str]], gid: str) -> str:
+    """A series' wall time per run, oldest first: each run (start time, seconds, mark: "", "diverged" or
+    "injection") a point styled by its mark (MARK_STYLE) and labelled with its time; the points of each mark are
+    the SVG group `{gid}-{mark or 'agreed'}`, one <use> a run."""
+    fig, ax = _figure(1.6 + 0.1 * min(len(runs), 20))
+    xs = range(len(runs))
+    ax.plot(xs, [t for _, t, _ in runs], color="#9a9a9a", linewidth=1, zorder=1)
+    for mark, (marker, color, label) in MARK_STYLE.items():
+        at = [i for i, (_, _, m) in enumerate(runs) if m == mark]
+        if at:
+            ax.scatter(at, [runs[i][1] for i in at], marker=marker, color=color, s=36, zorder=2, label=label,
+                       gid=f"{gid}-{mark or 'agreed'}")
+    for i, (_, t, _) in enumerate(runs):
+        ax.annotate(f"{t:.2f} s", (i, t), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=8)
+    step = max(1, len(runs) // 12)  # at most a dozen dates under the axis
+    ax.set_xticks(list(xs)[::step], [when for when, _, _ in runs][::step], rotation=30, ha="right")
+    ax.set_xlim(-0.5, len(runs) - 0.5)
+    ax.set_ylim(0, max(t for _, t, _ in runs) * 1.25 or 1)
+    ax.set_ylabel("wall time (s)")
+    ax.set_xlabel("run, by start time (oldest first)")
+    ax.grid(axis="y", linewidth=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    return _svg(fig)

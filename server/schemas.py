@@ -78,7 +78,7 @@ class Divergences(BaseModel):
     run_id: str
     diverged: bool
     copies: list[DivergentCopy]
-    diverging_since: str | None  # the first run of the program's current streak of diverged runs
+    diverging_since: str | None  # the first run of the current streak of diverged runs of its series (crud.series)
     diverging_since_time: float | None
 
 

@@ -4,7 +4,6 @@ with progress on standard error for long exports."""
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,33 +11,13 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from echo.progress import Progress
 from echo.records import RecordFile, RecordsError, read
 from echo.store.models import Proc, Run
-
-PROGRESS_CALLS = 200_000  # exports of runs with more calls than this say how far they are
 
 
 class ExportError(RuntimeError):
     """An export that cannot be made; the message says why and what to do."""
-
-
-class Progress:
-    """"export: 3 of 8 processes, 1.2 M of 4.0 M calls" on standard error, at most once a second, for big runs."""
-
-    def __init__(self, what: str, total_calls: int, nprocs: int) -> None:
-        self.what, self.total, self.nprocs = what, total_calls, nprocs
-        self.on = total_calls > PROGRESS_CALLS
-        self.done_calls = self.done_procs = 0
-        self.last = 0.0
-
-    def step(self, calls: int) -> None:
-        self.done_calls += calls
-        self.done_procs += 1
-        now = time.monotonic()
-        if self.on and (now - self.last >= 1.0 or self.done_procs == self.nprocs):
-            self.last = now
-            print(f"echo export {self.what}: {self.done_procs} of {self.nprocs} processes, "
-                  f"{self.done_calls / 1e6:.1f} M of {self.total / 1e6:.1f} M calls", file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -88,10 +67,10 @@ def record_processes(run: Run, procs: list[Proc]) -> tuple[list[Process], float]
 
 
 def iter_with_progress(what: str, processes: list[Process]) -> Iterator[Process]:
-    progress = Progress(what, sum(len(p.records.records) for p in processes), len(processes))
-    for p in processes:
-        yield p
-        progress.step(len(p.records.records))
+    with Progress(f"export {what}", sum(len(p.records.records) for p in processes), "calls") as progress:
+        for i, p in enumerate(processes, 1):
+            yield p
+            progress.step(len(p.records.records), f"{i} of {len(processes)} processes")
 
 
 def counter_sets(metrics: list) -> dict[tuple[int, int], list[str]]:

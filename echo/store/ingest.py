@@ -16,6 +16,7 @@ from collectors import perturb, valgrind
 from echo import injections
 from echo.plan import plan_procs, plan_value
 from echo.procstatus import read_status
+from echo.progress import Progress
 from echo.records import FLAG_ERROR, RecordFile, RecordsError, read
 from echo.sdc import EXIT_CORRECTED, EXIT_DIVERGED, outcome, read_events
 from echo.store.models import CallSummary, Event, Metric, Proc, Run
@@ -161,7 +162,11 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
     meta = json.loads((run_dir / "run.json").read_text())
     procs, summaries, events, metrics = [], [], [], []
     mpi_library = ""
-    for real, app, copy, role in plan_procs(run_dir):
+    planned_procs = plan_procs(run_dir)
+    sizes = [(run_dir / "records" / f"{real}.rec").stat().st_size if (run_dir / "records" / f"{real}.rec").is_file()
+             else 0 for real, *_ in planned_procs]
+    progress = Progress("store", sum(sizes), "MiB")  # reading the records is most of the work
+    for n, ((real, app, copy, role), size) in enumerate(zip(planned_procs, sizes, strict=True), 1):
         state = process_state(run_dir, real)
         path = run_dir / "records" / f"{real}.rec"
         f = None
@@ -198,6 +203,7 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
                 wall = float((f.records["t_end"][-1] - f.records["t_start"][0]) * f.seconds_per_tick)
         procs.append(dict(real_rank=real, app_rank=app, copy=copy, role=role, host=host, pid=pid, state=state,
                           calls=calls, bytes=nbytes, mpi_time=mpi_time, wall_time=wall))
+        progress.step(size, f"{n} of {len(planned_procs)} processes' records read")
     sdc_events = read_events(run_dir)
     events = [dict(kind=e.kind, app_rank=e.app_rank, copy=e.copy, call_seq=e.call,
                    message=e.detail if e.kind == "papi-unavailable" else e.describe())

@@ -109,9 +109,14 @@ def test_runs_list_filters_and_history(browser, served, real_runs):
     ids = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#runs td:first-child a")]
     assert ids == [real_runs["voted"][1]]
     browser.get(f"{served}/programs/sdc_loop")
-    assert len(browser.find_elements(By.CSS_SELECTOR, "#history tr")) == 3
-    points = browser.find_elements(By.CSS_SELECTOR, "svg.chart circle")
-    assert [p.get_attribute("fill") for p in points] == ["#2f6db5", "#c0392b"], "the diverged night is red"
+    # two configurations (2 copies with PAPI sets; 3 voting copies): two series of one run each
+    sections = browser.find_elements(By.CSS_SELECTOR, "section.series")
+    assert [len(s.find_elements(By.CSS_SELECTOR, "table.history tr[data-run]")) for s in sections] == [1, 1]
+    voted = sections[0]  # the newest first
+    assert voted.find_element(By.CSS_SELECTOR, "tr[data-run]").get_attribute("data-run") == real_runs["voted"][1]
+    assert [g.get_attribute("id") for g in browser.find_elements(By.CSS_SELECTOR, "svg g[id^='series-']")] == \
+        ["series-0-injection", "series-1-agreed"], "the flipped bit's run is marked"
+    assert "diverge since" not in browser.find_element(By.TAG_NAME, "body").text, "an injection starts no divergence"
     shot(browser, "history-page")
 
 
