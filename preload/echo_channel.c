@@ -6,11 +6,20 @@
  * representative must keep its native speed.  When a rank's copies all live on
  * its representative's host, the channel is a ring in shared memory: the
  * representative writes each message once, whatever the number of copies (one
- * copy of the data, an atomic store, and a futex wake-up only when some copy
- * sleeps), and each copy reads it at its own pace; a copy with nothing to read
- * sleeps on a futex instead of polling, so waiting copies leave the cores to the
- * representatives.  The representative waits for its copies only when the ring
- * is full (the slowest copy is RING_BYTES behind).  A message too large for the
+ * copy of the data and an atomic store), and each copy reads it at its own pace;
+ * a copy with nothing to read sleeps on a futex instead of polling, so waiting
+ * copies leave the cores to the representatives.
+ *
+ * The representative does not wake its copies for each message: a wake-up is a
+ * system call on the representative's path and a context switch that, with more
+ * processes than cores, takes a core from a representative (a copy woken per
+ * message made a 1-byte ping-pong 17x slower than native on 2 cores).  A copy
+ * wakes by itself every SLEEP_NS and reads everything written meanwhile in one
+ * go; it is woken at once only when its representative is about to wait for it:
+ * the ring is half full, a message travels as MPI messages, the representative
+ * reached MPI_Finalize, or it waits for its copies' answers (--sdc stop/vote,
+ * echo_channel_wake).  The representative waits for its copies only when the
+ * ring is full (the slowest copy is RING_BYTES behind).  A message too large for the
  * ring (or described from MPI_BOTTOM) travels as MPI messages, announced in the
  * ring so that order is kept.  Copies on another host: every message is an MPI
  * message on clone_comm, and copies wait inside MPI. */
@@ -31,9 +40,8 @@
 
 #define RING_BYTES (2u << 20)
 #define LARGE_BYTES (RING_BYTES / 4) /* larger messages go as MPI messages */
-#define SLEEP_NS (10 * 1000 * 1000)  /* a sleeper looks again (and lets MPI progress) at least this often */
-#define PROGRESS_EVERY 64            /* records a copy reads between two turns of MPI's progress engine */
-#define SPIN_NS (20 * 1000)          /* look this long before sleeping (a message is often a moment away) */
+#define SLEEP_NS (5 * 1000 * 1000) /* a sleeper looks again (and lets MPI progress) at least this often */
+#define PROGRESS_EVERY 64          /* records a copy reads between two turns of MPI's progress engine */
 #define MAX_INLINE_COPIES 16
 
 enum { REC_DATA, REC_MPI, REC_PAD }; /* a message in the ring, one that follows as MPI messages, the ring's end */
@@ -62,18 +70,17 @@ static size_t header_bytes, mapped_bytes;
 static uint64_t min_tail;        /* the representative's last look at its slowest copy */
 static char shm_name[128];
 
-static uint64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 static void futex_wait(_Atomic uint32_t *word, uint32_t seen) {
     struct timespec limit = {0, SLEEP_NS};
     syscall(SYS_futex, word, FUTEX_WAIT, seen, &limit, NULL, 0);
 }
 
 static void futex_wake(_Atomic uint32_t *word) { syscall(SYS_futex, word, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0); }
+
+/* The representative is about to wait for its copies: those asleep read what waits for them now. */
+void echo_channel_wake(void) {
+    if (hdr && atomic_load(&hdr->sleepers)) futex_wake(&hdr->posted);
+}
 
 void echo_channel_setup(void) {
     hdr = NULL;
@@ -151,6 +158,7 @@ static void reserve(uint64_t head, size_t need) {
         uint32_t seen = atomic_load(&hdr->freed);
         min_tail = slowest_tail();
         if (head + need - min_tail <= RING_BYTES) return;
+        echo_channel_wake();
         atomic_fetch_add(&hdr->rep_sleeps, 1);
         if (atomic_load(&hdr->freed) == seen) futex_wait(&hdr->freed, seen);
         atomic_fetch_sub(&hdr->rep_sleeps, 1);
@@ -181,7 +189,14 @@ static void put(int kind, int tag, int dest, size_t len, const void *buf, int co
     }
     atomic_store_explicit(&hdr->head, head + need, memory_order_release);
     atomic_fetch_add(&hdr->posted, 1);
-    if (atomic_load(&hdr->sleepers)) futex_wake(&hdr->posted);
+    /* copies asleep are woken only if the representative will wait for them (see the top of this file); the
+     * slowest copy's place is looked at again only when the last look says the ring may be half full */
+    int half_full = 0;
+    if (head + need - min_tail > RING_BYTES / 2) {
+        min_tail = slowest_tail();
+        half_full = head + need - min_tail > RING_BYTES / 2;
+    }
+    if (kind == REC_MPI || tag == TAG_END || half_full) echo_channel_wake();
 }
 
 /* The bytes (count, dt) takes in the ring, and whether they are one span starting `*lb` bytes from the buffer
@@ -258,7 +273,6 @@ static void progress(void) {
 static record_t *next(void) {
     static unsigned reads;
     if (++reads % PROGRESS_EVERY == 0) progress();
-    uint64_t spin_until = 0;
     for (;;) {
         uint64_t tail = atomic_load_explicit(&hdr->tail[echo.copy], memory_order_relaxed);
         uint32_t seen = atomic_load(&hdr->posted);
@@ -268,14 +282,13 @@ static record_t *next(void) {
             advance(r);
             continue;
         }
-        if (!spin_until) spin_until = now_ns() + SPIN_NS;
-        if (now_ns() < spin_until) continue;
+        /* nothing to read: sleep (no spinning, the cores are the representatives'), to be woken by the
+         * representative if it waits for this copy, else after SLEEP_NS to read what it wrote meanwhile */
         progress();
         atomic_fetch_add(&hdr->sleepers, 1);
-        if (atomic_load(&hdr->posted) == seen) futex_wait(&hdr->posted, seen);
+        futex_wait(&hdr->posted, seen);
         atomic_fetch_sub(&hdr->sleepers, 1);
         progress();
-        spin_until = 0;
     }
 }
 

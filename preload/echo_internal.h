@@ -132,6 +132,7 @@ int echo_to_copies(const void *buf, int count, MPI_Datatype dt, int tag);
 int echo_to_copy(int copy, const void *buf, int count, MPI_Datatype dt, int tag);
 int echo_from_rep(void *buf, int count, MPI_Datatype dt, int tag, MPI_Status *status);
 int echo_probe_rep(int *tag); /* the tag of the representative's next message (left to be received) */
+void echo_channel_wake(void); /* the representative is about to wait for its copies: wake those asleep */
 
 /* ---- forwarding from the representative to its copies (echo_forward.c) ----
  * The representative calls these after the real MPI call; copies call the same

@@ -216,6 +216,7 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
     uint64_t hs[64];
     if (C > 64) echo_fatal("--sdc %s supports up to 64 copies of a rank", mode == SDC_STOP ? "stop" : "vote");
     hs[0] = h;
+    echo_channel_wake(); /* copies asleep catch up and send their hashes */
     for (int c = 1; c < C; c++) PMPI_Recv(&hs[c], 1, MPI_UINT64_T, c, TAG_HASH, echo.clone_comm, MPI_STATUS_IGNORE);
     int agree = 1;
     for (int c = 1; c < C; c++) agree &= hs[c] == h;
@@ -244,6 +245,7 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
         for (int c = 1; c < C; c++) echo_to_copy(c, &verdicts[c], 1, MPI_INT, TAG_VERDICT);
         unsigned char *theirs = malloc(n ? n : 1);
         MPI_Status st;
+        echo_channel_wake(); /* the copy asked for its data reads its verdict now */
         PMPI_Recv(theirs, (int)n, MPI_BYTE, odd, TAG_DATA, echo.clone_comm, &st);
         long byte = first_difference(bytes, theirs, n);
         free(theirs);
@@ -277,6 +279,7 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
     }
     if (h != major) {
         right = malloc(n ? n : 1);
+        echo_channel_wake(); /* the copy asked for its data reads its verdict now */
         PMPI_Recv(right, (int)n, MPI_BYTE, donor, TAG_DATA, echo.clone_comm, MPI_STATUS_IGNORE);
         long byte = first_difference(bytes, right, n);
         write_back((void *)buf, count, dt, right, n); /* the real call will send the majority's data */
