@@ -4,13 +4,7 @@ the counters side by side per copy, checked for the values they show against the
 import json
 import urllib.request
 
-from tests.web.test_pages import served, shot  # noqa: F401 (fixtures; browser is conftest.py's)
-
-
-def texts(element) -> list[str]:
-    from selenium.webdriver.common.by import By
-
-    return [t.get_attribute("textContent").strip() for t in element.find_elements(By.TAG_NAME, "text")]
+from tests.web.test_pages import served, shot, texts  # noqa: F401 (fixtures; browser is conftest.py's)
 
 
 def test_timeline_and_counters_side_by_side(browser, served, real_runs):  # noqa: F811
@@ -39,7 +33,7 @@ def test_timeline_and_counters_side_by_side(browser, served, real_runs):  # noqa
     assert "rank 0 perf::PAGE-FAULTS" in count and count.count("copy 1: not counted") == 2
     assert f"{stored[0, 0, 'papi perf::PAGE-FAULTS']:,.0f}" in count
     # time in MPI per copy keeps its digits (it was rounded to whole seconds)
-    values = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "svg.chart text.value")]
+    values = texts(browser.find_element(By.CSS_SELECTOR, "#mpi-time-chart svg"))
     for p in procs:
         assert f"{p['mpi_time']:,.4g} s" in values
     shot(browser, "run-page-plots")
@@ -52,6 +46,25 @@ def test_timeline_marks_where_copies_were_corrected(browser, served, real_runs):
     shown = texts(browser.find_element(By.CSS_SELECTOR, "#call-timeline svg"))
     assert "corrected" in shown  # the marker's legend: rank 1 copy 2 was outvoted at its 20th call
     assert any(t.startswith("rank 1 copy 2") for t in shown)
+
+
+def test_rank_page_marks_the_corrected_copy_at_its_call(browser, served, real_runs):  # noqa: F811
+    """The voted run's rank 1: copy 2 (its bit flipped at call 20) was corrected; the rank page's divergence chart
+    puts it on copy 2's row at the call the store has."""
+    from selenium.webdriver.common.by import By
+
+    run_id = real_runs["voted"][1]
+    events = json.loads(urllib.request.urlopen(f"{served}/api/runs/{run_id}/events").read())
+    corrected = [e for e in events if e["kind"] == "corrected" and e["app_rank"] == 1]
+    assert [e["copy"] for e in corrected] == [2], events
+    browser.get(f"{served}/runs/{run_id}/ranks/1")
+    chart = browser.find_element(By.CSS_SELECTOR, "#divergence-chart svg")
+    shown = texts(chart)
+    assert "corrected" in shown and "MPI call number of the copy" in shown
+    assert f"#{corrected[0]['call_seq']}" in shown
+    assert [t.text for t in chart.find_elements(By.CSS_SELECTOR, "g[id^='ytick_'] text")] == \
+        ["copy 0", "copy 1", "copy 2"]
+    shot(browser, "rank-page-divergence")
 
 
 def test_rank_page_does_not_repeat_identical_calls(browser, served, real_runs):  # noqa: F811
