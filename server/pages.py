@@ -58,7 +58,7 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False) -> str 
     digits_chart = plots.digits_chart(per_rank, fewest)
     perf_chart = slowness_chart(procs, events)
     exclusion_chart = exclusions_chart(procs, events)
-    time_chart = plots.mpi_times(procs)
+    time_chart = plots.mpi_times(procs, crud.call_summaries(session, run_id=run_id))
     return _render("run.html", standalone=standalone, root="/" if not standalone else "", title=f"Run {run.id}",
                    run=run, run_procs=procs, matrix=matrix, maxcopies=maxcopies, events=events, div=div,
                    counters=counters, tools=tools, digits_chart=digits_chart, time_chart=time_chart,

@@ -170,16 +170,24 @@ def counter_charts(counters: dict[int, dict]) -> list[str]:
     return out
 
 
-def mpi_times(procs: list) -> str | None:
-    """Seconds each copy of each rank spent inside MPI calls (where a copy waited for its representative or
-    its peers), a bar per copy grouped by rank. None without processes."""
+STARTUP = ("MPI_Init", "MPI_Init_thread", "MPI_Finalize")  # the MPI library starting and stopping, not the program
+
+
+def mpi_times(procs: list, summaries: list) -> str | None:
+    """Seconds each copy of each rank spent inside MPI calls (where a copy waited for its representative or its
+    peers), a bar per copy grouped by rank, from its call summaries. MPI_Init and MPI_Finalize are left out: they
+    take most of a short run and say nothing of the copies. None without processes."""
     if not procs:
         return None
-    # a process without records (killed before it wrote them) made no recorded call: its time is unknown, not 0
-    values = {(f"rank {p.app_rank}", p.copy): p.mpi_time for p in procs if p.calls}
+    values: dict[tuple[str, int], float] = {}  # a copy without summaries (no records) is not drawn as 0
+    for s in summaries:
+        if s.function not in STARTUP:
+            key = (f"rank {s.app_rank}", s.copy)
+            values[key] = values.get(key, 0.0) + s.time_total
     groups = list(dict.fromkeys(f"rank {p.app_rank}" for p in procs))
-    return _grouped_bars("seconds inside MPI calls, per copy", groups, sorted({p.copy for p in procs}), values,
-                         "s", "time inside MPI calls (s)", "not recorded", lambda v: f"{v:,.4g} s")
+    return _grouped_bars("seconds inside MPI calls per copy, MPI_Init and MPI_Finalize left out", groups,
+                         sorted({p.copy for p in procs}), values, "s", "time inside MPI calls (s)", "not recorded",
+                         lambda v: f"{v:,.4g} s")
 
 
 def calls_per_function(rank: int, functions: list[str], copies: list[int], calls: dict[tuple[int, str], int]) -> str:
