@@ -118,11 +118,14 @@ def _fmt(v: float, unit: str) -> str:
 
 
 def _grouped_bars(title: str, groups: list[str], slots: list[int], values: dict[tuple[str, int], float],
-                  unit: str, xlabel: str, missing: str, fmt: object) -> str:
+                  xlabel: str, missing: str, fmt: object, gid: str) -> str:
     """Horizontal bars: a group per label, a slot per copy inside it; a value absent from `values` is said in
-    its slot (`copy N: {missing}`), never drawn as 0. Each bar is labelled with fmt(value); a log scale when
-    the values span more than 100x."""
-    fig, ax = _figure(0.8 + 0.3 * len(groups) * len(slots) + 0.2 * len(groups))
+    its slot (`copy N: {missing}`), never drawn as 0. Each bar is labelled with fmt(value), the label (or the
+    missing one) being the SVG group `{gid}-{group index}-{copy}`; a log scale when the values span more than
+    100x."""
+    from matplotlib.ticker import FuncFormatter
+
+    fig, ax = _figure(0.8 + 0.2 * len(groups) * len(slots) + 0.2 * len(groups))
     height = 0.8 / len(slots)
     positive = [v for v in values.values() if v > 0]
     log = bool(positive) and max(positive) / min(positive) > 100
@@ -131,16 +134,17 @@ def _grouped_bars(title: str, groups: list[str], slots: list[int], values: dict[
             y = i + (j - (len(slots) - 1) / 2) * height
             if (label, copy) not in values:  # said where the bar would be
                 ax.text(0.01, y, f"copy {copy}: {missing}", va="center", fontsize=7, color="#666",
-                        transform=ax.get_yaxis_transform())
+                        transform=ax.get_yaxis_transform(), gid=f"{gid}-{i}-{copy}")
                 continue
             v = values[label, copy]
             ax.barh(y, v if v > 0 or not log else 0, height=height * 0.9, color=COLORS[copy % len(COLORS)],
                     label=f"copy {copy}")
-            ax.text(v if v > 0 else 0, y, " " + fmt(v), va="center", fontsize=8)
+            ax.text(v if v > 0 else 0, y, " " + fmt(v), va="center", fontsize=8, gid=f"{gid}-{i}-{copy}")
     ax.set_yticks(range(len(groups)), groups)
     ax.set_ylim(len(groups) - 0.5, -0.5)  # top to bottom, with room for every copy's slot, drawn or not
     if log:
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,g}"))  # 1, 10, 100: not 10^0, 10^1
     ax.set_xlabel(xlabel + (", log scale" if log else ""))
     ax.set_title(title)
     _legend(ax)
@@ -165,8 +169,8 @@ def counter_charts(counters: dict[int, dict]) -> list[str]:
         groups = list(dict.fromkeys(label for label, _ in values))
         shown = "ms" if unit == "ns" else unit
         out.append(_grouped_bars(f"counters in {shown}, side by side per copy", groups,
-                                 sorted({copy for _, copy in values}), values, unit,
-                                 f"total per process ({shown})", "not counted", lambda v, u=unit: _fmt(v, u)))
+                                 sorted({copy for _, copy in values}), values, f"total per process ({shown})",
+                                 "not counted", lambda v, u=unit: _fmt(v, u), gid=f"counters-{shown}"))
     return out
 
 
@@ -186,16 +190,16 @@ def mpi_times(procs: list, summaries: list) -> str | None:
             values[key] = values.get(key, 0.0) + s.time_total
     groups = list(dict.fromkeys(f"rank {p.app_rank}" for p in procs))
     return _grouped_bars("seconds inside MPI calls per copy, MPI_Init and MPI_Finalize left out", groups,
-                         sorted({p.copy for p in procs}), values, "s", "time inside MPI calls (s)", "not recorded",
-                         lambda v: f"{v:,.4g} s")
+                         sorted({p.copy for p in procs}), values, "time inside MPI calls (s)", "not recorded",
+                         lambda v: f"{v:,.4g} s", gid="mpi-time")
 
 
 def calls_per_function(rank: int, functions: list[str], copies: list[int], calls: dict[tuple[int, str], int]) -> str:
     """How many calls of each MPI function each copy of a rank made (a copy with no summary of a function made
-    none: said, not drawn)."""
+    none: said, not drawn); the labels are the SVG groups `calls-{function index}-{copy}`."""
     values = {(f, k): float(n) for (k, f), n in calls.items()}
     return _grouped_bars(f"rank {rank}: calls per function and copy", functions, copies, values, "calls",
-                         "calls", "no calls", lambda v: f"{v:,.0f}")
+                         "no calls", lambda v: f"{v:,.0f}", gid="calls")
 
 
 def digits_chart(per_rank: dict[int, list[tuple[int, float]]], fewest: dict[int, float]) -> str | None:

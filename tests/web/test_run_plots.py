@@ -4,6 +4,8 @@ the counters side by side per copy, checked for the values they show against the
 import json
 import urllib.request
 
+import numpy as np
+
 from tests.web.test_pages import mpi_seconds, served, shot, texts  # noqa: F401 (fixtures; browser is conftest.py's)
 
 
@@ -79,3 +81,34 @@ def test_rank_page_does_not_repeat_identical_calls(browser, served, real_runs): 
     assert browser.find_element(By.ID, "same-calls").text.startswith(f"Every copy made the same {calls.pop()} calls")
     assert not browser.find_elements(By.XPATH, "//h2[text()='Calls per function']")
     assert not browser.find_elements(By.XPATH, "//h2[text()='Divergence timeline']")  # nothing diverged
+
+
+def test_rank_page_compares_the_calls_of_a_killed_replica(browser, programs, tmp_path):
+    """SDR with rank 1's replica 1 killed at its 40th call: the copies' calls differ, so the rank page draws them
+    per function, each bar labelled with the count in the copy's record file; a function the killed replica never
+    reached is said (no calls), not drawn as 0."""
+    from selenium.webdriver.common.by import By
+
+    from echo.records import read_run
+    from tests.conftest import echorun, server_with
+
+    r = echorun(["--no-store", "-n", "2", "--mode", "sdr", "--inject", "kill:rank=1,replica=1,call=40",
+                 *programs["sdr_stencil"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    run_id = json.loads((tmp_path / "run" / "run.json").read_text())["run_id"]
+    counted = {f.copy: dict(zip(*np.unique(f.function_names(), return_counts=True), strict=True))
+               for f in read_run(tmp_path / "run") if f.app_rank == 1}
+    assert set(counted) == {0, 1} and sum(counted[1].values()) < sum(counted[0].values())
+    with server_with(tmp_path / "served", [(tmp_path / "run", run_id)]) as (url, _):
+        browser.get(f"{url}/runs/{run_id}/ranks/1")
+        chart = browser.find_element(By.CSS_SELECTOR, "#calls-chart svg")
+        functions = [t.get_attribute("textContent").strip()
+                     for t in chart.find_elements(By.CSS_SELECTOR, "g[id^='ytick_'] text")]
+        assert functions == sorted(counted[0])
+        for i, fn in enumerate(functions):
+            for copy in (0, 1):
+                label = chart.find_element(By.ID, f"calls-{i}-{copy}").get_attribute("textContent").strip()
+                n = counted[copy].get(fn)
+                assert label == (f"{n:,}" if n else f"copy {copy}: no calls"), (fn, copy)
+        assert "calls, log scale" in texts(chart)  # 1 MPI_Init beside 120 MPI_Send
+        shot(browser, "rank-page-calls")
