@@ -12,6 +12,7 @@ import numpy as np
 from echo.records import RecordsError, read_run
 
 MAX_SLICES = 2000  # calls drawn per track in the timeline: the longest ones when a copy made more
+MAX_LABELLED = 20  # marks of the rank page's divergence chart labelled with their call number
 MAX_TRACKS = 64  # copies drawn in the timeline (by rank, then copy): a page stays readable and quick
 COLORS = ["#2f6db5", "#e0802c", "#3a9a52", "#b8403b", "#7b5aa6", "#8c6d31", "#d35fa5"]
 OTHER = "#9a9a9a"
@@ -248,18 +249,21 @@ def status_timeline(title: str, rows: list[tuple[str, int, list[tuple[int, str]]
 
 def divergence_marks(rank: int, copies: list[int], calls: int, marks: list[tuple[int, int, str]]) -> str:
     """Where each copy of a rank diverged or was corrected, by call number: a row per copy, a marker per (call,
-    copy, kind), labelled with its call number."""
+    copy, kind), labelled with its call number (up to MAX_LABELLED marks: more would overlap)."""
     fig, ax = _figure(1.0 + 0.4 * len(copies))
     for call, copy, kind in marks:
         marker, color = MARKED.get(kind, ("o", "#c00000"))
         y = copies.index(copy) if copy in copies else len(copies)
         ax.plot([call], [y], marker=marker, color=color, markersize=9, linestyle="none", label=kind)
-        ax.annotate(f"#{call}", (call, y), xytext=(0, 7), textcoords="offset points", ha="center", fontsize=8)
+        if len(marks) <= MAX_LABELLED:
+            ax.annotate(f"#{call}", (call, y), xytext=(0, 7), textcoords="offset points", ha="center", fontsize=8)
     ax.set_yticks(range(len(copies)), [f"copy {k}" for k in copies])
     ax.set_ylim(len(copies) - 0.5, -0.7)
     ax.set_xlim(0, max(calls, 1) * 1.02)
     ax.set_xlabel("MPI call number of the copy")
-    ax.set_title(f"rank {rank}: where copies diverged or were corrected, by call")
+    ax.set_title(f"rank {rank}: where copies diverged or were corrected, by call"
+                 + (f" ({len(marks)} times, from call {min(c for c, _, _ in marks)})" if len(marks) > MAX_LABELLED
+                    else ""))
     ax.grid(axis="x", linewidth=0.3)
     _legend(ax)
     return _svg(fig)
