@@ -117,7 +117,8 @@ def rank_page(session: Session, *, run_id: str, rank: int) -> str | None:
     calls = {(s.copy, s.function): s.calls for s in sums}
     # copies make the same calls by construction: bars that only repeat each other are not drawn
     same_calls = len({tuple(sorted((f, n) for (k, f), n in calls.items() if k == c)) for c in copies}) <= 1
-    calls_chart = None if same_calls and len(copies) > 1 else plots.calls_per_function(rank, functions, copies, calls)
+    calls_chart = None if not functions or same_calls and len(copies) > 1 \
+        else plots.calls_per_function(rank, functions, copies, calls)
     marks = [(e.call_seq or 0, e.copy, e.kind) for e in crud.events(session, run_id=run_id)
              if e.app_rank == rank and e.kind in ("divergence", "corrected")]
     timeline = plots.divergence_marks(rank, copies, max((p.calls for p in procs), default=1), marks) if marks \

@@ -181,14 +181,13 @@ STARTUP = ("MPI_Init", "MPI_Init_thread", "MPI_Finalize")  # the MPI library sta
 def mpi_times(procs: list, summaries: list) -> str | None:
     """Seconds each copy of each rank spent inside MPI calls (where a copy waited for its representative or its
     peers), a bar per copy grouped by rank, from its call summaries. MPI_Init and MPI_Finalize are left out: they
-    take most of a short run and say nothing of the copies. None without processes."""
-    if not procs:
-        return None
+    take most of a short run and say nothing of the copies. None when no copy has summaries."""
     values: dict[tuple[str, int], float] = {}  # a copy without summaries (no records) is not drawn as 0
     for s in summaries:
-        if s.function not in STARTUP:
-            key = (f"rank {s.app_rank}", s.copy)
-            values[key] = values.get(key, 0.0) + s.time_total
+        key = (f"rank {s.app_rank}", s.copy)
+        values[key] = values.get(key, 0.0) + (s.time_total if s.function not in STARTUP else 0.0)
+    if not values:
+        return None
     groups = list(dict.fromkeys(f"rank {p.app_rank}" for p in procs))
     return _grouped_bars("seconds inside MPI calls per copy, MPI_Init and MPI_Finalize left out", groups,
                          sorted({p.copy for p in procs}), values, "time inside MPI calls (s)", "not recorded",
