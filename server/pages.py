@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from echo.report import EVENT_ORDER, copies_text, injections_brief, not_judged, roles_text
 from echo.resources import WEB_DIR
-from server import charts, crud, plots
+from server import crud, plots
 
 ENV = Environment(loader=FileSystemLoader(WEB_DIR / "templates"), autoescape=select_autoescape(["html"]))
 
@@ -51,20 +51,17 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False) -> str 
     counters = sorted(merged.items())
     tools = [m for m in crud.metrics(session, run_id=run_id) if not m.name.startswith(("papi ", "digits at call"))
              and " in " not in m.name]
-    digit_charts = []
-    for rank in range(run.nranks):
-        pts = [(m.name.split("#")[1].split()[0], m.value) for m in crud.metrics(session, run_id=run_id,
-                                                                                 prefix="digits at call")
-               if m.app_rank == rank]
-        if pts:
-            digit_charts.append(charts.line(f"rank {rank}: significant digits the copies agree on, by call", pts))
+    per_rank: dict[int, list[tuple[int, float]]] = {}  # one chart, a line per rank, calls on a numeric axis
+    for m in crud.metrics(session, run_id=run_id, prefix="digits at call"):
+        per_rank.setdefault(m.app_rank, []).append((int(m.name.split("#")[1].split()[0]), m.value))
+    fewest = {m.app_rank: m.value for m in crud.metrics(session, run_id=run_id, prefix="digits fewest")}
+    digits_chart = plots.digits_chart(per_rank, fewest)
     perf_chart = slowness_chart(procs, events)
     exclusion_chart = exclusions_chart(procs, events)
-    labels = [f"rank {p.app_rank} copy {p.copy}" for p in procs]
-    time_chart = charts.bars("seconds inside MPI calls", labels, {"time in MPI": [p.mpi_time for p in procs]}, " s")
+    time_chart = plots.mpi_times(procs, crud.call_summaries(session, run_id=run_id))
     return _render("run.html", standalone=standalone, root="/" if not standalone else "", title=f"Run {run.id}",
                    run=run, run_procs=procs, matrix=matrix, maxcopies=maxcopies, events=events, div=div,
-                   counters=counters, tools=tools, digit_charts=digit_charts, time_chart=time_chart,
+                   counters=counters, tools=tools, digits_chart=digits_chart, time_chart=time_chart,
                    perf_chart=perf_chart, exclusion_chart=exclusion_chart,
                    call_timeline=plots.call_timeline(run.run_dir, {(p.app_rank, p.copy): p.role for p in procs},
                                                      events),
@@ -84,7 +81,8 @@ def slowness_chart(procs: list, events: list) -> str | None:
     if not any(p.copy > 0 for p in judged):
         return None
     rows = [(f"rank {p.app_rank} copy {p.copy}", p.calls, changes.get((p.app_rank, p.copy), [])) for p in judged]
-    return charts.status_timeline("processes recommended (green) or not (red), by call", rows)
+    return plots.status_timeline("processes recommended (green) or not (red), by call", rows, "recommended",
+                                 gid="slowness")
 
 
 def exclusions_chart(procs: list, events: list) -> str | None:
@@ -97,8 +95,8 @@ def exclusions_chart(procs: list, events: list) -> str | None:
     if not changes:
         return None
     rows = [(f"rank {p.app_rank} replica {p.copy}", p.calls, changes.get((p.app_rank, p.copy), [])) for p in procs]
-    return charts.status_timeline("SDR replicas in the job (green) or excluded as slow (red), by call", rows,
-                                  good="in the job")
+    return plots.status_timeline("SDR replicas in the job (green) or excluded as slow (red), by call", rows,
+                                 "in the job", gid="exclusions")
 
 
 def rank_page(session: Session, *, run_id: str, rank: int) -> str | None:
@@ -117,17 +115,17 @@ def rank_page(session: Session, *, run_id: str, rank: int) -> str | None:
     sums = crud.call_summaries(session, run_id=run_id, app_rank=rank)
     functions = sorted({s.function for s in sums})
     calls = {(s.copy, s.function): s.calls for s in sums}
-    calls_chart = charts.bars(f"rank {rank}: calls per function and copy", functions,
-                              {f"copy {k}": [calls.get((k, f), 0) for f in functions] for k in copies})
-    marks = [(e.call_seq or 0, f"copy {e.copy}: {e.message}") for e in crud.events(session, run_id=run_id)
-             if e.app_rank == rank and e.kind in ("divergence", "corrected")]
-    timeline = charts.timeline(f"rank {rank}: divergences along the run", max((p.calls for p in procs), default=1),
-                               marks)
     # copies make the same calls by construction: bars that only repeat each other are not drawn
     same_calls = len({tuple(sorted((f, n) for (k, f), n in calls.items() if k == c)) for c in copies}) <= 1
+    calls_chart = None if not functions or same_calls and len(copies) > 1 \
+        else plots.calls_per_function(rank, functions, copies, calls)
+    marks = [(e.call_seq or 0, e.copy, e.kind) for e in crud.events(session, run_id=run_id)
+             if e.app_rank == rank and e.kind in ("divergence", "corrected")]
+    timeline = plots.divergence_marks(rank, copies, max((p.calls for p in procs), default=1), marks) if marks \
+        else None
     return _render("rank.html", title=f"Rank {rank} of {run.id}", run=run, rank=rank, procs=procs,
                    counter_rows=counter_rows, counter_chart=counter_chart, calls_chart=calls_chart, timeline=timeline,
-                   same_calls=same_calls, nfunctions=len(functions), has_marks=bool(marks))
+                   same_calls=same_calls, nfunctions=len(functions))
 
 
 def program_page(session: Session, *, program: str) -> str | None:

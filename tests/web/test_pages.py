@@ -1,14 +1,17 @@
 """The web reports in a real headless Chromium (Debian's, driven by Selenium), served by a real uvicorn on
 loopback. Screenshots go to test-artifacts/."""
 
+import json
 import subprocess
 import sys
 import urllib.request
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from echo.store.db import open_store
+from server.plots import STARTUP
 from tests.conftest import server_with
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -43,8 +46,15 @@ def test_run_page_matrix_and_chart(browser, served, real_runs):
         .get_attribute("class")
     first_event = browser.find_element(By.CSS_SELECTOR, "#events tr:nth-child(2)").text
     assert first_event.startswith("corrected 1 2")
-    bars = browser.find_elements(By.CSS_SELECTOR, "svg.chart rect[data-series='time in MPI']")
-    assert len(bars) == 6 and all(float(b.get_attribute("data-value")) > 0 for b in bars)
+    # time in MPI: a bar per copy, grouped by rank, each labelled with its seconds in MPI calls after MPI_Init
+    # and before MPI_Finalize, as its record file has them
+    chart = texts(browser.find_element(By.CSS_SELECTOR, "#mpi-time-chart svg"))
+    times = mpi_seconds(real_runs["voted"][0])
+    assert len(times) == 6 and all(t > 0 for t in times.values())
+    for t in times.values():
+        assert f"{t:,.4g} s" in chart
+    assert {"rank 0", "rank 1", "copy 0", "copy 1", "copy 2"} <= set(chart)
+    assert any(t.startswith("time inside MPI calls (s)") for t in chart)
     shot(browser, "run-page")
 
 
@@ -56,11 +66,10 @@ def test_slow_copy_timeline(browser, served, real_runs):
 
     skip_if_busy(real_runs["slowed"][0])
     browser.get(f"{served}/runs/{real_runs['slowed'][1]}")
-    bars = browser.find_elements(By.CSS_SELECTOR, "svg.chart rect[data-status]")
-    red = [b for b in bars if b.get_attribute("data-status") == "non-recommended"]
-    assert red, [b.get_attribute("outerHTML") for b in bars]
-    assert all("rank 0 copy 1" in b.find_element(By.TAG_NAME, "title").get_attribute("textContent") for b in red)
-    assert 10 <= int(red[0].get_attribute("data-from")) <= 14
+    changes = status_changes(browser.find_element(By.CSS_SELECTOR, "#slowness-chart svg"), "slowness")
+    assert set(changes) == {"rank 0 copy 1"}, changes  # only the slowed copy ever left "recommended"
+    (call, status), *_ = changes["rank 0 copy 1"]
+    assert status == "non-recommended" and 10 <= call <= 14, changes
     assert "a process was slow" in browser.find_element(By.CSS_SELECTOR, "ul.hosts").text
     shot(browser, "slow-copy")
 
@@ -71,16 +80,14 @@ def test_excluded_replica_timeline(browser, served, real_runs):
     from selenium.webdriver.common.by import By
 
     browser.get(f"{served}/runs/{real_runs['excluded'][1]}")
-    chart = browser.find_element(By.CSS_SELECTOR, "svg.chart[aria-label^='SDR replicas']")
-    bars: dict[str, list[tuple[str, int]]] = {}  # replica -> its bars (status, from call), in order
-    for b in chart.find_elements(By.CSS_SELECTOR, "rect[data-status]"):
-        who = b.find_element(By.TAG_NAME, "title").get_attribute("textContent").split(":")[0]
-        bars.setdefault(who, []).append((b.get_attribute("data-status"), int(b.get_attribute("data-from"))))
-    assert set(bars) == {"rank 0 replica 0", "rank 0 replica 1", "rank 1 replica 0", "rank 1 replica 1"}
-    slowed = bars["rank 0 replica 1"]
-    assert [s for s, _ in slowed] == ["in the job", "excluded as slow", "stopped at the end, still excluded"]
-    assert 32 <= slowed[1][1] <= 40
-    assert all(b[0][0] == "in the job" for b in bars.values())  # (noise on shared cores may exclude others later)
+    chart = browser.find_element(By.CSS_SELECTOR, "#exclusions-chart svg")
+    assert {"rank 0 replica 0", "rank 0 replica 1", "rank 1 replica 0", "rank 1 replica 1"} <= set(texts(chart))
+    assert "MPI call number of the process" in texts(chart)
+    slowed = status_changes(chart, "exclusions")["rank 0 replica 1"]  # (noise on shared cores may exclude others)
+    assert [s for _, s in slowed] == ["excluded as slow", "stopped at the end, still excluded"]
+    assert 32 <= slowed[0][0] <= 40
+    procs = json.loads(urllib.request.urlopen(f"{served}/api/runs/{real_runs['excluded'][1]}/procs").read())
+    assert slowed[1][0] == next(p["calls"] for p in procs if (p["app_rank"], p["copy"]) == (0, 1))
     shot(browser, "excluded-replica")
 
 
@@ -120,6 +127,35 @@ def test_runs_list_filters_and_history(browser, served, real_runs):
     shot(browser, "history-page")
 
 
+def mpi_seconds(run_dir: Path) -> dict[tuple[int, int], float]:
+    """Seconds each copy spent in MPI calls other than MPI_Init and MPI_Finalize, from its record file."""
+    from echo.records import read_run
+
+    return {(f.app_rank, f.copy): float(f.durations()[~np.isin(f.function_names(), STARTUP)].sum())
+            for f in read_run(run_dir)}
+
+
+def texts(element) -> list[str]:
+    """The text of an SVG chart (matplotlib writes its text as text): titles, ticks, labels, legend."""
+    from selenium.webdriver.common.by import By
+
+    return [t.get_attribute("textContent").strip() for t in element.find_elements(By.TAG_NAME, "text")]
+
+
+def status_changes(chart, gid: str) -> dict[str, list[tuple[int, str]]]:
+    """A status timeline's changes per process: {row label: [(call, status), ...]}, read from the text of each
+    change (`call N: status`, group `{gid}-{row}-{change}`) and the row labels (the y ticks, top down)."""
+    from selenium.webdriver.common.by import By
+
+    rows = [t.get_attribute("textContent").strip()
+            for t in chart.find_elements(By.CSS_SELECTOR, "g[id^='ytick_'] text")]
+    out: dict[str, list[tuple[int, str]]] = {}
+    for g in chart.find_elements(By.CSS_SELECTOR, f"g[id^='{gid}-']"):
+        call, status = g.get_attribute("textContent").strip().removeprefix("call ").split(": ", 1)
+        out.setdefault(rows[int(g.get_attribute("id").split("-")[1])], []).append((int(call), status))
+    return out
+
+
 def cells(row) -> list[str]:
     from selenium.webdriver.common.by import By
 
@@ -128,7 +164,6 @@ def cells(row) -> list[str]:
 
 def test_run_pages_tell_mode_roles_units_and_the_counting_copy(browser, served, real_runs):
     """The merged counter table shows, per event, the copy that counted it, PAPI's unit and the stored total."""
-    import json
     import os
 
     from selenium.webdriver.common.by import By
@@ -152,7 +187,7 @@ def test_run_pages_tell_mode_roles_units_and_the_counting_copy(browser, served, 
     judged = browser.find_elements(By.CSS_SELECTOR, "#not-judged li")
     if (os.cpu_count() or 1) < 4:  # 4 processes: more than this machine's cores, so none was judged
         assert len(judged) == 1 and f"4 processes shared {os.cpu_count()} cores" in judged[0].text
-        assert not browser.find_elements(By.CSS_SELECTOR, "svg.chart rect[data-status]")
+        assert not browser.find_elements(By.ID, "slowness-chart")
     shot(browser, "counters")
 
 
@@ -210,6 +245,19 @@ def test_a_perturbed_run_is_not_said_to_agree(browser, programs, tmp_path):
     sensitivity = next(c[4] for c in map(cells, browser.find_elements(By.CSS_SELECTOR, "#events tr")[1:])
                        if c[0] == "sensitivity")
     assert "printed values not measured (in lock-step every copy takes what copy 0 received" in sensitivity
+    # the digits chart: calls on a numeric axis, the rank's fewest digits as the store has them
+    from sqlalchemy.orm import Session
+
+    from server import crud
+
+    run_id = json.loads((tmp_path / "run" / "run.json").read_text())["run_id"]
+    with Session(open_store(db, create=False)) as s:
+        fewest = crud.metrics(s, run_id=run_id, prefix="digits fewest")
+        calls = [int(m.name.split("#")[1].split()[0]) for m in crud.metrics(s, run_id=run_id, prefix="digits at call")]
+    assert len(fewest) == 1 and calls
+    chart = texts(browser.find_element(By.CSS_SELECTOR, "#digits-chart svg"))
+    assert f"rank 0: fewest {fewest[0].value:.1f} digits" in chart
+    assert "MPI call number of the rank" in chart and "significant digits the copies agree on" in chart
     shot(browser, "perturbed")
 
 
@@ -243,7 +291,6 @@ def test_static_html_report(browser, real_runs, tmp_path):
 
 
 def test_echorun_uploads_to_the_server(served, programs, tmp_path):
-    import json
 
     from tests.conftest import echorun
 

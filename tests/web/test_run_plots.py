@@ -4,13 +4,9 @@ the counters side by side per copy, checked for the values they show against the
 import json
 import urllib.request
 
-from tests.web.test_pages import served, shot  # noqa: F401 (fixtures; browser is conftest.py's)
+import numpy as np
 
-
-def texts(element) -> list[str]:
-    from selenium.webdriver.common.by import By
-
-    return [t.get_attribute("textContent").strip() for t in element.find_elements(By.TAG_NAME, "text")]
+from tests.web.test_pages import mpi_seconds, served, shot, texts  # noqa: F401 (fixtures; browser is conftest.py's)
 
 
 def test_timeline_and_counters_side_by_side(browser, served, real_runs):  # noqa: F811
@@ -39,9 +35,9 @@ def test_timeline_and_counters_side_by_side(browser, served, real_runs):  # noqa
     assert "rank 0 perf::PAGE-FAULTS" in count and count.count("copy 1: not counted") == 2
     assert f"{stored[0, 0, 'papi perf::PAGE-FAULTS']:,.0f}" in count
     # time in MPI per copy keeps its digits (it was rounded to whole seconds)
-    values = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "svg.chart text.value")]
-    for p in procs:
-        assert f"{p['mpi_time']:,.4g} s" in values
+    values = texts(browser.find_element(By.CSS_SELECTOR, "#mpi-time-chart svg"))
+    for t in mpi_seconds(real_runs["clean"][0]).values():
+        assert f"{t:,.4g} s" in values
     shot(browser, "run-page-plots")
 
 
@@ -52,6 +48,25 @@ def test_timeline_marks_where_copies_were_corrected(browser, served, real_runs):
     shown = texts(browser.find_element(By.CSS_SELECTOR, "#call-timeline svg"))
     assert "corrected" in shown  # the marker's legend: rank 1 copy 2 was outvoted at its 20th call
     assert any(t.startswith("rank 1 copy 2") for t in shown)
+
+
+def test_rank_page_marks_the_corrected_copy_at_its_call(browser, served, real_runs):  # noqa: F811
+    """The voted run's rank 1: copy 2 (its bit flipped at call 20) was corrected; the rank page's divergence chart
+    puts it on copy 2's row at the call the store has."""
+    from selenium.webdriver.common.by import By
+
+    run_id = real_runs["voted"][1]
+    events = json.loads(urllib.request.urlopen(f"{served}/api/runs/{run_id}/events").read())
+    corrected = [e for e in events if e["kind"] == "corrected" and e["app_rank"] == 1]
+    assert [e["copy"] for e in corrected] == [2], events
+    browser.get(f"{served}/runs/{run_id}/ranks/1")
+    chart = browser.find_element(By.CSS_SELECTOR, "#divergence-chart svg")
+    shown = texts(chart)
+    assert "corrected" in shown and "MPI call number of the copy" in shown
+    assert f"#{corrected[0]['call_seq']}" in shown
+    assert [t.text for t in chart.find_elements(By.CSS_SELECTOR, "g[id^='ytick_'] text")] == \
+        ["copy 0", "copy 1", "copy 2"]
+    shot(browser, "rank-page-divergence")
 
 
 def test_rank_page_does_not_repeat_identical_calls(browser, served, real_runs):  # noqa: F811
@@ -66,3 +81,34 @@ def test_rank_page_does_not_repeat_identical_calls(browser, served, real_runs): 
     assert browser.find_element(By.ID, "same-calls").text.startswith(f"Every copy made the same {calls.pop()} calls")
     assert not browser.find_elements(By.XPATH, "//h2[text()='Calls per function']")
     assert not browser.find_elements(By.XPATH, "//h2[text()='Divergence timeline']")  # nothing diverged
+
+
+def test_rank_page_compares_the_calls_of_a_killed_replica(browser, programs, tmp_path):
+    """SDR with rank 1's replica 1 killed at its 40th call: the copies' calls differ, so the rank page draws them
+    per function, each bar labelled with the count in the copy's record file; a function the killed replica never
+    reached is said (no calls), not drawn as 0."""
+    from selenium.webdriver.common.by import By
+
+    from echo.records import read_run
+    from tests.conftest import echorun, server_with
+
+    r = echorun(["--no-store", "-n", "2", "--mode", "sdr", "--inject", "kill:rank=1,replica=1,call=40",
+                 *programs["sdr_stencil"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    run_id = json.loads((tmp_path / "run" / "run.json").read_text())["run_id"]
+    counted = {f.copy: dict(zip(*np.unique(f.function_names(), return_counts=True), strict=True))
+               for f in read_run(tmp_path / "run") if f.app_rank == 1}
+    assert set(counted) == {0, 1} and sum(counted[1].values()) < sum(counted[0].values())
+    with server_with(tmp_path / "served", [(tmp_path / "run", run_id)]) as (url, _):
+        browser.get(f"{url}/runs/{run_id}/ranks/1")
+        chart = browser.find_element(By.CSS_SELECTOR, "#calls-chart svg")
+        functions = [t.get_attribute("textContent").strip()
+                     for t in chart.find_elements(By.CSS_SELECTOR, "g[id^='ytick_'] text")]
+        assert functions == sorted(counted[0])
+        for i, fn in enumerate(functions):
+            for copy in (0, 1):
+                label = chart.find_element(By.ID, f"calls-{i}-{copy}").get_attribute("textContent").strip()
+                n = counted[copy].get(fn)
+                assert label == (f"{n:,}" if n else f"copy {copy}: no calls"), (fn, copy)
+        assert "calls, log scale" in texts(chart)  # 1 MPI_Init beside 120 MPI_Send
+        shot(browser, "rank-page-calls")
