@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from echo import hostload
+from echo import hostload, runfiles
 from echo.records import RecordFile, read_run
 
 
@@ -183,12 +183,10 @@ def analyse(run_dir: str | Path, params: Params = Params(), cores: int | None = 
     """Every process's status timeline and every host's, from the run's records; also written to perf.json.
     Processes whose phase times cannot be trusted (a crowded host, a role slow by design) are listed as not
     judged, with the reason, instead."""
-    from echo.plan import plan_procs
-
     every = read_run(run_dir)
     files = [f for f in every if len(f.records)]
     origin = min((f.start_time for f in files), default=0.0)
-    roles = {(app, copy): role for _real, app, copy, role in plan_procs(Path(run_dir))}
+    roles = {(app, copy): role for _real, app, copy, role in runfiles.plan_procs(Path(run_dir))}
     crowded = crowded_hosts(every, cores, hostload.read(Path(run_dir)))  # those without calls took turns too
     groups: dict[int, list] = {}
     not_judged = []
@@ -215,7 +213,7 @@ def analyse(run_dir: str | Path, params: Params = Params(), cores: int | None = 
                    skip={f.real_rank for f in files if f.host in crowded})
     result = {"params": asdict(params), "processes": [asdict(p) for p in procs], "tested": [asdict(p) for p in tests],
               "hosts": host_view(procs + tests), "not_judged": sorted(not_judged, key=lambda p: (p["rank"], p["copy"]))}
-    Path(run_dir, "perf.json").write_text(json.dumps(result, indent=1))
+    runfiles.perf_json_file(Path(run_dir)).write_text(json.dumps(result, indent=1))
     return result
 
 
@@ -223,14 +221,13 @@ def tested(run_dir: Path, files: dict, origin: float, params: Params, skip: set[
         list[ProcessStatus]:
     """DGRP's explicit tests (--perf-tests N): every process's kth test against the fastest process's kth (but
     the processes in `skip`, whose tests cannot be trusted)."""
-    paths = sorted(Path(run_dir, "perf").glob("*.tests"), key=lambda p: int(p.stem))
+    paths = runfiles.perf_test_files(Path(run_dir))
     series = {int(p.stem): np.atleast_1d(np.loadtxt(p, ndmin=1)) for p in paths
               if p.stat().st_size and int(p.stem) not in skip}
     n = min((len(v) for v in series.values()), default=0)
     if len(series) < 2 or n == 0:
         return []
-    every = int(next((line.split()[1] for line in Path(run_dir, "plan").read_text().splitlines()
-                      if line.startswith("perf_tests ")), "1"))
+    every = int(runfiles.plan_value(Path(run_dir), "perf_tests") or "1")
     times = np.array([series[real][:n] for real in sorted(series)])
     ref = times.min(axis=0)
     judged = ref > 0

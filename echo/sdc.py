@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from echo.runfiles import event_files
+
 MODES = ("detect", "stop", "vote")
 EXIT_DIVERGED = 20  # a divergence was found (and, under --sdc stop, the job stopped)
 EXIT_CORRECTED = 21  # every divergence was corrected by a vote
@@ -108,7 +110,7 @@ class SdcEvent:
 
 def read_events(run_dir: Path) -> list[SdcEvent]:
     events = []
-    for path in sorted(Path(run_dir, "events").glob("*.jsonl")):
+    for path in event_files(Path(run_dir)):
         for line in path.read_text().splitlines():
             if line.strip():
                 events.append(SdcEvent(**json.loads(line)))

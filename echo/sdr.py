@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from echo.runfiles import SDR_LOST, SDR_SLOW
+
 if TYPE_CHECKING:
     from echo.procstatus import ProcessEnd
 
@@ -95,7 +97,7 @@ class Exclusion(NamedTuple):
 
 
 def exclusions(run_dir: Path) -> list[Exclusion]:
-    path = run_dir / "sdr.slow"
+    path = run_dir / SDR_SLOW
     if not path.is_file():
         return []
     out = []
@@ -146,7 +148,7 @@ def verdict(run_dir: Path, nranks: int, replicas: int, rc: int) -> Outcome:
     lost, ended_early = [], False
     lines = describe_exclusions(exclusions(run_dir))
     failure = application_failure(run_dir, nranks * replicas)
-    note = run_dir / "sdr.lost"  # left by the first process that saw every replica of a rank dead
+    note = run_dir / SDR_LOST  # left by the first process that saw every replica of a rank dead
     if note.is_file():
         ended_early = True
         app, replicas_of = note.read_text().split()[:2]

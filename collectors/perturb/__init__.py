@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from echo.records import RecordFile, read_run
+from echo.runfiles import output_file
 
 SPEC = {
     "name": "perturb",
@@ -209,7 +210,7 @@ def output_digits(texts: list[str], worlds: str = "independent") -> list[tuple[s
 
 def worlds_of(run_dir: Path) -> str:
     """lockstep or independent, as the run's plan says."""
-    from echo.plan import plan_value
+    from echo.runfiles import plan_value
 
     return plan_value(run_dir, "worlds") or "lockstep"
 
@@ -223,7 +224,7 @@ def analyse(run_dir: Path) -> list[RankSensitivity]:
         mine = [f for f in files if f.app_rank == rank]
         texts = []
         for f in sorted(mine, key=lambda f: f.copy):
-            path = run_dir / "output" / f"rank{rank}.copy{f.copy}.out"
+            path = output_file(run_dir, rank, f.copy)
             texts.append(path.read_text() if path.is_file() else "")
         out.append(analyse_rank(mine, texts, worlds))
     return out
