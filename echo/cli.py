@@ -317,7 +317,8 @@ def export_command(args: argparse.Namespace) -> int:
 def upload_command(args: argparse.Namespace) -> int:
     """Send a stored run (by id, or its directory) to an echo server again."""
 
-    from echo.uploads import EXIT_NOT_UPLOADED, check_server, upload_run
+    from echo.constants import EXIT_NOT_UPLOADED
+    from echo.uploads import check_server, upload_run
 
     server = args.server or os.environ.get("ECHO_SERVER")
     if not server:

@@ -18,21 +18,19 @@ from pathlib import Path
 from collectors import valgrind as vg
 from echo import runfiles
 from echo.build import detect_mpi, ensure_library
+from echo.constants import EXIT_COPY_FAILED, EXIT_NOT_UPLOADED
+from echo.constants import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
 from echo.hostload import LoadSampler
 from echo.jobstop import JobStopper
 from echo.plan import Machine, Options, Plan, make_plan
 from echo.procstatus import read_status, wait_final
-from echo.sdc import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
-from echo.uploads import EXIT_NOT_UPLOADED, not_uploaded, upload_run
+from echo.uploads import not_uploaded, upload_run
 
 TAGGED_LINE = re.compile(rb"^\[\d+,(\d+)\]<(?:stdout|stderr)>: ?")
 # mpirun itself failing to start, before any process exists: PRRTE's PMIx listener occasionally fails to bind
 # (seen about once in a few hundred launches on one host). Nothing ran, so starting again loses nothing.
 LAUNCHER_FAILED_TO_START = b"The PMIx server's listener thread failed to start"
 LAUNCH_TRIES = 3
-# The representatives finished but some copy did not (it crashed, was killed, or exited otherwise): the roles'
-# results and the copies' comparison are incomplete, so the run is not a success (docs/replication.md).
-EXIT_COPY_FAILED = 22
 # echorun's status for a job that ran without echo (no process called MPI_Init): the run did not do what was
 # asked, even if the program itself exited 0
 NOT_AN_MPI_RUN = 2

@@ -33,8 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from echo import hostload, runfiles
+from echo import constants, hostload, runfiles
 from echo.records import RecordFile, read_run
+from echo.spec import parse_spec
 
 
 class PerfError(ValueError):
@@ -43,12 +44,12 @@ class PerfError(ValueError):
 
 @dataclass(frozen=True)
 class Params:
-    alpha: float = 0.9  # weight of the past in the mean and deviation
-    beta: float = 4.0  # deviations above the mean
-    tolerance: float = 1.5  # the threshold's factor
+    alpha: float = constants.DGRP_ALPHA  # weight of the past in the mean and deviation
+    beta: float = constants.DGRP_BETA  # deviations above the mean
+    tolerance: float = constants.DGRP_TOLERANCE  # the threshold's factor
     strikes: int = 2  # phases in a row above the threshold to be non-recommended (one is a preempted phase)
     rejoin: int = 3  # good phases in a row to be recommended again
-    min_phase: float = 1e-3  # seconds: phases are pooled until the reference computed this long
+    min_phase: float = constants.DGRP_MIN_PHASE  # seconds: phases are pooled until the reference computed this long
 
 
 @dataclass
@@ -293,9 +294,9 @@ def describe(result: dict) -> list[str]:
 
 def parse_slow(spec: str, copies: list[int]) -> str:
     """`slow:rank=R,copy=K,factor=F[,from=N][,to=M]` -> the plan line's value "R K F N M" (M 0: to the end)."""
-    kind, sep, rest = spec.partition(":")
-    values = dict(item.partition("=")[::2] for item in rest.split(",") if item)
-    if kind != "slow" or not sep or not {"rank", "copy", "factor"} <= set(values) or \
+    item = parse_spec(spec)
+    values = item.values
+    if item.kind != "slow" or not item.has_settings or not {"rank", "copy", "factor"} <= set(values) or \
             set(values) - {"rank", "copy", "factor", "from", "to"}:
         raise PerfError(f"--inject {spec}: expected slow:rank=R,copy=K,factor=F[,from=N][,to=M] "
                         "(F times slower compute phases, from its Nth MPI call to its Mth)")

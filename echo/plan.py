@@ -21,6 +21,7 @@ from echo.copymap import parse_copies
 from echo.reinit import ReinitError, parse_kills
 from echo.sdc import SdcError, check_mode, parse_inject
 from echo.slurm import ULFM_MODES, srun_command
+from echo.spec import split_specs
 
 
 @dataclass(frozen=True)
@@ -247,7 +248,7 @@ def sdr_lines(opts: Options, nprocs: int, machine: Machine) -> list[str]:
 
 def split_slowdown(inject: str | None) -> tuple[str | None, str | None]:
     """--inject's slowdown (`slow:...`, one at most) and the rest (the mode's own kinds, `;`-separated)."""
-    parts = [s.strip() for s in (inject or "").split(";") if s.strip()]
+    parts = split_specs(inject)
     slow = [p for p in parts if p.startswith("slow:")]
     if len(slow) > 1:
         raise perf.PerfError(f"--inject {inject}: one slow: injection at a time")

@@ -14,9 +14,6 @@ from pathlib import Path
 
 from echo.runfiles import pack
 
-# echorun's exit status when the job succeeded but its run could not be uploaded (the run stays on this machine)
-EXIT_NOT_UPLOADED = 24
-
 
 class ServerError(RuntimeError):
     """The server cannot take uploads with this token; the message says why and what to do."""

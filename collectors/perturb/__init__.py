@@ -24,6 +24,7 @@ import numpy as np
 
 from echo.records import RecordFile, read_run
 from echo.runfiles import output_file
+from echo.spec import parse_spec
 
 SPEC = {
     "name": "perturb",
@@ -48,13 +49,10 @@ class PerturbError(ValueError):
 
 def parse(spec: str, worlds: str | None, copies: list[int]) -> tuple[list[str], str]:
     """Plan lines for `--perturb SPEC`, and the worlds mode in force."""
-    kind, _, rest = spec.partition(":")
-    params: dict[str, str] = {}
-    for item in filter(None, rest.split(",")):
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise PerturbError(f"--perturb {spec}: {item!r} is not key=value")
-        params[key] = value
+    item = parse_spec(spec)
+    kind, params = item.kind, item.values
+    if item.not_key_value:
+        raise PerturbError(f"--perturb {spec}: {item.not_key_value[0]!r} is not key=value")
     if max(copies) < 2:
         raise PerturbError(f"--perturb {spec} compares copies: give ranks 2 or more (--clones 4)")
     allowed = {"rounding": set(), "noise": {"ulp", "seed"}, "jitter": {"max", "seed"}}
