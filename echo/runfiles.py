@@ -25,8 +25,9 @@ REINIT_DONE = "reinit.done"
 SDR_LOST = "sdr.lost"  # left by the first process that saw every replica of a rank dead
 SDR_SLOW = "sdr.slow"  # SDR's slow replicas excluded and taken back
 HOSTLOAD_JSON = "hostload.json"
+VALGRIND_DIR = "valgrind"
 # folders made before the job starts (the processes write in them)
-PROCESS_DIRS = ("procs", "output", "records", "events", "metrics", "valgrind")
+PROCESS_DIRS = ("procs", "output", "records", "events", "metrics", VALGRIND_DIR)
 # what an upload holds: the files of a run directory the store needs (a folder ends with "/")
 UPLOAD_MEMBERS = (RUN_JSON, PLAN, PERF_JSON, SDR_LOST, SDR_SLOW, "procs/", "records/", "events/", "metrics/",
                   "output/", "valgrind/")
@@ -45,13 +46,22 @@ def runs_root() -> Path:
 # ---- per-process and per-copy files ----
 
 
+def records_dir(run_dir: Path) -> Path:
+    return Path(run_dir) / "records"
+
+
 def record_file(run_dir: Path, real: int) -> Path:
-    return Path(run_dir) / "records" / f"{real}.rec"
+    return records_dir(run_dir) / f"{real}.rec"
+
+
+def has_records(run_dir: Path) -> bool:
+    """Whether the run's record folder is there (a run directory moved or deleted has none)."""
+    return records_dir(run_dir).is_dir()
 
 
 def record_files(run_dir: Path) -> list[Path]:
     """Every record file of a run, by real rank."""
-    return sorted(Path(run_dir, "records").glob("*.rec"), key=lambda p: int(p.stem))
+    return sorted(records_dir(run_dir).glob("*.rec"), key=lambda p: int(p.stem))
 
 
 def status_file(run_dir: Path, real: int) -> Path:
@@ -85,9 +95,18 @@ def output_file(run_dir: Path, rank: int, copy: int) -> Path:
     return Path(run_dir) / "output" / f"rank{rank}.copy{copy}.out"
 
 
+def valgrind_name(rank: int, copy: int, what: str) -> str:
+    """The name in valgrind/ of a tool's output for one copy: what = "memcheck.xml", "callgrind.out", ..."""
+    return f"rank{rank}.copy{copy}.{what}"
+
+
 def valgrind_file(run_dir: Path, rank: int, copy: int, what: str) -> Path:
-    """A tool's output for one copy: what = "memcheck.xml", "callgrind.out", ..."""
-    return Path(run_dir) / "valgrind" / f"rank{rank}.copy{copy}.{what}"
+    return Path(run_dir) / VALGRIND_DIR / valgrind_name(rank, copy, what)
+
+
+def merged_callgrind_file(run_dir: Path, rank: int) -> Path:
+    """One rank's callgrind slices merged into one profile."""
+    return Path(run_dir) / VALGRIND_DIR / f"callgrind.out.rank{rank}"
 
 
 # ---- the plan file ----

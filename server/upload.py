@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from echo.runfiles import PLAN, RUN_JSON, RUN_META_KEYS
+from echo.runfiles import PLAN, RUN_JSON, RUN_META_KEYS, read_meta
 from echo.store.ingest import ingest
 
 
@@ -80,7 +80,7 @@ def _check(run_dir: Path, run_id: str) -> dict:
         if not (run_dir / name).is_file():
             raise UploadError(422, f"wrong schema: the upload has no {name} (upload a whole echo run directory)")
     try:
-        meta = json.loads((run_dir / RUN_JSON).read_text())
+        meta = read_meta(run_dir)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise UploadError(422, f"wrong schema: run.json is not JSON ({e})") from e
     missing = [k for k in RUN_META_KEYS if k not in meta]
