@@ -97,7 +97,7 @@ def run(opts: Options) -> int:
     for attempt in range(1, LAUNCH_TRIES + 1):
         if opts.output == "all" or opts.perturb:
             rc, launcher_failed = _run_relabelled(plan, env, stopper,
-                                                  Path(opts.run_dir) / "output" if opts.perturb else None,
+                                                  Path(opts.run_dir) if opts.perturb else None,
                                                   opts.output == "all")
         else:
             rc, launcher_failed = _run_plain(plan.argv, env, stopper)
@@ -326,7 +326,8 @@ def _run_plain(argv: list[str], env: dict[str, str], stopper: JobStopper) -> tup
 def _run_relabelled(plan: Plan, env: dict[str, str], stopper: JobStopper, save: Path | None = None,
                     label: bool = True) -> tuple[int, bool]:
     """Output tagged by mpirun: each line prefixed with its application rank and copy (`label`), or as the
-    program wrote it; with `save`, copy 0's standard output is also kept in save/rank<R>.copy0.out."""
+    program wrote it; with `save` (the run directory), copy 0's standard output is also kept in its output file
+    there (runfiles.output_file)."""
     proc = subprocess.Popen(plan.argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
     stopper.watch(proc)
@@ -343,7 +344,7 @@ def _run_relabelled(plan: Plan, env: dict[str, str], stopper: JobStopper, save: 
                 body = line[m.end():]
                 if keep and save is not None and p.copy == 0:
                     if p.app not in files:
-                        files[p.app] = open(save / f"rank{p.app}.copy0.out", "ab")  # noqa: SIM115 (closed below)
+                        files[p.app] = open(runfiles.output_file(save, p.app, 0), "ab")  # noqa: SIM115 (closed below)
                     files[p.app].write(body)
                 line = f"[rank {p.app} copy {p.copy}] ".encode() + body if label else body
             write_out(dst, line if m else without_launcher_nul(line))
