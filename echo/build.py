@@ -14,6 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from echo import constants
 from echo.resources import COLLECTORS_DIR, PRELOAD_DIR
 
 COMPAT_DIR = PRELOAD_DIR / "compat"  # what differs between MPI families (compat/echo_mpi.h)
@@ -179,6 +180,7 @@ def source_hash() -> str:
     for path in sources + sorted(COLLECTORS_DIR.glob("*/echo_*.c")):
         if path.suffix in (".c", ".h", ".py"):
             h.update(f"{path.parent.name}/{path.name}".encode() + b"\0" + path.read_bytes())
+    h.update(b"echo_constants.h\0" + constants.c_header().encode())  # the shared numbers are sources too
     return h.hexdigest()[:16]
 
 
@@ -211,10 +213,11 @@ def _build(mpi: MPI, out_dir: Path, lib: Path) -> None:
     r = subprocess.run(gen + [str(s) for s in sources], capture_output=True, text=True)
     if r.returncode != 0:
         raise BuildError(f"generating the MPI wrappers failed:\n{r.stderr.strip()}")
+    (out_dir / "echo_constants.h").write_text(constants.c_header())  # never committed: echo/constants.py is
     tmp = out_dir / f"libecho.so.{os.getpid()}"
     extra, flags = collector_sources(mpi.mpicc)
     cmd = [mpi.mpicc, "-O2", "-g", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", f"-I{PRELOAD_DIR}",
-           f"-I{out_dir}",  # echo_declared.h
+           f"-I{out_dir}",  # echo_declared.h, echo_constants.h
            *[f for f in flags if f.startswith("-D")], "-o", str(tmp), *map(str, sources + extra), str(wrappers),
            *[f for f in flags if not f.startswith("-D")], "-ldl", "-lpthread"]
     r = subprocess.run(cmd, capture_output=True, text=True)

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from echo import __version__
+from echo import __version__, runfiles
 from echo.build import BuildError, ensure_library
 from echo.copymap import CopyMapError
 from echo.plan import Options
@@ -137,8 +137,9 @@ def _absolute_checkpoint(spec: str) -> str:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from echo.launch import new_run_id, run, runs_root
+    from echo.launch import new_run_id, run
     from echo.placement import read_hosts
+    from echo.runfiles import runs_root
     from echo.store.db import default_url
 
     if not args.program:
@@ -317,15 +318,15 @@ def export_command(args: argparse.Namespace) -> int:
 
 def upload_command(args: argparse.Namespace) -> int:
     """Send a stored run (by id, or its directory) to an echo server again."""
-    import json
 
-    from echo.uploads import EXIT_NOT_UPLOADED, check_server, upload_run
+    from echo.constants import EXIT_NOT_UPLOADED
+    from echo.uploads import check_server, upload_run
 
     server = args.server or os.environ.get("ECHO_SERVER")
     if not server:
         raise ValueError("which server? --server URL (or ECHO_SERVER)")
     run_dir = Path(args.run)
-    if not (run_dir / "run.json").is_file():  # not a run directory: a run id (or a prefix) in the store
+    if not runfiles.is_run_dir(run_dir):  # not a run directory: a run id (or a prefix) in the store
         from sqlalchemy.orm import Session
 
         from echo.report import find_run
@@ -334,7 +335,7 @@ def upload_command(args: argparse.Namespace) -> int:
             run_dir = Path(find_run(s, args.run).run_dir)
     token = args.token or os.environ.get("ECHO_TOKEN")
     check_server(server, token)
-    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    run_id = runfiles.read_meta(run_dir)["run_id"]
     return 0 if upload_run(run_dir, server, token, run_id) else EXIT_NOT_UPLOADED
 
 
@@ -371,15 +372,14 @@ def sensitivity_command(args: argparse.Namespace) -> int:
     with Session(_engine(args)) as s:
         run = find_run(s, args.run)
         run_dir = Path(run.run_dir)
-    if not (run_dir / "plan").is_file():  # the digits come from the run's files, which the store does not hold
+    if not runfiles.has_plan(run_dir):  # the digits come from the run's files, which the store does not hold
         print(f"mpiecho: the files of run {run.id} are gone (no plan in {run_dir}): sensitivity reads the copies' "
               "records there; run it where the run's directory is", file=sys.stderr)
         return 2
-    plan = (run_dir / "plan").read_text()
-    if "\nperturb " not in plan:
+    if runfiles.plan_value(run_dir, "perturb") is None:
         print(f"mpiecho: run {run.id} was not perturbed (echorun --perturb rounding ...)", file=sys.stderr)
         return 2
-    worlds = "independent" if "\nworlds independent" in plan else "lockstep"
+    worlds = runfiles.plan_value(run_dir, "worlds") or "lockstep"
     print(f"run {run.id}")
     print(perturb.describe(perturb.analyse(run_dir), worlds))
     return 0

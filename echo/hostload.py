@@ -11,7 +11,9 @@ import statistics
 import threading
 from pathlib import Path
 
-FILE = "hostload.json"
+from echo.runfiles import HOSTLOAD_JSON
+
+FILE = HOSTLOAD_JSON
 EVERY = 0.2  # seconds between samples
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from echo.plan import plan_procs
 from echo.records import RecordsError, read
+from echo.runfiles import PLAN, parse_plan, plan_procs, record_file
 from echo.sdc import SdcEvent
 
 
@@ -36,8 +36,7 @@ def _words(value: str) -> dict[str, str]:
 def planned(plan_text: str) -> list[Injection]:
     """The injections a plan file holds, in its order."""
     out = []
-    for line in plan_text.splitlines():
-        key, _, value = line.partition(" ")
+    for key, value in parse_plan(plan_text):
         w = value.split()
         if key == "inject" and w:  # bitflip rank=R copy=K call=N ... / memflip rank=R copy=K after=S ...
             v = _words(value)
@@ -72,7 +71,7 @@ def calls_made(run_dir: Path, rank: int, copy: int) -> int | None:
     for real, app, k, _role in plan_procs(run_dir):
         if (app, k) == (rank, copy):
             try:
-                return len(read(run_dir / "records" / f"{real}.rec").records)
+                return len(read(record_file(run_dir, real)).records)
             except (OSError, RecordsError):
                 return None
     return None
@@ -81,7 +80,7 @@ def calls_made(run_dir: Path, rank: int, copy: int) -> int | None:
 def check(run_dir: Path, events: list[SdcEvent]) -> list[Injection]:
     """The plan's injections, each marked fired or not (with the reason when it can be told)."""
     left = [e for e in events if e.kind == "injection"]
-    out = planned((run_dir / "plan").read_text())
+    out = planned((run_dir / PLAN).read_text())
     for inj in out:
         match = next((e for e in left if e.injector == inj.kind and e.app_rank == inj.rank
                       and (inj.copy is None or e.copy == inj.copy)), None)

@@ -16,6 +16,8 @@ import sys
 import threading
 from pathlib import Path
 
+from echo.runfiles import status_files
+
 GRACE = 3.0  # seconds mpirun has to end the job itself before echo kills what is left
 SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
@@ -26,7 +28,7 @@ def job_pids(run_dir: Path) -> list[int]:
     by another program is left alone)."""
     plan = f"ECHO_PLAN={run_dir / 'plan'}".encode()
     pids = []
-    for status in (run_dir / "procs").glob("*.status"):
+    for status in status_files(run_dir):
         words = status.read_text(errors="replace").split()
         if len(words) < 4 or not words[3].isdigit():
             continue

@@ -8,14 +8,14 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from collectors import valgrind as vg
-from echo.plan import plan_procs
 from echo.records import RecordsError, read
+from echo.runfiles import plan_procs, record_file, valgrind_file
 
 
 def process_seconds(run_dir: Path, real: int) -> float:
     """How long a process ran in MPI's world: first call to last, from its records (0 when it left none)."""
     try:
-        f = read(run_dir / "records" / f"{real}.rec")
+        f = read(record_file(run_dir, real))
     except (OSError, RecordsError):
         return 0.0
     r = f.records
@@ -45,7 +45,7 @@ def memcheck_suite(run_dir: Path, program: str, seconds: float) -> ET.Element | 
         return None
     suite = _suite(f"echo memcheck {Path(program).name}", seconds)
     for real, app, copy in procs:
-        xml = run_dir / "valgrind" / f"rank{app}.copy{copy}.memcheck.xml"
+        xml = valgrind_file(run_dir, app, copy, "memcheck.xml")
         name = f"rank {app} copy {copy}: no memcheck errors in the program"
         took = process_seconds(run_dir, real)
         if not xml.is_file():

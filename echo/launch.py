@@ -3,7 +3,6 @@ how the job ended (naming the application rank and copy of a process that died).
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import re
@@ -17,22 +16,21 @@ import time
 from pathlib import Path
 
 from collectors import valgrind as vg
+from echo import runfiles
 from echo.build import detect_mpi, ensure_library
+from echo.constants import EXIT_COPY_FAILED, EXIT_NOT_UPLOADED
+from echo.constants import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
 from echo.hostload import LoadSampler
 from echo.jobstop import JobStopper
 from echo.plan import Machine, Options, Plan, make_plan
 from echo.procstatus import read_status, wait_final
-from echo.sdc import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
-from echo.uploads import EXIT_NOT_UPLOADED, not_uploaded, upload_run
+from echo.uploads import not_uploaded, upload_run
 
 TAGGED_LINE = re.compile(rb"^\[\d+,(\d+)\]<(?:stdout|stderr)>: ?")
 # mpirun itself failing to start, before any process exists: PRRTE's PMIx listener occasionally fails to bind
 # (seen about once in a few hundred launches on one host). Nothing ran, so starting again loses nothing.
 LAUNCHER_FAILED_TO_START = b"The PMIx server's listener thread failed to start"
 LAUNCH_TRIES = 3
-# The representatives finished but some copy did not (it crashed, was killed, or exited otherwise): the roles'
-# results and the copies' comparison are incomplete, so the run is not a success (docs/replication.md).
-EXIT_COPY_FAILED = 22
 # echorun's status for a job that ran without echo (no process called MPI_Init): the run did not do what was
 # asked, even if the program itself exited 0
 NOT_AN_MPI_RUN = 2
@@ -41,15 +39,6 @@ NOT_AN_MPI_RUN = 2
 def new_run_id(program: str) -> str:
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(program).name)[:40] or "app"
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{name}-{secrets.token_hex(3)}"
-
-
-def runs_root() -> Path:
-    """Where run directories go, and the store's SQLite file beside them, whatever the current directory:
-    $ECHO_RUNS_DIR, else the user's data directory ($XDG_DATA_HOME/echo, or ~/.local/share/echo)."""
-    if os.environ.get("ECHO_RUNS_DIR"):
-        return Path(os.environ["ECHO_RUNS_DIR"]).absolute()
-    data_home = os.environ.get("XDG_DATA_HOME", "")
-    return (Path(data_home) if os.path.isabs(data_home) else Path.home() / ".local" / "share") / "echo"
 
 
 def say(msg: str) -> None:
@@ -69,11 +58,7 @@ def prepare(opts: Options) -> Plan:
     if why:  # before a run directory or a stored run exists: nothing ran
         raise LaunchError(why)
     run_dir = Path(opts.run_dir)
-    for sub in ("procs", "output", "records", "events", "metrics", "valgrind"):
-        (run_dir / sub).mkdir(parents=True, exist_ok=True)
-    (run_dir / "plan").write_text(plan.text)
-    for name, text in plan.files.items():
-        (run_dir / name).write_text(text)
+    runfiles.write_run_dir(run_dir, plan.text, plan.files)
     return plan
 
 
@@ -105,15 +90,14 @@ def run(opts: Options) -> int:
     meta = {"run_id": opts.run_id, "program": opts.program[0], "argv": list(opts.program), "mode": opts.mode,
             "nranks": opts.nranks, "copies": plan.copies, "started_at": time.time(), "host": platform.node(),
             "papi_unavailable": [list(x) for x in opts.papi_unavailable]}
-    meta_path = Path(opts.run_dir) / "run.json"
-    meta_path.write_text(json.dumps(meta))
+    runfiles.write_meta(Path(opts.run_dir), meta)
     start = time.monotonic()
     stopper = JobStopper(Path(opts.run_dir))
     load = LoadSampler(Path(opts.run_dir))  # phase times judge cores only where the host was not busy (perf.py)
     for attempt in range(1, LAUNCH_TRIES + 1):
         if opts.output == "all" or opts.perturb:
             rc, launcher_failed = _run_relabelled(plan, env, stopper,
-                                                  Path(opts.run_dir) / "output" if opts.perturb else None,
+                                                  Path(opts.run_dir) if opts.perturb else None,
                                                   opts.output == "all")
         else:
             rc, launcher_failed = _run_plain(plan.argv, env, stopper)
@@ -127,12 +111,12 @@ def run(opts: Options) -> int:
     meta.update(duration=time.monotonic() - start, exit_status=stopper.status if stopper.signal else rc)
     wait_final(Path(opts.run_dir), plan.nprocs)  # every verdict below reads how each process ended
     remove_channels(opts.run_id)
-    if not stopper.signal and not any((Path(opts.run_dir) / "records").glob("*.rec")):
+    if not stopper.signal and not runfiles.record_files(Path(opts.run_dir)):
         # no process reached MPI_Init, where echo starts recording: nothing to judge or to store
         for line in (describe_failures(plan, Path(opts.run_dir)) if rc else []) + never_started(rc, opts.run_dir):
             say(line)
         return rc or NOT_AN_MPI_RUN
-    meta_path.write_text(json.dumps(meta))
+    runfiles.write_meta(Path(opts.run_dir), meta)
     if stopper.signal:  # told to stop: no verdict on a job cut short, but what it did is kept
         say(f"job stopped by {signal.Signals(stopper.signal).name} after {meta['duration']:.1f} s; exit status "
             f"{stopper.status}")
@@ -171,7 +155,7 @@ def run(opts: Options) -> int:
     if opts.perturb:
         from collectors import perturb
 
-        worlds = "independent" if "worlds independent" in plan.text else "lockstep"
+        worlds = runfiles.plan_value(Path(opts.run_dir), "worlds") or "lockstep"
         for line in perturb.describe(perturb.analyse(Path(opts.run_dir)), worlds).splitlines():
             say(line)
     if opts.junit:  # memcheck's and sensitivity's verdicts beside SDC's
@@ -182,7 +166,7 @@ def run(opts: Options) -> int:
         if not opts.sdc:
             say(f"JUnit report: {opts.junit}")
     meta.update(exit_status=rc)  # the store keeps the status echorun returns (a repaired Reinit job's is 0)
-    meta_path.write_text(json.dumps(meta))
+    runfiles.write_meta(Path(opts.run_dir), meta)
     if opts.store:
         store_run(Path(opts.run_dir), opts.store)
     if opts.server and not upload_run(Path(opts.run_dir), opts.server, opts.token, opts.run_id):
@@ -204,7 +188,7 @@ def never_started(rc: int, run_dir: str) -> list[str]:
 def reinit_verdict(run_dir: Path, nprocs: int, rc: int) -> int:
     """A Reinit job's exit status: 0 if it was repaired and then finished (failures were replaced, not lost);
     not 0 if it ended without finishing (with ULFM, mpirun may report 0 for a job whose processes failed)."""
-    done = run_dir / "reinit.done"
+    done = run_dir / runfiles.REINIT_DONE
     if not done.exists():
         ends = [read_status(run_dir, real) for real in range(nprocs)]
         if rc == 0 and any(e is None or e.state != "finalized" for e in ends):
@@ -342,7 +326,8 @@ def _run_plain(argv: list[str], env: dict[str, str], stopper: JobStopper) -> tup
 def _run_relabelled(plan: Plan, env: dict[str, str], stopper: JobStopper, save: Path | None = None,
                     label: bool = True) -> tuple[int, bool]:
     """Output tagged by mpirun: each line prefixed with its application rank and copy (`label`), or as the
-    program wrote it; with `save`, copy 0's standard output is also kept in save/rank<R>.copy0.out."""
+    program wrote it; with `save` (the run directory), copy 0's standard output is also kept in its output file
+    there (runfiles.output_file)."""
     proc = subprocess.Popen(plan.argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
     stopper.watch(proc)
@@ -359,7 +344,7 @@ def _run_relabelled(plan: Plan, env: dict[str, str], stopper: JobStopper, save: 
                 body = line[m.end():]
                 if keep and save is not None and p.copy == 0:
                     if p.app not in files:
-                        files[p.app] = open(save / f"rank{p.app}.copy0.out", "ab")  # noqa: SIM115 (closed below)
+                        files[p.app] = open(runfiles.output_file(save, p.app, 0), "ab")  # noqa: SIM115 (closed below)
                     files[p.app].write(body)
                 line = f"[rank {p.app} copy {p.copy}] ".encode() + body if label else body
             write_out(dst, line if m else without_launcher_nul(line))

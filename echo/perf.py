@@ -33,8 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from echo import hostload
+from echo import constants, hostload, runfiles
 from echo.records import RecordFile, read_run
+from echo.spec import parse_spec
 
 
 class PerfError(ValueError):
@@ -43,12 +44,12 @@ class PerfError(ValueError):
 
 @dataclass(frozen=True)
 class Params:
-    alpha: float = 0.9  # weight of the past in the mean and deviation
-    beta: float = 4.0  # deviations above the mean
-    tolerance: float = 1.5  # the threshold's factor
+    alpha: float = constants.DGRP_ALPHA  # weight of the past in the mean and deviation
+    beta: float = constants.DGRP_BETA  # deviations above the mean
+    tolerance: float = constants.DGRP_TOLERANCE  # the threshold's factor
     strikes: int = 2  # phases in a row above the threshold to be non-recommended (one is a preempted phase)
     rejoin: int = 3  # good phases in a row to be recommended again
-    min_phase: float = 1e-3  # seconds: phases are pooled until the reference computed this long
+    min_phase: float = constants.DGRP_MIN_PHASE  # seconds: phases are pooled until the reference computed this long
 
 
 @dataclass
@@ -183,12 +184,10 @@ def analyse(run_dir: str | Path, params: Params = Params(), cores: int | None = 
     """Every process's status timeline and every host's, from the run's records; also written to perf.json.
     Processes whose phase times cannot be trusted (a crowded host, a role slow by design) are listed as not
     judged, with the reason, instead."""
-    from echo.plan import plan_procs
-
     every = read_run(run_dir)
     files = [f for f in every if len(f.records)]
     origin = min((f.start_time for f in files), default=0.0)
-    roles = {(app, copy): role for _real, app, copy, role in plan_procs(Path(run_dir))}
+    roles = {(app, copy): role for _real, app, copy, role in runfiles.plan_procs(Path(run_dir))}
     crowded = crowded_hosts(every, cores, hostload.read(Path(run_dir)))  # those without calls took turns too
     groups: dict[int, list] = {}
     not_judged = []
@@ -215,7 +214,7 @@ def analyse(run_dir: str | Path, params: Params = Params(), cores: int | None = 
                    skip={f.real_rank for f in files if f.host in crowded})
     result = {"params": asdict(params), "processes": [asdict(p) for p in procs], "tested": [asdict(p) for p in tests],
               "hosts": host_view(procs + tests), "not_judged": sorted(not_judged, key=lambda p: (p["rank"], p["copy"]))}
-    Path(run_dir, "perf.json").write_text(json.dumps(result, indent=1))
+    runfiles.perf_json_file(Path(run_dir)).write_text(json.dumps(result, indent=1))
     return result
 
 
@@ -223,14 +222,13 @@ def tested(run_dir: Path, files: dict, origin: float, params: Params, skip: set[
         list[ProcessStatus]:
     """DGRP's explicit tests (--perf-tests N): every process's kth test against the fastest process's kth (but
     the processes in `skip`, whose tests cannot be trusted)."""
-    paths = sorted(Path(run_dir, "perf").glob("*.tests"), key=lambda p: int(p.stem))
+    paths = runfiles.perf_test_files(Path(run_dir))
     series = {int(p.stem): np.atleast_1d(np.loadtxt(p, ndmin=1)) for p in paths
               if p.stat().st_size and int(p.stem) not in skip}
     n = min((len(v) for v in series.values()), default=0)
     if len(series) < 2 or n == 0:
         return []
-    every = int(next((line.split()[1] for line in Path(run_dir, "plan").read_text().splitlines()
-                      if line.startswith("perf_tests ")), "1"))
+    every = int(runfiles.plan_value(Path(run_dir), "perf_tests") or "1")
     times = np.array([series[real][:n] for real in sorted(series)])
     ref = times.min(axis=0)
     judged = ref > 0
@@ -296,9 +294,9 @@ def describe(result: dict) -> list[str]:
 
 def parse_slow(spec: str, copies: list[int]) -> str:
     """`slow:rank=R,copy=K,factor=F[,from=N][,to=M]` -> the plan line's value "R K F N M" (M 0: to the end)."""
-    kind, sep, rest = spec.partition(":")
-    values = dict(item.partition("=")[::2] for item in rest.split(",") if item)
-    if kind != "slow" or not sep or not {"rank", "copy", "factor"} <= set(values) or \
+    item = parse_spec(spec)
+    values = item.values
+    if item.kind != "slow" or not item.has_settings or not {"rank", "copy", "factor"} <= set(values) or \
             set(values) - {"rank", "copy", "factor", "from", "to"}:
         raise PerfError(f"--inject {spec}: expected slow:rank=R,copy=K,factor=F[,from=N][,to=M] "
                         "(F times slower compute phases, from its Nth MPI call to its Mth)")

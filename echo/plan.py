@@ -16,13 +16,12 @@ from pathlib import Path
 
 from collectors import perturb as pt
 from collectors import valgrind as vg
-from echo import perf, placement, sdr
+from echo import perf, placement, runfiles, sdr
 from echo.copymap import parse_copies
 from echo.reinit import ReinitError, parse_kills
 from echo.sdc import SdcError, check_mode, parse_inject
 from echo.slurm import ULFM_MODES, srun_command
-
-PLAN_FORMAT = 1
+from echo.spec import split_specs
 
 
 @dataclass(frozen=True)
@@ -249,7 +248,7 @@ def sdr_lines(opts: Options, nprocs: int, machine: Machine) -> list[str]:
 
 def split_slowdown(inject: str | None) -> tuple[str | None, str | None]:
     """--inject's slowdown (`slow:...`, one at most) and the rest (the mode's own kinds, `;`-separated)."""
-    parts = [s.strip() for s in (inject or "").split(";") if s.strip()]
+    parts = split_specs(inject)
     slow = [p for p in parts if p.startswith("slow:")]
     if len(slow) > 1:
         raise perf.PerfError(f"--inject {inject}: one slow: injection at a time")
@@ -299,18 +298,9 @@ def hostfile_slots(path: str) -> list[tuple[str, int]]:
 
 
 def plan_text(opts: Options, procs: list[Proc], extra: list[str] = ()) -> str:
-    lines = [
-        f"echo-plan {PLAN_FORMAT}",
-        f"run_id {opts.run_id}",
-        f"run_dir {opts.run_dir}",
-        f"app_size {opts.nranks}",
-        f"real_size {len(procs)}",
-        f"output {opts.output}",
-        f"records_max_mb {opts.records_max_mb}",
-        *extra,
-    ]
-    lines += [f"proc {p.real} {p.app} {p.copy} {p.ncopies} {p.role}" for p in procs]
-    return "\n".join(lines) + "\n"
+    header = [("run_id", opts.run_id), ("run_dir", opts.run_dir), ("app_size", opts.nranks),
+              ("real_size", len(procs)), ("output", opts.output), ("records_max_mb", opts.records_max_mb)]
+    return runfiles.plan_text(header, extra, [(p.real, p.app, p.copy, p.ncopies, p.role) for p in procs])
 
 
 def make_plan(opts: Options, machine: Machine) -> Plan:
@@ -331,7 +321,7 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     sdc = [] if reinit else sdc_lines(opts, copies)  # --inject means kills in reinit and sdr modes
     extra = (timing + sdc + papi_lines(opts, copies) + valgrind_lines(opts, procs, machine, tools)
              + perturb_lines(opts, copies) + reinit)
-    plan_path = f"{opts.run_dir}/plan"
+    plan_path = runfiles.plan_path(opts.run_dir)
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library}
     launcher, notes = launcher_of(opts, machine)
     argv = srun_command(machine.srun, len(procs), env) if launcher == "srun" else \
@@ -340,8 +330,8 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     placed = placement_of(opts, procs, launcher, machine)
     if placed:
         notes.append(placed.describe({app: [p.real for p in procs if p.app == app] for app in range(opts.nranks)}))
-        files["rankfile"] = placed.rankfile()
-        argv += ["--map-by", f"rankfile:file={opts.run_dir}/rankfile"]
+        files[runfiles.RANKFILE] = placed.rankfile()
+        argv += ["--map-by", f"rankfile:file={opts.run_dir}/{runfiles.RANKFILE}"]
     argv += list(opts.mpirun_args)
     if tools:  # every process starts through the launcher, which puts the chosen ones under their tool
         argv.append(machine.exec_wrapper)
@@ -413,25 +403,3 @@ def launcher_of(opts: Options, machine: Machine) -> tuple[str, list[str]]:
         raise ValueError("--launcher srun places processes where the allocation is: --host and --hostfile are "
                          "mpirun's (salloc -w names nodes)")
     return "srun", []
-
-
-# ---- reading a run directory's plan file back (ingest, diagnosis, injections) ----
-
-
-def plan_procs(run_dir: Path) -> list[tuple[int, int, int, str]]:
-    """(real, app, copy, role) of every process in the run's plan file."""
-    out = []
-    for line in (run_dir / "plan").read_text().splitlines():
-        parts = line.split()
-        if parts[:1] == ["proc"]:
-            out.append((int(parts[1]), int(parts[2]), int(parts[3]), parts[5] if len(parts) > 5 else ""))
-    return out
-
-
-def plan_value(run_dir: Path, key: str) -> str | None:
-    """The value of a plan line ("key value..."), None if the plan has none."""
-    for line in (run_dir / "plan").read_text().splitlines():
-        name, _, value = line.partition(" ")
-        if name == key:
-            return value
-    return None

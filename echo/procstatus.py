@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from echo.runfiles import PLAN, status_file
+
 
 @dataclass
 class ProcessEnd:
@@ -51,7 +53,7 @@ class ProcessEnd:
 
 def read_status(run_dir: Path, real: int) -> ProcessEnd | None:
     """None for a process that never loaded the library."""
-    path = run_dir / "procs" / f"{real}.status"
+    path = status_file(run_dir, real)
     if not path.is_file():
         return None
     words = path.read_text().split()
@@ -77,7 +79,7 @@ def wait_final(run_dir: Path, nprocs: int, limit: float = 10.0) -> None:
     returned, but a verdict read before a process's last word would call a finished process lost), or after
     `limit` seconds."""
     deadline = time.monotonic() + limit
-    plan = run_dir / "plan"
+    plan = run_dir / PLAN
     while time.monotonic() < deadline:
         ends = (read_status(run_dir, real) for real in range(nprocs))
         if not any(e and not e.final and _still_running(e.pid, plan) for e in ends):

@@ -14,9 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
+from echo.constants import RECORD_MAX_SLOTS, RECORD_VERSION
+from echo.runfiles import record_files
+
 MAGIC = b"ECHOREC\0"
-VERSION = 2  # version 1 (no record count; the file held exactly its records) is read too
-MAX_SLOTS = 16
+VERSION = RECORD_VERSION  # version 1 (no record count; the file held exactly its records) is read too
+MAX_SLOTS = RECORD_MAX_SLOTS
 FIELDS = [
     ("seq", "<u8"), ("fn", "<u2"), ("flags", "<u2"), ("comm", "<i4"), ("peer", "<i4"), ("tag", "<i4"),
     ("bytes", "<u8"), ("t_start", "<u8"), ("t_end", "<u8"),
@@ -128,5 +131,4 @@ def read(path: str | Path) -> RecordFile:
 
 def read_run(run_dir: str | Path) -> list[RecordFile]:
     """Every record file of a run, by real rank."""
-    files = sorted(Path(run_dir, "records").glob("*.rec"), key=lambda p: int(p.stem))
-    return [read(p) for p in files]
+    return [read(p) for p in record_files(Path(run_dir))]

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from echo.spec import parse_spec, seconds, split_specs
+
 T = TypeVar("T")
 STATES = {0: "new", 1: "reinited", 2: "restarted"}
 
@@ -23,28 +25,21 @@ class ReinitError(ValueError):
     """A --mode reinit option that cannot be honoured."""
 
 
-def _seconds(text: str) -> float:
-    for suffix, scale in (("ms", 1e-3), ("s", 1.0), ("m", 60.0)):
-        if text.endswith(suffix):
-            return float(text[: -len(suffix)]) * scale
-    return float(text)
-
-
 def parse_kills(spec: str, nranks: int) -> list[str]:
     """`kill:rank=3,after=2s;kill:rank=1,repair=1` -> plan lines `reinit_kill_<k> <rank> <seconds>` (a time after
     the job's MPI_Init) or `reinit_kill_<k> <rank> repair <n>` (in the middle of the job's nth repair, once the
     missing processes were started)."""
     lines = []
-    for k, one in enumerate(filter(None, (s.strip() for s in spec.split(";")))):
-        kind, sep, rest = one.partition(":")
-        values = dict(item.partition("=")[::2] for item in rest.split(",") if item)
-        if kind != "kill" or not sep or set(values) not in ({"rank", "after"}, {"rank", "repair"}):
+    for k, one in enumerate(split_specs(spec)):
+        item = parse_spec(one)
+        values = item.values
+        if item.kind != "kill" or not item.has_settings or set(values) not in ({"rank", "after"}, {"rank", "repair"}):
             raise ReinitError(f"--inject {one}: with --mode reinit, expected kill:rank=R,after=T (T in s or ms after "
                               "the job's MPI_Init) or kill:rank=R,repair=N (during the job's Nth repair); several "
                               "separated by ';'")
         try:
             rank = int(values["rank"])
-            when = _seconds(values["after"]) if "after" in values else int(values["repair"])
+            when = seconds(values["after"]) if "after" in values else int(values["repair"])
         except ValueError as e:
             raise ReinitError(f"--inject {one}: {e}") from None
         if not 0 <= rank < nranks:

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from echo.constants import EXIT_CORRECTED, EXIT_DIVERGED
+from echo.runfiles import event_files
+from echo.spec import parse_spec
+
 MODES = ("detect", "stop", "vote")
-EXIT_DIVERGED = 20  # a divergence was found (and, under --sdc stop, the job stopped)
-EXIT_CORRECTED = 21  # every divergence was corrected by a vote
 INJECTORS_NAMED = ("memflip", "kill", "slow")  # the function field of these injectors' events
 
 
@@ -44,18 +46,17 @@ def _seconds(text: str) -> float:
 def parse_inject(spec: str, copies: list[int]) -> str:
     """`bitflip:rank=R,copy=K,call=N[,byte=B,bit=b]` or `memflip:rank=R,copy=K,after=T[,seed=S,bit=b]`
     -> the plan's form ("bitflip rank=R copy=K call=N byte=B bit=b")."""
-    kind, sep, rest = spec.partition(":")
+    item = parse_spec(spec)
+    kind = item.kind
     required = {"bitflip": ("rank", "copy", "call"), "memflip": ("rank", "copy", "after")}
     optional = {"bitflip": {"byte": "0", "bit": "0"}, "memflip": {"seed": "1", "bit": "0"}}
-    if kind not in required or not sep:
+    if kind not in required or not item.has_settings:
         raise SdcError(f"--inject {spec}: expected bitflip:rank=R,copy=K,call=N[,byte=B,bit=b] "
                        "or memflip:rank=R,copy=K,after=2s[,seed=S,bit=b]")
-    values = dict(optional[kind])
-    for item in filter(None, rest.split(",")):
-        key, eq, value = item.partition("=")
-        if not eq or key not in required[kind] + tuple(optional[kind]):
-            raise SdcError(f"--inject {spec}: unknown setting {item!r} for {kind}")
-        values[key] = value
+    unknown = item.unknown(required[kind] + tuple(optional[kind]))
+    if unknown:
+        raise SdcError(f"--inject {spec}: unknown setting {unknown!r} for {kind}")
+    values = dict(optional[kind]) | item.values
     missing = [k for k in required[kind] if k not in values]
     if missing:
         raise SdcError(f"--inject {spec}: {kind} needs {', '.join(missing)}")
@@ -108,7 +109,7 @@ class SdcEvent:
 
 def read_events(run_dir: Path) -> list[SdcEvent]:
     events = []
-    for path in sorted(Path(run_dir, "events").glob("*.jsonl")):
+    for path in event_files(Path(run_dir)):
         for line in path.read_text().splitlines():
             if line.strip():
                 events.append(SdcEvent(**json.loads(line)))

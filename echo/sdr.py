@@ -15,10 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from echo.constants import SDR_MAX_REPLICAS
+from echo.runfiles import SDR_LOST, SDR_SLOW
+from echo.spec import parse_spec, seconds, split_specs
+
 if TYPE_CHECKING:
     from echo.procstatus import ProcessEnd
 
-MAX_REPLICAS = 8  # preload/echo_sdr.h: acks are tracked in a bit mask per message
+MAX_REPLICAS = SDR_MAX_REPLICAS  # acks are tracked in a bit mask per message
 
 
 class SdrError(ValueError):
@@ -49,28 +53,22 @@ def exclusion_lines(exclude_slow: int | None, rejoin_after: int, nprocs: int, co
     return [f"sdr_exclude {exclude_slow} {rejoin_after}"] if exclude_slow else []
 
 
-def _seconds(text: str) -> float:
-    for suffix, scale in (("ms", 1e-3), ("s", 1.0), ("m", 60.0)):
-        if text.endswith(suffix):
-            return float(text[: -len(suffix)]) * scale
-    return float(text)
-
-
 def parse_kills(spec: str, nranks: int, replicas: int) -> list[str]:
     """`kill:rank=1,replica=0,call=40;kill:rank=2,replica=1,after=1.5s` -> plan lines
     `sdr_kill_<i> <rank> <replica> call|after <value>`."""
     lines = []
-    for i, one in enumerate(filter(None, (s.strip() for s in spec.split(";")))):
-        kind, sep, rest = one.partition(":")
-        values = dict(item.partition("=")[::2] for item in rest.split(",") if item)
+    for i, one in enumerate(split_specs(spec)):
+        item = parse_spec(one)
+        values = item.values
         when = set(values) - {"rank", "replica"}
-        if kind != "kill" or not sep or not {"rank", "replica"} <= set(values) or when not in ({"call"}, {"after"}):
+        if item.kind != "kill" or not item.has_settings or not {"rank", "replica"} <= set(values) or \
+                when not in ({"call"}, {"after"}):
             raise SdrError(f"--inject {one}: with --mode sdr, expected kill:rank=R,replica=K,call=N (its Nth MPI "
                            "call) or kill:rank=R,replica=K,after=T (s or ms after MPI_Init); several separated by ';'")
         what = when.pop()
         try:
             rank, replica = int(values["rank"]), int(values["replica"])
-            value = int(values[what]) if what == "call" else _seconds(values[what])
+            value = int(values[what]) if what == "call" else seconds(values[what])
         except ValueError as e:
             raise SdrError(f"--inject {one}: {e}") from None
         if not 0 <= rank < nranks:
@@ -95,7 +93,7 @@ class Exclusion(NamedTuple):
 
 
 def exclusions(run_dir: Path) -> list[Exclusion]:
-    path = run_dir / "sdr.slow"
+    path = run_dir / SDR_SLOW
     if not path.is_file():
         return []
     out = []
@@ -146,7 +144,7 @@ def verdict(run_dir: Path, nranks: int, replicas: int, rc: int) -> Outcome:
     lost, ended_early = [], False
     lines = describe_exclusions(exclusions(run_dir))
     failure = application_failure(run_dir, nranks * replicas)
-    note = run_dir / "sdr.lost"  # left by the first process that saw every replica of a rank dead
+    note = run_dir / SDR_LOST  # left by the first process that saw every replica of a rank dead
     if note.is_file():
         ended_early = True
         app, replicas_of = note.read_text().split()[:2]

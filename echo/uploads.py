@@ -1,6 +1,7 @@
 """Sending runs to an echo server (`mpiecho serve`): the server and the token are checked before a job starts
 (a wrong token or a server that is down is found before hours of computing, not after), the run is uploaded when
-it ends, and `mpiecho upload RUN` sends a stored run again. The upload's format is server/upload.py's."""
+it ends, and `mpiecho upload RUN` sends a stored run again. The upload's format is echo/runfiles.py's (pack);
+the server unpacks it (server/upload.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from echo.progress import Progress
+from echo.runfiles import pack
 
-# echorun's exit status when the job succeeded but its run could not be uploaded (the run stays on this machine)
-EXIT_NOT_UPLOADED = 24
 CHUNK = 1 << 20  # bytes sent at a time, so that the upload's progress can be said
 
 
@@ -70,8 +70,6 @@ def check_server(server: str, token: str | None) -> None:
 
 def upload_run(run_dir: Path, server: str, token: str | None, run_id: str, tries: int = 5) -> bool:
     """PUT the run to the server, retrying with backoff; uploads are idempotent, so a retry is always safe."""
-    from server.upload import pack
-
     body = pack(run_dir)
 
     def chunks(progress: Progress) -> Iterator[bytes]:

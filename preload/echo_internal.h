@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "echo_constants.h" /* generated at build time from echo/constants.py (echo/build.py) */
+
 #define ECHO_TLS __thread __attribute__((tls_model("initial-exec")))
 
 typedef struct echo_state {
@@ -277,7 +279,7 @@ extern echo_hooks_t echo_hooks;
 void echo_collectors_init(void); /* echo_collectors.c: every collector built in */
 
 /* ---- silent data corruption (echo_sdc.c) ---- */
-#define ECHO_EXIT_DIVERGED 20  /* exit status of a job stopped by --sdc stop (echorun: diverged) */
+/* ECHO_EXIT_DIVERGED: exit status of a job stopped by --sdc stop (echorun: diverged), in echo_constants.h */
 void echo_sdc_init(void);
 /* before a call that carries data out of this copy: observers, then the SDC check;
  * 1 if the buffer was corrected by a vote */

@@ -27,8 +27,7 @@
 #include <x86intrin.h>
 #endif
 
-#define ECHO_REC_VERSION 2
-#define ECHO_REC_MAX_SLOTS 16
+#include "echo_constants.h" /* ECHO_REC_VERSION, ECHO_REC_MAX_SLOTS (generated from echo/constants.py) */
 #define ECHO_REC_HEADER_SIZE 16384 /* at least; doubled until the function table fits */
 #define ECHO_REC_TABLE_OFFSET 1048 /* where the function table starts */
 

@@ -39,11 +39,11 @@
 #include <unistd.h>
 
 #define ROUND_CALLS 16   /* calls per round: a round's report is one small message to each sibling */
-#define MIN_SEGMENT 1e-3 /* seconds: rounds are pooled until the fastest replica computed this long */
+#define MIN_SEGMENT ECHO_DGRP_MIN_PHASE /* seconds: rounds are pooled until the fastest replica computed this long */
 #define CATCH_UP 2       /* rounds an excluded replica may be behind its leader to come back */
 
 static int on, strikes, rejoin_after;
-static const double tolerance = 1.5, alpha = 0.9, beta = 4.0;
+static const double tolerance = ECHO_DGRP_TOLERANCE, alpha = ECHO_DGRP_ALPHA, beta = ECHO_DGRP_BETA;
 
 static double left;             /* when the last call ended */
 static int calls_in_round;

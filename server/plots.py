@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from echo.records import RecordsError, read_run
+from echo.runfiles import has_records
 
 MAX_SLICES = 2000  # calls drawn per track in the timeline: the longest ones when a copy made more
 MAX_LABELLED = 20  # marks of the rank page's divergence chart labelled with their call number
@@ -53,7 +54,7 @@ def call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list)
     """Every MPI call of every copy of every rank on one time axis (seconds from the run's earliest clock origin):
     where copies lag, where they diverged or were excluded (markers at the call). None without record files."""
     try:
-        files = read_run(Path(run_dir)) if Path(run_dir, "records").is_dir() else []
+        files = read_run(Path(run_dir)) if has_records(Path(run_dir)) else []
     except (OSError, RecordsError):
         files = []
     files = [f for f in files if len(f.records)]

@@ -1,4 +1,4 @@
-"""Uploads: a run directory as a gzip'd tar, stored whole or not at all.
+"""Uploads: a run directory as a gzip'd tar (echo/runfiles.py packs it), stored whole or not at all.
 
 The archive is read into a temporary directory next to the storage; it must
 hold run.json (whose run_id is the one uploaded) and plan; every member must
@@ -10,7 +10,6 @@ same run again replaces it (uploads are idempotent by run id).
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import shutil
 import tarfile
@@ -20,30 +19,14 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from echo.runfiles import PLAN, RUN_JSON, RUN_META_KEYS, read_meta
 from echo.store.ingest import ingest
-
-# what a client sends: the files of a run directory the store needs
-MEMBERS = ("run.json", "plan", "perf.json", "sdr.lost", "sdr.slow", "procs/", "records/", "events/", "metrics/",
-           "output/", "valgrind/")
 
 
 class UploadError(ValueError):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
-
-
-def pack(run_dir: Path) -> bytes:
-    """The upload of a run directory (what `echorun --server` sends)."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:  # fast: records are large, not precious
-        for path in sorted(run_dir.rglob("*")):
-            rel = path.relative_to(run_dir).as_posix()
-            if path.is_file() and (rel in MEMBERS or rel.startswith(tuple(m for m in MEMBERS if m.endswith("/")))):
-                if rel.startswith("valgrind/") and rel.endswith(".log"):
-                    continue
-                tar.add(path, arcname=rel)
-    return buf.getvalue()
 
 
 def receive(data_path: Path, run_id: str, storage: Path, engine: Engine) -> str:
@@ -93,14 +76,14 @@ def _extract(data_path: Path, into: Path) -> None:
 
 
 def _check(run_dir: Path, run_id: str) -> dict:
-    for name in ("run.json", "plan"):
+    for name in (RUN_JSON, PLAN):
         if not (run_dir / name).is_file():
             raise UploadError(422, f"wrong schema: the upload has no {name} (upload a whole echo run directory)")
     try:
-        meta = json.loads((run_dir / "run.json").read_text())
+        meta = read_meta(run_dir)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise UploadError(422, f"wrong schema: run.json is not JSON ({e})") from e
-    missing = [k for k in ("run_id", "program", "argv", "nranks", "copies", "started_at") if k not in meta]
+    missing = [k for k in RUN_META_KEYS if k not in meta]
     if missing:
         raise UploadError(422, f"wrong schema: run.json lacks {', '.join(missing)}")
     if meta["run_id"] != run_id:

@@ -201,9 +201,9 @@ def server_with(base: Path, runs: list[tuple[Path, str]], *args: str) -> Iterato
     over HTTP; yields (URL, token)."""
     from sqlalchemy.orm import Session
 
+    from echo.runfiles import pack
     from echo.store.db import open_store
     from server.tokens import create_token
-    from server.upload import pack
 
     db = f"sqlite:///{base / 'echo.db'}"
     with Session(open_store(db)) as s:

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from echo.records import RecordFile, read_run
+from echo.runfiles import output_file
+from echo.spec import parse_spec
 
 SPEC = {
     "name": "perturb",
@@ -47,13 +49,10 @@ class PerturbError(ValueError):
 
 def parse(spec: str, worlds: str | None, copies: list[int]) -> tuple[list[str], str]:
     """Plan lines for `--perturb SPEC`, and the worlds mode in force."""
-    kind, _, rest = spec.partition(":")
-    params: dict[str, str] = {}
-    for item in filter(None, rest.split(",")):
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise PerturbError(f"--perturb {spec}: {item!r} is not key=value")
-        params[key] = value
+    item = parse_spec(spec)
+    kind, params = item.kind, item.values
+    if item.not_key_value:
+        raise PerturbError(f"--perturb {spec}: {item.not_key_value[0]!r} is not key=value")
     if max(copies) < 2:
         raise PerturbError(f"--perturb {spec} compares copies: give ranks 2 or more (--clones 4)")
     allowed = {"rounding": set(), "noise": {"ulp", "seed"}, "jitter": {"max", "seed"}}
@@ -209,7 +208,7 @@ def output_digits(texts: list[str], worlds: str = "independent") -> list[tuple[s
 
 def worlds_of(run_dir: Path) -> str:
     """lockstep or independent, as the run's plan says."""
-    from echo.plan import plan_value
+    from echo.runfiles import plan_value
 
     return plan_value(run_dir, "worlds") or "lockstep"
 
@@ -223,7 +222,7 @@ def analyse(run_dir: Path) -> list[RankSensitivity]:
         mine = [f for f in files if f.app_rank == rank]
         texts = []
         for f in sorted(mine, key=lambda f: f.copy):
-            path = run_dir / "output" / f"rank{rank}.copy{f.copy}.out"
+            path = output_file(run_dir, rank, f.copy)
             texts.append(path.read_text() if path.is_file() else "")
         out.append(analyse_rank(mine, texts, worlds))
     return out

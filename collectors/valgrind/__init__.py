@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from echo import runfiles
+
 SPEC = {
     "name": "valgrind",
     "description": "a Valgrind tool on some copies, or callgrind cut into slices spread over copies",
@@ -93,7 +95,7 @@ def parse_slice(spec: str, copies: list[int], ranks: str | None) -> tuple[str, i
 
 
 def output_file(run_dir: str, rank: int, copy: int, tool: str, ext: str) -> str:
-    return f"{run_dir}/valgrind/rank{rank}.copy{copy}.{tool}.{ext}"
+    return f"{run_dir}/{runfiles.VALGRIND_DIR}/{runfiles.valgrind_name(rank, copy, f'{tool}.{ext}')}"
 
 
 ERROR_TOOLS = ("memcheck", "helgrind", "drd")  # the tools that report errors, which suppressions silence
@@ -179,7 +181,7 @@ def collect(run_dir: Path, procs: list[tuple[int, int, int, str]], program: str)
         tool = role.split("-slice-")[0]
         if tool not in TOOLS:
             continue
-        xml, out = (run_dir / "valgrind" / f"rank{app}.copy{copy}.{tool}.{ext}" for ext in ("xml", "out"))
+        xml, out = (runfiles.valgrind_file(run_dir, app, copy, f"{tool}.{ext}") for ext in ("xml", "out"))
 
         def metric(name: str, value: float, unit: str = "", c: int = copy, a: int = app) -> None:
             metrics.append(dict(app_rank=a, copy=c, name=name, value=float(value), unit=unit))
@@ -212,7 +214,7 @@ def collect(run_dir: Path, procs: list[tuple[int, int, int, str]], program: str)
             metric("massif peak heap", parse_massif_peak(out), "B")
     for app in merged:  # the slices of a rank as one profile file that KCachegrind and callgrind_annotate open
         slices = sorted((c, role) for _r, a, c, role in procs if a == app and role.startswith("callgrind-slice-"))
-        paths = [run_dir / "valgrind" / f"rank{app}.copy{c}.callgrind.out" for c, _ in slices]
+        paths = [runfiles.valgrind_file(run_dir, app, c, "callgrind.out") for c, _ in slices]
         copies = ", ".join(str(c) for c, _ in slices)
         merge_callgrind([p for p in paths if p.is_file()], merged_profile(run_dir, app),
                         f"rank {app}: the callgrind slices of copies {copies}, merged by echo")
@@ -229,7 +231,7 @@ def collect(run_dir: Path, procs: list[tuple[int, int, int, str]], program: str)
 
 def merged_profile(run_dir: Path, rank: int) -> Path:
     """Where the merged profile of a rank's slices goes (KCachegrind lists callgrind.out.* files)."""
-    return run_dir / "valgrind" / f"callgrind.out.rank{rank}"
+    return runfiles.merged_callgrind_file(run_dir, rank)
 
 
 def merge_callgrind(paths: list[Path], out: Path, note: str) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from echo import runfiles
 from echo.progress import Progress
 from echo.records import RecordFile, RecordsError, read
 from echo.store.models import Proc, Run
@@ -46,14 +47,14 @@ def record_processes(run: Run, procs: list[Proc]) -> tuple[list[Process], float]
     """Every process's record file (those that left none are skipped), and the Unix time all offsets count from.
     Each process's ticks count from its own clock origin (its start_time): putting them on one time line
     needs the origins, which the headers hold."""
-    rec_dir = Path(run.run_dir) / "records"
-    if not rec_dir.is_dir():
+    rec_dir = runfiles.records_dir(Path(run.run_dir))
+    if not runfiles.has_records(Path(run.run_dir)):
         raise ExportError(f"run {run.id}: its record files are not in {rec_dir} (moved or deleted?); this format "
                           "shows every call, so it needs them: export from the machine that keeps the run directory, "
                           "or use --format json or csv (from the store alone)")
     files = []
     for p in procs:
-        path = rec_dir / f"{p.real_rank}.rec"
+        path = runfiles.record_file(Path(run.run_dir), p.real_rank)
         if not path.is_file():
             continue
         try:

@@ -11,6 +11,8 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError, OperationalError, SQLAlchemyError
 
+from echo.runfiles import runs_root
+
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 
@@ -24,8 +26,6 @@ class NoStore(StoreError):
 
 def default_url() -> str:
     """$ECHO_DB, else the SQLite file echo.db beside the run directories."""
-    from echo.launch import runs_root
-
     return os.environ.get("ECHO_DB") or f"sqlite:///{runs_root() / 'echo.db'}"
 
 

@@ -14,10 +14,10 @@ from sqlalchemy.orm import Session
 
 from collectors import perturb, valgrind
 from echo import injections
-from echo.plan import plan_procs, plan_value
 from echo.procstatus import read_status
 from echo.progress import Progress
 from echo.records import FLAG_ERROR, RecordFile, RecordsError, read
+from echo.runfiles import metrics_file, perf_json_file, plan_procs, plan_value, read_meta, record_file
 from echo.sdc import EXIT_CORRECTED, EXIT_DIVERGED, outcome, read_events
 from echo.store.models import CallSummary, Event, Metric, Proc, Run
 
@@ -68,7 +68,7 @@ def summarize(f: RecordFile) -> dict[str, np.ndarray]:
 
 def read_metrics(run_dir: Path, real: int) -> list[tuple[str, float, str]]:
     """What a process reported about itself: "name<TAB>value<TAB>unit" lines."""
-    path = run_dir / "metrics" / f"{real}.txt"
+    path = metrics_file(run_dir, real)
     out = []
     for line in path.read_text().splitlines() if path.is_file() else []:
         name, value, unit = line.split("\t")
@@ -122,7 +122,7 @@ def sensitivity_rows(run_dir: Path, sites: int = 200) -> tuple[list[dict], list[
 def perf_rows(run_dir: Path) -> tuple[list[dict], list[dict]]:
     """The status timeline of echo/perf.py: an event per change (its call number), a host's share of slow phases,
     and per process the phases compared and those spent non-recommended."""
-    path = run_dir / "perf.json"
+    path = perf_json_file(run_dir)
     if not path.is_file():
         return [], []
     perf = json.loads(path.read_text())
@@ -159,7 +159,7 @@ def exclusion_rows(run_dir: Path) -> list[dict]:
 def ingest(run_dir: str | Path, engine: Engine) -> str:
     """Store the run in `run_dir`; returns its id."""
     run_dir = Path(run_dir)
-    meta = json.loads((run_dir / "run.json").read_text())
+    meta = read_meta(run_dir)
     procs, summaries, events, metrics = [], [], [], []
     mpi_library = ""
     planned_procs = plan_procs(run_dir)
@@ -168,7 +168,7 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
     progress = Progress("store", sum(sizes), "MiB")  # reading the records is most of the work
     for n, ((real, app, copy, role), size) in enumerate(zip(planned_procs, sizes, strict=True), 1):
         state = process_state(run_dir, real)
-        path = run_dir / "records" / f"{real}.rec"
+        path = record_file(run_dir, real)
         f = None
         if path.is_file():
             try:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from echo.runfiles import plan_procs
 from echo.sdc import EXIT_DIVERGED, read_events
-from echo.store.ingest import plan_procs, read_metrics
+from echo.store.ingest import read_metrics
 from tests.conftest import Result, copy_output, echorun, lines_by_rank, mpirun_native
 
 COPIES = 3

@@ -6,7 +6,7 @@ import json
 import os
 import tarfile
 
-from server.upload import pack
+from echo.runfiles import pack
 from tests.server.conftest import make_client
 
 

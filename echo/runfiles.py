@@ -1,0 +1,197 @@
+"""The run directory and its plan file: the one place that knows their names and their format.
+
+A run directory holds what echorun wrote before the job (the plan, run.json, a rankfile), what the processes
+write during it (per process: procs/, records/, events/, metrics/, perf/; per rank and copy: output/,
+valgrind/) and what the verdicts after it wrote (perf.json, reinit.done, sdr.*). The preload library reads the
+plan (a line "key value..." each; its C reader is preload's plan reader) and writes the per-process files under
+the names below. Everything in Python asks this module for a path, a plan value or the upload of a run.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+from collections.abc import Iterable
+from pathlib import Path
+
+PLAN_FORMAT = 1
+PLAN = "plan"
+RUN_JSON = "run.json"
+RANKFILE = "rankfile"
+PERF_JSON = "perf.json"
+REINIT_DONE = "reinit.done"
+SDR_LOST = "sdr.lost"  # left by the first process that saw every replica of a rank dead
+SDR_SLOW = "sdr.slow"  # SDR's slow replicas excluded and taken back
+HOSTLOAD_JSON = "hostload.json"
+VALGRIND_DIR = "valgrind"
+# folders made before the job starts (the processes write in them)
+PROCESS_DIRS = ("procs", "output", "records", "events", "metrics", VALGRIND_DIR)
+# what an upload holds: the files of a run directory the store needs (a folder ends with "/")
+UPLOAD_MEMBERS = (RUN_JSON, PLAN, PERF_JSON, SDR_LOST, SDR_SLOW, "procs/", "records/", "events/", "metrics/",
+                  "output/", "valgrind/")
+RUN_META_KEYS = ("run_id", "program", "argv", "nranks", "copies", "started_at")  # what run.json must hold
+
+
+def runs_root() -> Path:
+    """Where run directories go, and the store's SQLite file beside them, whatever the current directory:
+    $ECHO_RUNS_DIR, else the user's data directory ($XDG_DATA_HOME/echo, or ~/.local/share/echo)."""
+    if os.environ.get("ECHO_RUNS_DIR"):
+        return Path(os.environ["ECHO_RUNS_DIR"]).absolute()
+    data_home = os.environ.get("XDG_DATA_HOME", "")
+    return (Path(data_home) if os.path.isabs(data_home) else Path.home() / ".local" / "share") / "echo"
+
+
+# ---- per-process and per-copy files ----
+
+
+def records_dir(run_dir: Path) -> Path:
+    return Path(run_dir) / "records"
+
+
+def record_file(run_dir: Path, real: int) -> Path:
+    return records_dir(run_dir) / f"{real}.rec"
+
+
+def has_records(run_dir: Path) -> bool:
+    """Whether the run's record folder is there (a run directory moved or deleted has none)."""
+    return records_dir(run_dir).is_dir()
+
+
+def record_files(run_dir: Path) -> list[Path]:
+    """Every record file of a run, by real rank."""
+    return sorted(records_dir(run_dir).glob("*.rec"), key=lambda p: int(p.stem))
+
+
+def status_file(run_dir: Path, real: int) -> Path:
+    return Path(run_dir) / "procs" / f"{real}.status"
+
+
+def status_files(run_dir: Path) -> list[Path]:
+    return list((Path(run_dir) / "procs").glob("*.status"))
+
+
+def metrics_file(run_dir: Path, real: int) -> Path:
+    return Path(run_dir) / "metrics" / f"{real}.txt"
+
+
+def event_files(run_dir: Path) -> list[Path]:
+    return sorted(Path(run_dir, "events").glob("*.jsonl"))
+
+
+def perf_test_files(run_dir: Path) -> list[Path]:
+    """DGRP's explicit tests, a file per process (by real rank)."""
+    return sorted(Path(run_dir, "perf").glob("*.tests"), key=lambda p: int(p.stem))
+
+
+def perf_json_file(run_dir: Path) -> Path:
+    """echo/perf.py's status timelines (written after the job)."""
+    return Path(run_dir) / PERF_JSON
+
+
+def output_file(run_dir: Path, rank: int, copy: int) -> Path:
+    """A copy's standard output (copy 0's is kept there too when the run is perturbed)."""
+    return Path(run_dir) / "output" / f"rank{rank}.copy{copy}.out"
+
+
+def valgrind_name(rank: int, copy: int, what: str) -> str:
+    """The name in valgrind/ of a tool's output for one copy: what = "memcheck.xml", "callgrind.out", ..."""
+    return f"rank{rank}.copy{copy}.{what}"
+
+
+def valgrind_file(run_dir: Path, rank: int, copy: int, what: str) -> Path:
+    return Path(run_dir) / VALGRIND_DIR / valgrind_name(rank, copy, what)
+
+
+def merged_callgrind_file(run_dir: Path, rank: int) -> Path:
+    """One rank's callgrind slices merged into one profile."""
+    return Path(run_dir) / VALGRIND_DIR / f"callgrind.out.rank{rank}"
+
+
+# ---- the plan file ----
+
+
+def plan_text(header: Iterable[tuple[str, object]], extra: Iterable[str],
+              procs: Iterable[tuple[int, int, int, int, str]]) -> str:
+    """The plan file: its format line, the `header` pairs, the roles' and modes' own lines (`extra`, already
+    "key value" each) and a line per process (real, app, copy, ncopies, role)."""
+    lines = [f"echo-plan {PLAN_FORMAT}", *(f"{key} {value}" for key, value in header), *extra]
+    lines += [f"proc {real} {app} {copy} {ncopies} {role}" for real, app, copy, ncopies, role in procs]
+    return "\n".join(lines) + "\n"
+
+
+def parse_plan(text: str) -> list[tuple[str, str]]:
+    """(key, value) of every line of a plan file's text, in its order."""
+    return [(key, value) for key, _, value in (line.partition(" ") for line in text.splitlines())]
+
+
+def plan_lines(run_dir: Path) -> list[tuple[str, str]]:
+    """(key, value) of every line of the run's plan file, in its order."""
+    return parse_plan((Path(run_dir) / PLAN).read_text())
+
+
+def plan_procs(run_dir: Path) -> list[tuple[int, int, int, str]]:
+    """(real, app, copy, role) of every process in the run's plan file."""
+    out = []
+    for key, value in plan_lines(run_dir):
+        parts = value.split()
+        if key == "proc":
+            out.append((int(parts[0]), int(parts[1]), int(parts[2]), parts[4] if len(parts) > 4 else ""))
+    return out
+
+
+def plan_value(run_dir: Path, key: str) -> str | None:
+    """The value of a plan line ("key value..."), None if the plan has none."""
+    return next((value for name, value in plan_lines(run_dir) if name == key), None)
+
+
+def has_plan(run_dir: Path) -> bool:
+    return (Path(run_dir) / PLAN).is_file()
+
+
+def plan_path(run_dir: str | Path) -> str:
+    """The plan's path as the processes are told it (ECHO_PLAN)."""
+    return f"{run_dir}/{PLAN}"
+
+
+def write_run_dir(run_dir: Path, plan: str, files: dict[str, str]) -> None:
+    """Before the job: the folders the processes write in, the plan and the plan's other files (a rankfile)."""
+    for sub in PROCESS_DIRS:
+        (run_dir / sub).mkdir(parents=True, exist_ok=True)
+    (run_dir / PLAN).write_text(plan)
+    for name, text in files.items():
+        (run_dir / name).write_text(text)
+
+
+# ---- run.json ----
+
+
+def is_run_dir(run_dir: Path) -> bool:
+    return (Path(run_dir) / RUN_JSON).is_file()
+
+
+def read_meta(run_dir: Path) -> dict:
+    return json.loads((Path(run_dir) / RUN_JSON).read_text())
+
+
+def write_meta(run_dir: Path, meta: dict) -> None:
+    (Path(run_dir) / RUN_JSON).write_text(json.dumps(meta))
+
+
+# ---- uploads ----
+
+
+def pack(run_dir: Path) -> bytes:
+    """The upload of a run directory (what `echorun --server` sends): a gzip'd tar of UPLOAD_MEMBERS but the
+    tools' logs."""
+    buf = io.BytesIO()
+    folders = tuple(m for m in UPLOAD_MEMBERS if m.endswith("/"))
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:  # fast: records are large, not precious
+        for path in sorted(run_dir.rglob("*")):
+            rel = path.relative_to(run_dir).as_posix()
+            if path.is_file() and (rel in UPLOAD_MEMBERS or rel.startswith(folders)):
+                if rel.startswith("valgrind/") and rel.endswith(".log"):
+                    continue
+                tar.add(path, arcname=rel)
+    return buf.getvalue()

@@ -1,0 +1,1 @@
+"""The server's routes, one router per concern: login and tokens, the JSON API, the web pages."""

@@ -1,0 +1,108 @@
+"""The JSON API: uploading a run, and reading runs, processes, events, metrics and a program's history."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+
+from server import crud, schemas
+from server.deps import reader, settings, token_of
+from server.tokens import is_valid
+from server.upload import UploadError, receive
+
+router = APIRouter()
+
+
+def run_or_404(s: Session, run_id: str) -> object:
+    run = crud.get_run(s, run_id=run_id)
+    if run is None:
+        raise HTTPException(404, f"no run {run_id!r}")
+    return run
+
+
+def store_upload(request: Request, path: Path, run_id: str) -> str:
+    state = request.app.state
+    with state.ingest_lock:  # one ingest at a time: the store has one writer (SQLite) or gains nothing
+        return receive(path, run_id, state.settings.storage, state.engine)
+
+
+@router.put("/api/runs/{run_id}", response_model=schemas.Stored, status_code=201)
+async def upload(run_id: str, request: Request, authorization: str | None = Header(None)) -> schemas.Stored:
+    """Store a run: the body is its run directory as a gzip'd tar. Idempotent by run id; all or nothing."""
+    with Session(request.app.state.engine) as s:  # closed before the body streams in: no transaction across awaits
+        valid = is_valid(s, token=token_of(authorization))
+    if not valid:
+        raise HTTPException(401, "uploads need a valid token: create one with `mpiecho token create` and send "
+                                 "Authorization: Bearer <token>")
+    limit, store_dir = settings(request).max_upload, settings(request).storage
+    declared = int(request.headers.get("content-length") or 0)
+    if declared > limit:
+        raise HTTPException(413, f"the upload is {declared} bytes; this server takes at most {limit}")
+    store_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=store_dir, suffix=".tgz") as tmp:
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise HTTPException(413, f"the upload is over {limit} bytes, this server's limit")
+            tmp.write(chunk)
+        tmp.flush()
+        try:  # in a worker thread: the server keeps answering while a large run is ingested
+            stored = await run_in_threadpool(store_upload, request, Path(tmp.name), run_id)
+        except UploadError as e:
+            raise HTTPException(e.status, str(e)) from None
+    return schemas.Stored(run_id=stored)
+
+
+@router.get("/api/runs", response_model=list[schemas.RunOut])
+def runs(s: Session = Depends(reader), program: str | None = None, mode: str | None = None,
+         diverged: bool | None = None, since: float | None = None, until: float | None = None,
+         limit: int = Query(100, le=10_000)) -> list:
+    return crud.list_runs(s, program=program, mode=mode, diverged=diverged, since=since, until=until,
+                          limit=limit)
+
+
+@router.get("/api/runs/{run_id}", response_model=schemas.RunOut)
+def run(run_id: str, s: Session = Depends(reader)) -> object:
+    return run_or_404(s, run_id)
+
+
+@router.get("/api/runs/{run_id}/procs", response_model=list[schemas.ProcOut])
+def procs(run_id: str, s: Session = Depends(reader)) -> list:
+    run_or_404(s, run_id)
+    return crud.procs(s, run_id=run_id)
+
+
+@router.get("/api/runs/{run_id}/events", response_model=list[schemas.EventOut])
+def events(run_id: str, kind: str | None = None, s: Session = Depends(reader)) -> list:
+    run_or_404(s, run_id)
+    return crud.events(s, run_id=run_id, kind=kind)
+
+
+@router.get("/api/runs/{run_id}/metrics", response_model=list[schemas.MetricOut])
+def metrics(run_id: str, prefix: str = "", s: Session = Depends(reader)) -> list:
+    """Role results: counters (papi ...), Valgrind (memcheck/callgrind/...), sensitivity (digits ...)."""
+    run_or_404(s, run_id)
+    return crud.metrics(s, run_id=run_id, prefix=prefix)
+
+
+@router.get("/api/runs/{run_id}/counters")
+def counters(run_id: str, s: Session = Depends(reader)) -> dict:
+    """Per rank: every counted event, from the copy that counted it, and the anchors' spread."""
+    run_or_404(s, run_id)
+    return {str(k): v for k, v in crud.counters(s, run_id=run_id).items()}
+
+
+@router.get("/api/runs/{run_id}/divergences", response_model=schemas.Divergences)
+def divergences(run_id: str, s: Session = Depends(reader)) -> dict:
+    run_or_404(s, run_id)
+    return crud.divergences(s, run_id=run_id)
+
+
+@router.get("/api/programs/{program}/history", response_model=list[schemas.RunOut])
+def history(program: str, s: Session = Depends(reader)) -> list:
+    return crud.history(s, program=program)
