@@ -82,6 +82,16 @@ class Divergences(BaseModel):
     diverging_since_time: float | None
 
 
+class SeriesOut(BaseModel):
+    """Runs of one configuration of a program (crud.series): its trend, and where its streak began."""
+
+    label: str
+    runs: list[str]  # run ids, oldest first
+    deliberate: list[str]  # its runs with an injection or a perturbation (left out of the streaks)
+    diverging_since: str | None
+    clean_since: str | None
+
+
 class Stored(BaseModel):
     run_id: str
     stored: bool = True

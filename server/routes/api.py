@@ -106,3 +106,13 @@ def divergences(run_id: str, s: Session = Depends(reader)) -> dict:
 @router.get("/api/programs/{program}/history", response_model=list[schemas.RunOut])
 def history(program: str, s: Session = Depends(reader)) -> list:
     return crud.history(s, program=program)
+
+
+@router.get("/api/programs/{program}/series", response_model=list[schemas.SeriesOut])
+def series(program: str, s: Session = Depends(reader)) -> list[dict]:
+    """The program's runs grouped by configuration, as the history page shows them (newest series first)."""
+    return [{"label": x.label, "runs": [r.id for r in x.runs],
+             "deliberate": [r.id for r in x.runs if crud.deliberate(r)],
+             "diverging_since": x.diverging_since.id if x.diverging_since else None,
+             "clean_since": x.clean_since.id if x.clean_since else None}
+            for x in crud.series(s, program=program)]

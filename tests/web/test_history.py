@@ -103,3 +103,10 @@ def test_history_groups_series_and_keeps_injections_out(browser, history_server,
     div = {n: api(f"{history_server}/api/runs/{ids[n]}/divergences")["diverging_since"] for n in ids}
     assert div == {"clean1": None, "flipped": None, "clean2": None, "unseeded": ids["unseeded"],
                    "unseeded2": ids["unseeded"]}
+    assert api(f"{history_server}/api/programs/seeded/series") == [
+        {"label": "seeded: clones, 2 ranks x 2 copies, roles representative x2, copy x2",
+         "runs": [ids["unseeded"], ids["unseeded2"]], "deliberate": [], "diverging_since": ids["unseeded"],
+         "clean_since": None},
+        {"label": "seeded 7: clones, 2 ranks x 2 copies, roles representative x2, copy x2",
+         "runs": [ids["clean1"], ids["flipped"], ids["clean2"]], "deliberate": [ids["flipped"]],
+         "diverging_since": None, "clean_since": ids["clean1"]}]
