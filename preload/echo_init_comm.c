@@ -87,8 +87,11 @@ int echo_MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
 int echo_MPI_Comm_free(MPI_Comm *comm) {
     echo_comm_t *c = echo_comm_find(*comm);
     if (*comm == MPI_COMM_WORLD || !c) return PMPI_Comm_free(comm); /* MPI reports the misuse */
-    echo_comm_remove(*comm);
-    return PMPI_Comm_free(comm);
+    /* forgotten once freed: the application's attribute delete callbacks, run in the free, may still use it */
+    MPI_Comm handle = *comm;
+    int rc = PMPI_Comm_free(comm);
+    echo_comm_remove(handle);
+    return rc;
 }
 
 int echo_MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {

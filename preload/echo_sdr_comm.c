@@ -220,8 +220,9 @@ int echo_sdr_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) 
 int echo_sdr_MPI_Comm_free(MPI_Comm *comm) {
     sdr_comm_t *c = sdr_comm_of(*comm);
     if (!c || *comm == MPI_COMM_WORLD) return PMPI_Comm_free(comm); /* a local one; or MPI reports the misuse */
+    int rc = PMPI_Comm_free(comm); /* the application's attribute delete callbacks run in it, and may use it */
     sdr_comm_release(c);
-    return PMPI_Comm_free(comm);
+    return rc;
 }
 
 int echo_sdr_MPI_Comm_rank(MPI_Comm comm, int *rank) {

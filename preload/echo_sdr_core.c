@@ -73,7 +73,10 @@ typedef struct {
     int msg[4];
     MPI_Request req;
 } ack_slot_t;
-static ack_slot_t *ack_slots;
+static ack_slot_t **ack_slots; /* each allocated once: a growing table must not move a buffer MPI may still be
+                                * sending from (over TCP a send queued behind others is read later: the receiver
+                                * got stray acks and flushes, the stray acks became credits that swallowed real
+                                * sends, issue #22) */
 static int nack_slots;
 static int ack_in[4];
 static MPI_Request ack_req = MPI_REQUEST_NULL;
@@ -152,19 +155,22 @@ void sdr_control(int to, int type, int a, int b, int cc) {
     int slot = -1;
     for (int k = 0; k < nack_slots && slot < 0; k++) {
         int i = (next_slot + k) % nack_slots, done = 1;
-        if (ack_slots[i].req != MPI_REQUEST_NULL &&
-            PMPI_Test(&ack_slots[i].req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            ack_slots[i].req = MPI_REQUEST_NULL, done = 1; /* its destination died: nothing to wait for */
+        if (ack_slots[i]->req != MPI_REQUEST_NULL &&
+            PMPI_Test(&ack_slots[i]->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            ack_slots[i]->req = MPI_REQUEST_NULL, done = 1; /* its destination died: nothing to wait for */
         if (done) slot = i;
     }
     if (slot < 0) {
         slot = nack_slots;
         nack_slots = nack_slots ? 2 * nack_slots : 64;
         ack_slots = realloc(ack_slots, sizeof *ack_slots * (size_t)nack_slots);
-        for (int i = slot; i < nack_slots; i++) ack_slots[i].req = MPI_REQUEST_NULL;
+        for (int i = slot; i < nack_slots; i++) {
+            ack_slots[i] = malloc(sizeof **ack_slots);
+            ack_slots[i]->req = MPI_REQUEST_NULL;
+        }
     }
     next_slot = (slot + 1) % nack_slots;
-    ack_slot_t *s = &ack_slots[slot];
+    ack_slot_t *s = ack_slots[slot];
     s->msg[0] = type, s->msg[1] = a, s->msg[2] = b, s->msg[3] = cc;
     if (PMPI_Isend(s->msg, 4, MPI_INT, to, ACK_TAG, sdr.acks, &s->req) != MPI_SUCCESS) s->req = MPI_REQUEST_NULL;
 }

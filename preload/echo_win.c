@@ -65,6 +65,11 @@ typedef struct echo_win {
     int nsegments;
     char *lowest;     /* where the segment at offset 0 is, in this process */
     MPI_Aint my_size; /* what MPI_WIN_SIZE answers (a copy's stand-in spans every segment) */
+    /* representative of a rank with copies, window on the application's memory: the ranks it opened passive-target
+     * epochs on, and a communicator of the window's processes to learn at MPI_Win_free whether another rank did
+     * on this one's memory */
+    unsigned char *locked;
+    MPI_Comm peers;
     /* costs, written as metrics when the window is freed */
     double ops, syncs, sent, exposed;
 } echo_win_t;
@@ -238,6 +243,25 @@ static int settle(echo_win_t *w, int target, int memory, int rc) {
 
 /* ---- creation and destruction ---- */
 
+/* memory the application owns, which outlives the window (MPI's own memory goes with it) */
+static int app_memory(int flavor) { return flavor == MPI_WIN_FLAVOR_CREATE || flavor == MPI_WIN_FLAVOR_DYNAMIC; }
+
+/* Did MPI_Win_free complete updates to this process's memory that no synchronization call of its own made
+ * visible?  Only passive-target epochs another rank opened on it can (fence and post/wait epochs end in calls
+ * of the target, which forwarded them).  The representatives tell each other; the answer goes to the copies. */
+static int updated_by_others(echo_win_t *w, int rc) {
+    int others = 0;
+    if (w->peers != MPI_COMM_NULL) {
+        int *mine = malloc(sizeof(int) * (size_t)w->group.size);
+        for (int q = 0; q < w->group.size; q++) mine[q] = w->locked[q];
+        PMPI_Reduce_scatter_block(mine, &others, 1, MPI_INT, MPI_MAX, w->peers);
+        free(mine);
+        PMPI_Comm_free(&w->peers);
+    }
+    echo_forward(&others, 1, MPI_INT, rc);
+    return others;
+}
+
 /* A new window on both sides: the representative's result first; NULL (and
  * MPI_WIN_NULL) if the creation failed. */
 static echo_win_t *new_win(MPI_Win *win, echo_comm_t *c, MPI_Comm comm, int flavor, int *rc) {
@@ -250,6 +274,11 @@ static echo_win_t *new_win(MPI_Win *win, echo_comm_t *c, MPI_Comm comm, int flav
     echo_win_t *w = calloc(1, sizeof *w);
     w->app = *win;
     w->flavor = flavor;
+    w->peers = MPI_COMM_NULL;
+    if (echo_is_rep() && echo_has_copies() && app_memory(flavor)) {
+        w->locked = calloc((size_t)c->size, 1);
+        PMPI_Comm_dup(c->real, &w->peers);
+    }
     w->comm_id = echo_comm_id(comm);
     w->group.rank = c->rank;
     w->group.size = c->size;
@@ -364,11 +393,13 @@ int echo_MPI_Win_detach(MPI_Win win, const void *base) {
 int echo_MPI_Win_free(MPI_Win *win) {
     echo_win_t *w = find(*win);
     if (!w) return PMPI_Win_free(win);
+    int others = app_memory(w->flavor) && updated_by_others(w, MPI_SUCCESS);
     int rc = PMPI_Win_free(win); /* the real window, or the stand-in */
-    /* memory the application owns outlives the window: updates the free
-     * completed must reach it (a target may read them once MPI_Win_free returned; MPICH's rma/test4); MPI's own
-     * memory is gone */
-    if (w->flavor == MPI_WIN_FLAVOR_CREATE || w->flavor == MPI_WIN_FLAVOR_DYNAMIC) rc = forward_memory(w, 0, 0, rc);
+    /* Memory the application owns outlives the window: updates other ranks' passive-target epochs completed
+     * must reach copies (a target may read them once MPI_Win_free returned: MPICH's rma/test4).  Otherwise echo
+     * leaves that memory alone after the application's last synchronization call: a program may free it before
+     * MPI_Win_free (MPICH's MTestFreeWin).  MPI's own memory is gone. */
+    if (others) rc = forward_memory(w, 0, 0, rc);
     else rc = echo_forward(NULL, 0, MPI_BYTE, rc);
     echo_metric("rma operations issued", w->ops, "count");
     echo_metric("rma memory forwards", w->syncs, "count");
@@ -377,6 +408,7 @@ int echo_MPI_Win_free(MPI_Win *win) {
     for (int i = 0; i < w->npending; i++) drop_pending(&w->pending[i]);
     for (int i = 0; i < w->nregions; i++) free(w->regions[i].snap);
     free(w->regions);
+    free(w->locked);
     free(w->pending);
     free(w->group.members);
     free(w->segments);
@@ -553,6 +585,7 @@ int echo_MPI_Win_test(MPI_Win win, int *flag) {
 int echo_MPI_Win_lock(int lock_type, int rank, int mpi_assert, MPI_Win win) {
     WIN_OR_PASS(MPI_Win_lock, lock_type, rank, mpi_assert, win);
     int rc = ECHO_REP(PMPI_Win_lock(lock_type, rank, mpi_assert, win));
+    if (w->locked && rank >= 0 && rank < w->group.size && rank != w->group.rank) w->locked[rank] = 1;
     return rank == w->group.rank ? forward_memory(w, 0, 0, rc) : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
 
@@ -563,6 +596,7 @@ int echo_MPI_Win_unlock(int rank, MPI_Win win) {
 
 int echo_MPI_Win_lock_all(int mpi_assert, MPI_Win win) {
     WIN_OR_PASS(MPI_Win_lock_all, mpi_assert, win);
+    for (int q = 0; w->locked && q < w->group.size; q++) w->locked[q] |= q != w->group.rank;
     return forward_memory(w, 0, 0, ECHO_REP(PMPI_Win_lock_all(mpi_assert, win)));
 }
 

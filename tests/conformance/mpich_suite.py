@@ -58,12 +58,6 @@ KNOWN: dict[tuple[str, str], str] = {
                                        "after that rank's unlock and reads its window with plain loads, without "
                                        "MPI_Win_sync: its copies see the updates at the next synchronization call "
                                        "only (docs/rma.md, the rule)",
-    **{(f"rma/{name}", "clones"): "MPICH's MTestFreeWin frees a window's memory before MPI_Win_free, which MPI "
-                                  "allows only once MPI_Win_free returned: echo forwards the updates MPI_Win_free "
-                                  "completed, so its representative reads that memory and its copies write it (a "
-                                  "target may read the updates after MPI_Win_free, as rma/test4 does): a process "
-                                  "may crash (docs/rma.md)"
-       for name in ("winname", "accfence2", "transpose3", "test3", "test3_am")},
     ("pt2pt/rqstatus", "sdr"): "as under clones: it reads a status field Open MPI leaves uninitialized",
     ("pt2pt/rqstatus", "clones"): "it reads the MPI_ERROR field of the status MPI_Request_get_status gives for "
                                   "MPI_REQUEST_NULL, which Open MPI leaves as it was (uninitialized in the test): "

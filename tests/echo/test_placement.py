@@ -130,9 +130,6 @@ def test_sdr_replicas_apart_by_default(hosts, programs, tmp_path):
     assert (tmp_path / "run" / "output" / "rank0.copy1.out").read_text() == "r0: host sim2 sum 1\n"
 
 
-@pytest.mark.xfail(strict=False, reason="open bug, found at the last merge of this session: when both ranks' replica 1 "
-                   "die at the same moment, a survivor fails about one run in two in MPI_Comm_free (MPI_ERR_COMM, "
-                   "invalid communicator) and the job stops; it passes the other times (issues #17, #22)")
 def test_sdr_survives_the_death_of_a_hosts_processes(hosts, programs, mpi, tmp_path):
     """Replicas apart: every application process of sim2 killed mid-run, each rank finishes in its replica on sim1
     with the native run's results. (Killing sim2's Open MPI daemon too ends the job: Open MPI 5.0's runtime does not

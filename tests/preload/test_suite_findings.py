@@ -15,6 +15,10 @@ FINDINGS = [
     ("split_unguided", 2, False),  # comm/cmsplit_type: copies' info lacked the level MPI wrote into the rep's
     ("intercomm_self", 3, False),  # comm/ic1: copies made the real call over MPI_COMM_SELF and hung
     ("rma_edges", 3, False),  # rma/win_shared_noncontig_put: empty segments' NULL bases
+    # rma/winname, accfence2, transpose3, test3, test3_am: window memory freed before MPI_Win_free
+    ("win_free_early", 3, False),
+    # attr/fkeyval, fkeyvalcomm: keyvals freed while in use, then gone; attrt, attric: MPI calls in callbacks
+    ("attr_keyvals", 2, True),
 ]
 _native: dict[str, dict[int, list[str]]] = {}
 

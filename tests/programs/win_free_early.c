@@ -1,0 +1,94 @@
+/* Window memory freed before MPI_Win_free, the way MPICH's test helper
+ * MTestFreeWin does it (rma/winname, accfence2, transpose3, test3, test3_am):
+ * the last synchronization call, then the memory freed (free or
+ * MPI_Free_mem), then MPI_Win_free.  The large window is one glibc maps on
+ * its own and unmaps at free.  Last, as MPICH's rma/test4: another rank's
+ * passive-target epoch updates this rank's window, and MPI_Win_free is the
+ * only call that makes the updates visible here before it reads them. */
+#include "battery.h"
+#include <stdlib.h>
+
+enum { SMALL = 64, LARGE = 1 << 16 }; /* ints: 256 B, 256 KiB */
+
+/* MTestFreeWin: the memory behind MPI_WIN_BASE freed first, then the window */
+static void free_win_mtest_style(MPI_Win *win, int alloc_mem) {
+    void *base;
+    int flag;
+    MPI_Win_get_attr(*win, MPI_WIN_BASE, &base, &flag);
+    if (alloc_mem) MPI_Free_mem(base);
+    else free(base);
+    MPI_Win_free(win);
+}
+
+/* fence epochs: every rank puts its rank into its right neighbour's window; the neighbour reads it after the
+ * closing fence, then frees the memory and the window */
+static void fence_window(int n, int alloc_mem) {
+    int *mem, right = (rank + 1) % size, from = (rank + size - 1) % size;
+    if (alloc_mem) MPI_Alloc_mem(sizeof(int) * n, MPI_INFO_NULL, &mem);
+    else mem = malloc(sizeof(int) * n);
+    for (int i = 0; i < n; i++) mem[i] = -1;
+    MPI_Win win;
+    MPI_Win_create(mem, sizeof(int) * n, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_set_name(win, "early");
+    MPI_Win_fence(0, win);
+    int mine[4] = {rank, rank * 10, rank * 100, n};
+    MPI_Put(mine, 4, MPI_INT, right, n - 4, 4, MPI_INT, win);
+    MPI_Win_fence(0, win);
+    SAY("fence %d%s: from %d got %d %d %d %d, untouched %d", n, alloc_mem ? " alloc_mem" : "", from, mem[n - 4],
+        mem[n - 3], mem[n - 2], mem[n - 1], mem[0]);
+    free_win_mtest_style(&win, alloc_mem);
+}
+
+/* post/start/complete/wait, the target storing into its own window under a lock of itself first (transpose3,
+ * test3) */
+static void pscw_window(void) {
+    int *mem = malloc(sizeof(int) * SMALL), right = (rank + 1) % size, from = (rank + size - 1) % size;
+    MPI_Win win;
+    MPI_Win_create(mem, sizeof(int) * SMALL, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
+    for (int i = 0; i < SMALL; i++) mem[i] = -rank;
+    MPI_Win_unlock(rank, win);
+    MPI_Group world, to, by;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, 1, &right, &to);
+    MPI_Group_incl(world, 1, &from, &by);
+    MPI_Win_post(by, 0, win);
+    MPI_Win_start(to, 0, win);
+    int mine = rank + 1000;
+    MPI_Put(&mine, 1, MPI_INT, right, 5, 1, MPI_INT, win);
+    MPI_Win_complete(win);
+    MPI_Win_wait(win);
+    SAY("pscw: from %d got %d, untouched %d", from, mem[5], mem[6]);
+    MPI_Group_free(&world);
+    MPI_Group_free(&to);
+    MPI_Group_free(&by);
+    free_win_mtest_style(&win, 0);
+}
+
+/* rma/test4: rank 0 updates rank 1's window under a lock; rank 1 reads it once MPI_Win_free returned */
+static void updated_by_free(void) {
+    int mem[SMALL];
+    for (int i = 0; i < SMALL; i++) mem[i] = -1;
+    MPI_Win win;
+    MPI_Win_create(mem, sizeof mem, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    if (rank == 0) {
+        int v[3] = {7, 8, 9};
+        MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+        MPI_Put(v, 3, MPI_INT, 1, 10, 3, MPI_INT, win);
+        MPI_Win_unlock(1, win);
+    }
+    MPI_Win_free(&win);
+    SAY("after free: %d %d %d %d", mem[9], mem[10], mem[11], mem[12]);
+}
+
+int main(int argc, char **argv) {
+    battery_init(&argc, &argv);
+    fence_window(SMALL, 0);
+    fence_window(LARGE, 0);
+    fence_window(SMALL, 1);
+    pscw_window();
+    updated_by_free();
+    SAY("done");
+    MPI_Finalize();
+    return 0;
+}
