@@ -57,10 +57,15 @@ static int f_statuses_ignored(MPI_Fint *s) {
 """
 
 
-def _kind(ctype: str, decl: str) -> tuple[str, str] | None:
+def _kind(ctype: str, decl: str, name: str) -> tuple[str, str] | None:
     """(how, base type) of a C parameter, or None when it cannot be converted."""
     t = ctype.replace("const ", "").strip()
-    array = decl.rstrip().endswith("]")
+    # an array by its brackets or by its name: Open MPI 4.1's mpi.h declares `MPI_Status *array_of_statuses`
+    # (taken for one status, the statuses of MPI_Waitall overflowed its buffer: the stack, or the common block
+    # of MPI_STATUSES_IGNORE)
+    array = decl.rstrip().endswith("]") or name.startswith("array_of_")
+    if array and t.endswith("*"):
+        t = t[:-1].strip()
     if t in ("void *",):
         return ("buf", "void")
     if t == "int" and not array:
@@ -93,7 +98,10 @@ def entry_point(p) -> list[str] | None:  # noqa: ANN001 (gen_wrappers.Prototype)
         return None
     lower = p.name.lower()
     base = lower[len("mpi_"):]
-    names = [f"{lower}_", f"{lower}__", lower, p.name.upper(), f"ompi_{base}_f"]
+    # mpif.h's and `use mpi`'s names, then Open MPI's own: mpi_f08's bindings (mpi_x_f08_) call ompi_x_f,
+    # except those with a LOGICAL argument (MPI_Test, MPI_Iprobe, MPI_Cart_create...), which call the profiling
+    # pmpi_x_ in Open MPI 4.1: those are reached only by taking mpi_x_f08_ itself
+    names = [f"{lower}_", f"{lower}__", lower, p.name.upper(), f"ompi_{base}_f", f"{lower}_f08_"]
     if p.ret == "double":
         if p.names:
             return None
@@ -104,7 +112,7 @@ def entry_point(p) -> list[str] | None:  # noqa: ANN001 (gen_wrappers.Prototype)
         fparams, pre, args = ["MPI_Fint *required", "MPI_Fint *provided", "MPI_Fint *ierr"], [], \
             "NULL, NULL, *required, provided"
     else:
-        kinds = [_kind(t, d) for t, d in zip(p.types, p.decls, strict=True)]
+        kinds = [_kind(t, d, n) for t, d, n in zip(p.types, p.decls, p.names, strict=True)]
         if any(k is None for k in kinds):
             return None
         count = next((n for n, k in zip(p.names, kinds, strict=True) if k[0] == "int" and n in COUNT_NAMES), None)
@@ -131,6 +139,8 @@ def entry_point(p) -> list[str] | None:  # noqa: ANN001 (gen_wrappers.Prototype)
             elif how == "status":
                 fparams.append(f"MPI_Fint *{name}")
                 pre.append(f"MPI_Status c_{name};")
+                # in (MPI_Get_count, MPI_Test_cancelled), out or both: converted both ways
+                pre.append(f"if (!f_status_ignored({name})) PMPI_Status_f2c({name}, &c_{name});")
                 call.append(f"f_status_ignored({name}) ? MPI_STATUS_IGNORE : &c_{name}")
                 post.append(f"if (!f_status_ignored({name}) && rc == MPI_SUCCESS) "
                             f"PMPI_Status_c2f(&c_{name}, {name});")
@@ -139,7 +149,10 @@ def entry_point(p) -> list[str] | None:  # noqa: ANN001 (gen_wrappers.Prototype)
                 pre.append(f"int n_{name} = *{count} > 0 ? *{count} : 0;")
                 pre.append(f"MPI_Status c_{name}[n_{name} + 1];")
                 call.append(f"f_statuses_ignored({name}) ? MPI_STATUSES_IGNORE : c_{name}")
-                post.append(f"if (!f_statuses_ignored({name})) for (int i = 0; i < n_{name}; i++) "
+                # MPI_Testsome and MPI_Waitsome fill the first outcount only
+                filled = "(*outcount == MPI_UNDEFINED ? 0 : *outcount)" if "outcount" in p.names else f"n_{name}"
+                post.append(f"if (!f_statuses_ignored({name}) && (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)) "
+                            f"for (int i = 0; i < {filled}; i++) "
                             f"PMPI_Status_c2f(&c_{name}[i], {name} + i * (MPI_STATUS_SIZE_F));")
         # Fortran counts from 1: the indices of completed requests
         if "index" in p.names:
