@@ -49,8 +49,8 @@ C_PROGRAMS = ["p2p", "coll", "comms", "comm_ctors", "anysource", "nonblocking", 
 if not os.environ.get("ECHO_PORTABILITY_FULL"):
     C_PROGRAMS = ["p2p", "coll", "comms", "anysource", "nonblocking", "attrs", "topo", "io", "sdc_loop", "cxx_ring"]
 # Fortran, in the three interfaces: `use mpi` (f_usempi, f_timers), mpif.h (f_stencil), `use mpi_f08` (f_f08).
-# MPICH's mpif.h and `use mpi` call the C MPI_* symbols, which echo wraps; Open MPI's Fortran calls PMPI_*, so
-# echo gives it Fortran entry points of its own (preload/gen_fortran.py)
+# MPICH's mpif.h and `use mpi` call the C MPI_* symbols, which echo wraps; Open MPI's Fortran and MPICH's mpi_f08
+# call PMPI_*, so echo gives them Fortran entry points of its own (preload/gen_fortran.py)
 F_PROGRAMS = ["f_usempi", "f_stencil", "f_f08", "f_timers"]
 PY_PROGRAMS = ["py_p2p", "py_coll"]
 # programs whose copies differ by nature, on every MPI (the primary's tests/preload/test_sdc.py leaves them out
@@ -79,9 +79,6 @@ ECHO_GAPS = {
 for other in ("mpich5-abi", "impi-pypi", "mpich4-debian"):  # MPICH >= 4 declares the large-count calls
     ECHO_GAPS[other, "py_p2p"] = ECHO_GAPS["mpich5-pypi", "py_p2p"]
     ECHO_GAPS[other, "py_coll"] = ECHO_GAPS["mpich5-pypi", "py_coll"]
-ECHO_GAPS["mpich4-debian", "f_f08"] = ("MPICH 4.0's mpi_f08 bindings call PMPI_* directly (mpi_comm_rank_f08_), and "
-                                       "pass choice buffers as gfortran array descriptors (mpi_send_f08ts_): echo "
-                                       "has no entry points for them, so it sees no MPI_Init and stops (exit 2)")
 ECHO_GAPS["mpich5-abi", "attrs"] = ECHO_GAPS["mpich5-pypi", "attrs"]
 ECHO_GAPS["mpich5-abi", "p2pmore"] = ECHO_GAPS["mpich5-pypi", "p2pmore"]
 ECHO_GAPS["impi-pypi", "p2pmore"] = ECHO_GAPS["mpich5-pypi", "p2pmore"].replace("MPICH 5.0.2", "Intel MPI 2021.18")
@@ -241,7 +238,8 @@ def test_fortran_exit_status_is_the_programs(target, tmp_path, status):
 
 
 # Each Fortran interface's calls that `mpiecho report` must show: on Open MPI 4.1, f_f08's MPI_Test, MPI_Iprobe
-# come through mpi_test_f08_ (its mpi_f08 calls pmpi_test_ for them), the others through ompi_x_f
+# come through mpi_test_f08_ (its mpi_f08 calls pmpi_test_ for them), the others through ompi_x_f; on MPICH, all
+# through mpi_x_f08_ and mpi_x_f08ts_
 F_REPORTED = {
     "f_usempi": ("MPI_Waitany", "MPI_Testsome", "MPI_Allreduce", "MPI_Comm_split", "MPI_Sendrecv", "MPI_Gather"),
     "f_stencil": ("MPI_Cart_create", "MPI_Cart_shift", "MPI_Type_vector", "MPI_Waitall", "MPI_Sendrecv"),
