@@ -7,7 +7,9 @@ ECHO_FORTRAN_ENTRY_POINTS), echo gives every function it can convert its Fortran
 MPI's `ompi_send_f`, which its mpi_f08 module calls.  Each converts the Fortran arguments (handles by
 MPI_X_f2c/c2f, status arrays, the MPI_IN_PLACE / MPI_BOTTOM / MPI_STATUS(ES)_IGNORE sentinels, which are
 addresses of Fortran common blocks, found as the MPI finds them) and calls the C wrapper: the same semantics.
-On MPICH the Fortran layer calls the C MPI_* symbols, which the C wrappers already are.
+On MPICH mpif.h and `use mpi` call the C MPI_* symbols, which the C wrappers already are, but mpi_f08 calls
+PMPI_*: there (ECHO_FORTRAN_F08_ENTRY_POINTS) echo gives mpi_f08's symbols only, `mpi_send_f08_` or, for a
+function with choice buffers, `mpi_send_f08ts_`, whose buffers come as gfortran array descriptors.
 
 A function with an argument this cannot convert (strings, callbacks, arrays of handles with no count) keeps
 the MPI's own binding: all of them are process-local calls (names, info keys, error handlers, user ops).
