@@ -241,3 +241,24 @@ INTERPOSED clock_t clock(void) {
     }
     return t;
 }
+
+/* getrusage: Fortran's cpu_time (libgfortran) and codes timing their own CPU use read it.  Its user and system
+ * times are two readings (a reading holds one timespec); the other fields stay the copy's own. */
+#include <sys/resource.h>
+#define K_RUSAGE 2000 /* + 2 * (who + 1), + 1 for the system time: RUSAGE_SELF, _CHILDREN, _THREAD apart */
+
+INTERPOSED int getrusage(int who, struct rusage *usage) {
+    static int (*real_getrusage)(int, struct rusage *);
+    if (!real_getrusage) real_getrusage = (int (*)(int, struct rusage *))dlsym(RTLD_NEXT, "getrusage");
+    int rc = real_getrusage(who, usage);
+    if (rc == 0 && virtual() && application_caller(__builtin_return_address(0))) {
+        int32_t kind = K_RUSAGE + 2 * (who + 1);
+        reading_t user = {.kind = kind, .v.ts = {usage->ru_utime.tv_sec, usage->ru_utime.tv_usec}};
+        reading_t sys = {.kind = kind + 1, .v.ts = {usage->ru_stime.tv_sec, usage->ru_stime.tv_usec}};
+        if (share(&user) && share(&sys)) {
+            usage->ru_utime = (struct timeval){user.v.ts.tv_sec, user.v.ts.tv_nsec};
+            usage->ru_stime = (struct timeval){sys.v.ts.tv_sec, sys.v.ts.tv_nsec};
+        }
+    }
+    return rc;
+}

@@ -7,7 +7,9 @@ ECHO_FORTRAN_ENTRY_POINTS), echo gives every function it can convert its Fortran
 MPI's `ompi_send_f`, which its mpi_f08 module calls.  Each converts the Fortran arguments (handles by
 MPI_X_f2c/c2f, status arrays, the MPI_IN_PLACE / MPI_BOTTOM / MPI_STATUS(ES)_IGNORE sentinels, which are
 addresses of Fortran common blocks, found as the MPI finds them) and calls the C wrapper: the same semantics.
-On MPICH the Fortran layer calls the C MPI_* symbols, which the C wrappers already are.
+On MPICH mpif.h and `use mpi` call the C MPI_* symbols, which the C wrappers already are, but mpi_f08 calls
+PMPI_*: there (ECHO_FORTRAN_F08_ENTRY_POINTS) echo gives mpi_f08's symbols only, `mpi_send_f08_` or, for a
+function with choice buffers, `mpi_send_f08ts_`, whose buffers come as gfortran array descriptors.
 
 A function with an argument this cannot convert (strings, callbacks, arrays of handles with no count) keeps
 the MPI's own binding: all of them are process-local calls (names, info keys, error handlers, user ops).
@@ -45,22 +47,74 @@ ECHO_F_SENTINEL(MPI_FORTRAN_STATUS_IGNORE) ECHO_F_SENTINEL(MPI_FORTRAN_STATUSES_
 #define ECHO_F_IS(p, base, BASE) \\
     ((p) && ((void *)(p) == (void *)&base || (void *)(p) == (void *)&base##_ || (void *)(p) == (void *)&base##__ \\
              || (void *)(p) == (void *)&BASE))
+/* MPICH's mpi_f08 has its own: the statuses' are the standard's C constants MPI_F08_STATUS(ES)_IGNORE */
+ECHO_F_SENTINEL(MPIR_F08_MPI_IN_PLACE) ECHO_F_SENTINEL(MPIR_F08_MPI_BOTTOM)
+/* MPICH 4.0's mpi_f08 counts the indices of MPI_Waitany, _Testany, _Waitsome, _Testsome from 0 (its bug: its
+ * `use mpi` counts from 1): a program gets from echo what it gets from its MPI */
+#define F_INDEX_BASE (ECHO_FORTRAN_ENTRY_POINTS ? 1 : 0)
+#define ECHO_F08_IS(p, name) (ECHO_FORTRAN_F08_ENTRY_POINTS && (p) && (void *)(p) == (void *)&name)
+#if ECHO_FORTRAN_F08_ENTRY_POINTS
+#define ECHO_F08_STATUS_IGNORE MPI_F08_STATUS_IGNORE
+#define ECHO_F08_STATUSES_IGNORE MPI_F08_STATUSES_IGNORE
+#else
+#define ECHO_F08_STATUS_IGNORE NULL
+#define ECHO_F08_STATUSES_IGNORE NULL
+#endif
 static void *f_buf(void *p) {
-    if (ECHO_F_IS(p, mpi_fortran_in_place, MPI_FORTRAN_IN_PLACE)) return MPI_IN_PLACE;
-    if (ECHO_F_IS(p, mpi_fortran_bottom, MPI_FORTRAN_BOTTOM)) return MPI_BOTTOM;
+    if (ECHO_F_IS(p, mpi_fortran_in_place, MPI_FORTRAN_IN_PLACE) || ECHO_F08_IS(p, MPIR_F08_MPI_IN_PLACE))
+        return MPI_IN_PLACE;
+    if (ECHO_F_IS(p, mpi_fortran_bottom, MPI_FORTRAN_BOTTOM) || ECHO_F08_IS(p, MPIR_F08_MPI_BOTTOM))
+        return MPI_BOTTOM;
     return p;
 }
-static int f_status_ignored(MPI_Fint *s) { return ECHO_F_IS(s, mpi_fortran_status_ignore, MPI_FORTRAN_STATUS_IGNORE); }
+static int f_status_ignored(MPI_Fint *s) {
+    return ECHO_F_IS(s, mpi_fortran_status_ignore, MPI_FORTRAN_STATUS_IGNORE)
+        || (ECHO_F08_STATUS_IGNORE && (void *)s == (void *)ECHO_F08_STATUS_IGNORE);
+}
 static int f_statuses_ignored(MPI_Fint *s) {
-    return ECHO_F_IS(s, mpi_fortran_statuses_ignore, MPI_FORTRAN_STATUSES_IGNORE);
+    return ECHO_F_IS(s, mpi_fortran_statuses_ignore, MPI_FORTRAN_STATUSES_IGNORE)
+        || (ECHO_F08_STATUSES_IGNORE && (void *)s == (void *)ECHO_F08_STATUSES_IGNORE);
+}
+
+/* gfortran's descriptor of an assumed-rank argument (GCC >= 8): MPICH's mpi_f08 takes choice buffers as
+ * `type(*), dimension(..)`.  Strides count elements of `span` bytes. */
+typedef struct { ptrdiff_t stride, lbound, ubound; } f_dim;
+typedef struct {
+    void *base;
+    size_t offset, elem_len;
+    int version;
+    signed char rank, type;
+    short attribute;
+    ptrdiff_t span;
+    f_dim dim[15];
+} f_desc;
+/* The buffer of a contiguous array (or a scalar); a strided section would need a datatype of its layout
+ * (MPICH builds one): echo stops, naming the call, rather than send the wrong bytes. */
+static void *f_desc_buf(f_desc *d, const char *call) {
+    ptrdiff_t expect = 1;
+    int contiguous = d->rank == 0 || d->span == (ptrdiff_t)d->elem_len;
+    for (int i = 0; i < d->rank && contiguous; i++) {
+        ptrdiff_t extent = d->dim[i].ubound - d->dim[i].lbound + 1;
+        if (extent > 1 && d->dim[i].stride != expect) contiguous = 0;
+        expect *= extent > 0 ? extent : 0;
+    }
+    if (!contiguous)
+        echo_fatal("%s: a non-contiguous array section as a buffer of `use mpi_f08` on MPICH is not supported "
+                   "by echo yet: pass a contiguous array (or describe the layout with a datatype)", call);
+    return f_buf(d->base);
 }
 """
 
 
-def _kind(ctype: str, decl: str) -> tuple[str, str] | None:
+def _kind(ctype: str, decl: str, name: str) -> tuple[str, str] | None:
     """(how, base type) of a C parameter, or None when it cannot be converted."""
     t = ctype.replace("const ", "").strip()
-    array = decl.rstrip().endswith("]")
+    # an array by its brackets or by its name: Open MPI 4.1's mpi.h declares `MPI_Status *array_of_statuses`
+    # (taken for one status, the statuses of MPI_Waitall overflowed its buffer: the stack, or the common block
+    # of MPI_STATUSES_IGNORE)
+    array = decl.rstrip().endswith("]") or name.startswith("array_of_")
+    if array and t.endswith("*"):
+        t = t[:-1].strip()
     if t in ("void *",):
         return ("buf", "void")
     if t == "int" and not array:
@@ -93,18 +147,24 @@ def entry_point(p) -> list[str] | None:  # noqa: ANN001 (gen_wrappers.Prototype)
         return None
     lower = p.name.lower()
     base = lower[len("mpi_"):]
-    names = [f"{lower}_", f"{lower}__", lower, p.name.upper(), f"ompi_{base}_f"]
+    # mpif.h's and `use mpi`'s names, then Open MPI's own: mpi_f08's bindings (mpi_x_f08_) call ompi_x_f,
+    # except those with a LOGICAL argument (MPI_Test, MPI_Iprobe, MPI_Cart_create...), which call the profiling
+    # pmpi_x_ in Open MPI 4.1: those are reached only by taking mpi_x_f08_ itself
+    names = [f"{lower}_", f"{lower}__", lower, p.name.upper(), f"ompi_{base}_f", f"{lower}_f08_"]
     if p.ret == "double":
         if p.names:
             return None
-        return [f"ECHO_PUBLIC double {n}(void) {{ return {p.name}(); }}" for n in names]
+        return ["#if ECHO_FORTRAN_ENTRY_POINTS",
+                *[f"ECHO_PUBLIC double {n}(void) {{ return {p.name}(); }}" for n in names],
+                "#elif ECHO_FORTRAN_F08_ENTRY_POINTS",
+                f"ECHO_PUBLIC double {lower}_f08_(void) {{ return {p.name}(); }}", "#endif"]
     if p.name == "MPI_Init":
         fparams, pre, args = ["MPI_Fint *ierr"], [], "NULL, NULL"
     elif p.name == "MPI_Init_thread":
         fparams, pre, args = ["MPI_Fint *required", "MPI_Fint *provided", "MPI_Fint *ierr"], [], \
             "NULL, NULL, *required, provided"
     else:
-        kinds = [_kind(t, d) for t, d in zip(p.types, p.decls, strict=True)]
+        kinds = [_kind(t, d, n) for t, d, n in zip(p.types, p.decls, p.names, strict=True)]
         if any(k is None for k in kinds):
             return None
         count = next((n for n, k in zip(p.names, kinds, strict=True) if k[0] == "int" and n in COUNT_NAMES), None)
@@ -131,6 +191,8 @@ def entry_point(p) -> list[str] | None:  # noqa: ANN001 (gen_wrappers.Prototype)
             elif how == "status":
                 fparams.append(f"MPI_Fint *{name}")
                 pre.append(f"MPI_Status c_{name};")
+                # in (MPI_Get_count, MPI_Test_cancelled), out or both: converted both ways
+                pre.append(f"if (!f_status_ignored({name})) PMPI_Status_f2c({name}, &c_{name});")
                 call.append(f"f_status_ignored({name}) ? MPI_STATUS_IGNORE : &c_{name}")
                 post.append(f"if (!f_status_ignored({name}) && rc == MPI_SUCCESS) "
                             f"PMPI_Status_c2f(&c_{name}, {name});")
@@ -139,28 +201,55 @@ def entry_point(p) -> list[str] | None:  # noqa: ANN001 (gen_wrappers.Prototype)
                 pre.append(f"int n_{name} = *{count} > 0 ? *{count} : 0;")
                 pre.append(f"MPI_Status c_{name}[n_{name} + 1];")
                 call.append(f"f_statuses_ignored({name}) ? MPI_STATUSES_IGNORE : c_{name}")
-                post.append(f"if (!f_statuses_ignored({name})) for (int i = 0; i < n_{name}; i++) "
+                # MPI_Testsome and MPI_Waitsome fill the first outcount only
+                filled = "(*outcount == MPI_UNDEFINED ? 0 : *outcount)" if "outcount" in p.names else f"n_{name}"
+                post.append(f"if (!f_statuses_ignored({name}) && (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)) "
+                            f"for (int i = 0; i < {filled}; i++) "
                             f"PMPI_Status_c2f(&c_{name}[i], {name} + i * (MPI_STATUS_SIZE_F));")
-        # Fortran counts from 1: the indices of completed requests
-        if "index" in p.names:
-            post.append("if (rc == MPI_SUCCESS && *index != MPI_UNDEFINED) *index += 1;")
+        # Fortran counts from 1: the indices of completed requests (F_INDEX_BASE: as the MPI's binding counts)
+        index = next((n for n in ("index", "indx") if n in p.names), None)
+        if index:
+            post.append(f"if (rc == MPI_SUCCESS && *{index} != MPI_UNDEFINED) *{index} += F_INDEX_BASE;")
         if "array_of_indices" in p.names and "outcount" in p.names:
             post.append("if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED) "
-                        "for (int i = 0; i < *outcount; i++) array_of_indices[i] += 1;")
+                        "for (int i = 0; i < *outcount; i++) array_of_indices[i] += F_INDEX_BASE;")
         fparams.append("MPI_Fint *ierr")
         args = ", ".join(call)
         body = [f"static void f_{base}({', '.join(fparams)}) {{", *[f"    {x}" for x in pre],
                 f"    int rc = {p.name}({args});", *[f"    {x}" for x in post],
                 "    if (ierr) *ierr = rc;", "}"]
-        fargs = ", ".join(re.sub(r".*[ *]", "", f) for f in fparams)
-        return body + [f"ECHO_PUBLIC void {n}({', '.join(fparams)}) {{ f_{base}({fargs}); }}" for n in names]
+        return body + _exported(p, base, names, fparams)
     body = [f"static void f_{base}({', '.join(fparams)}) {{ int rc = {p.name}({args}); if (ierr) *ierr = rc; }}"]
-    fargs = ", ".join(re.sub(r".*[ *]", "", f) for f in fparams)
-    return body + [f"ECHO_PUBLIC void {n}({', '.join(fparams)}) {{ f_{base}({fargs}); }}" for n in names]
+    return body + _exported(p, base, names, fparams)
+
+
+# mpi_f08's `type(c_ptr)` arguments: addresses, not choice buffers
+C_POINTERS = ("baseptr", "buffer_addr")
+
+
+def _exported(p, base: str, names: list[str], fparams: list[str]) -> list[str]:  # noqa: ANN001
+    """The exported symbols of one function, calling its f_x: Open MPI's names, or MPICH's mpi_f08 ones (its
+    mpif.h and `use mpi` call the C MPI_* symbols, its mpi_f08 calls PMPI_*): mpi_x_f08_, or mpi_x_f08ts_ for
+    a function with choice buffers, which come as gfortran array descriptors (`type(*), dimension(..)`)."""
+    params = ", ".join(fparams)
+    fargs = [re.sub(r".*[ *]", "", f) for f in fparams]
+    out = ["#if ECHO_FORTRAN_ENTRY_POINTS"]
+    out += [f"ECHO_PUBLIC void {n}({params}) {{ f_{base}({', '.join(fargs)}); }}" for n in names]
+    bufs = [n for n, t in zip(p.names, p.types, strict=True)
+            if t.replace("const ", "").strip() == "void *" and n not in C_POINTERS]
+    lower = p.name.lower()
+    if bufs and p.name not in ("MPI_Init", "MPI_Init_thread"):
+        dparams = ", ".join(f"f_desc *{n}" if n in bufs else f for n, f in zip(fargs, fparams, strict=True))
+        call = ", ".join(f'f_desc_buf({n}, "{p.name}")' if n in bufs else n for n in fargs)
+        f08 = f"ECHO_PUBLIC void {lower}_f08ts_({dparams}) {{ f_{base}({call}); }}"
+    else:
+        f08 = f"ECHO_PUBLIC void {lower}_f08_({params}) {{ f_{base}({', '.join(fargs)}); }}"
+    return out + ["#elif ECHO_FORTRAN_F08_ENTRY_POINTS", f08, "#endif"]
 
 
 def render(protos: dict) -> str:
-    out = ["", "/* ---- Fortran entry points (preload/gen_fortran.py) ---- */", "#if ECHO_FORTRAN_ENTRY_POINTS",
+    out = ["", "/* ---- Fortran entry points (preload/gen_fortran.py) ---- */",
+           "#if ECHO_FORTRAN_ENTRY_POINTS || ECHO_FORTRAN_F08_ENTRY_POINTS",
            "#define MPI_STATUS_SIZE_F ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))", SENTINELS]
     done = 0
     for name in sorted(protos):

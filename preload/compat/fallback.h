@@ -51,3 +51,6 @@ int echo_info_get_string(MPI_Info info, const char *key, int *buflen, char *valu
 #ifndef ECHO_FORTRAN_ENTRY_POINTS
 #define ECHO_FORTRAN_ENTRY_POINTS 0 /* MPICH: its Fortran layer calls the C MPI_* symbols, echo's wrappers */
 #endif
+#ifndef ECHO_FORTRAN_F08_ENTRY_POINTS
+#define ECHO_FORTRAN_F08_ENTRY_POINTS 0 /* entry points for mpi_f08 alone (MPICH's): compat/mpich.h */
+#endif

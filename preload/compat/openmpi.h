@@ -10,8 +10,6 @@
 #if defined(OMPI_HAVE_MPI_EXT_FTMPI) && OMPI_HAVE_MPI_EXT_FTMPI
 #define ECHO_HAS_ULFM 1
 #endif
-/* Its Fortran bindings call PMPI_* themselves: echo is to give Fortran programs entry points of its own
- * (preload/gen_fortran.py).  NOT FINISHED, so off: with them, Open MPI 4.1's `use mpi` programs reach echo,
- * but the sentinels (MPI_IN_PLACE, MPI_STATUSES_IGNORE) are not recognized yet, and a program goes wrong
- * even without clones (docs/mpis.md). */
-#define ECHO_FORTRAN_ENTRY_POINTS 0
+/* Its Fortran bindings (mpif.h, `use mpi`, `use mpi_f08`) call PMPI_* themselves: echo gives Fortran programs
+ * entry points of its own (preload/gen_fortran.py), which convert the Fortran arguments and call the wrappers. */
+#define ECHO_FORTRAN_ENTRY_POINTS 1

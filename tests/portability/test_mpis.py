@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,9 +49,10 @@ C_PROGRAMS = ["p2p", "coll", "comms", "comm_ctors", "anysource", "nonblocking", 
 # runs every program above
 if not os.environ.get("ECHO_PORTABILITY_FULL"):
     C_PROGRAMS = ["p2p", "coll", "comms", "anysource", "nonblocking", "attrs", "topo", "io", "sdc_loop", "cxx_ring"]
-# Fortran: on an MPICH the Fortran layer calls the C MPI_* symbols, which echo wraps; Open MPI's calls PMPI_*
-# (echo's own Fortran entry points are not finished: docs/mpis.md)
-F_PROGRAMS = ["f_usempi"]
+# Fortran, in the three interfaces: `use mpi` (f_usempi, f_timers), mpif.h (f_stencil), `use mpi_f08` (f_f08).
+# MPICH's mpif.h and `use mpi` call the C MPI_* symbols, which echo wraps; Open MPI's Fortran and MPICH's mpi_f08
+# call PMPI_*, so echo gives them Fortran entry points of its own (preload/gen_fortran.py)
+F_PROGRAMS = ["f_usempi", "f_stencil", "f_f08", "f_timers"]
 PY_PROGRAMS = ["py_p2p", "py_coll"]
 # programs whose copies differ by nature, on every MPI (the primary's tests/preload/test_sdc.py leaves them out
 # too): they run with clones only.  rma exchanges the addresses of dynamic windows, io a process id.
@@ -118,7 +120,7 @@ def target(request, tmp_path_factory) -> Built:
         pytest.fail(f"{request.param}: {e}")
     python = str(t.python) if has_mpi4py(t.python) else None
     out, programs = tmp_path_factory.mktemp(request.param), {}
-    for name in C_PROGRAMS + F_PROGRAMS + PY_PROGRAMS:
+    for name in C_PROGRAMS + F_PROGRAMS + ["f_stop"] + PY_PROGRAMS:
         try:
             programs.update(compile_programs(mpi, out, python, [name]))
         except subprocess.CalledProcessError:  # MPI-4 programs on an MPI-3 library
@@ -159,8 +161,6 @@ def test_battery_identical_to_native_with_clones_and_sdc(target, tmp_path, name,
     mpi, programs = target.mpi, target.programs
     if (target.id, name) in ECHO_GAPS:
         request.applymarker(pytest.mark.xfail(reason=ECHO_GAPS[target.id, name], strict=True))
-    if name in F_PROGRAMS and mpi.flavor == "openmpi" and name in programs:
-        pytest.skip(f"{mpi.name}'s Fortran bindings call PMPI_* directly: echo does not see them yet")
     if name not in programs:
         pytest.skip(f"no mpi4py built against {mpi.name} (scripts/mpis.sh builds it)" if name in PY_PROGRAMS else
                     f"{name} does not compile against {mpi.name} (no Fortran compiler wrapper, or it calls what its "
@@ -181,8 +181,9 @@ def test_battery_identical_to_native_with_clones_and_sdc(target, tmp_path, name,
     assert r.returncode == 0, r.stderr
     assert f"mpi: {mpi.name} ({mpi.mpicc})" in r.stderr, "the plan names the MPI the job runs with"
     reps = rank_lines(mpi, tmp_path / "reps", 2)  # real ranks 0 and 1 are the representatives
-    # arrival order ("order:") is compared between copies only, as is what the MPI leaves unset or open
-    open_lines = ["order:"] + ([MPI_QUIRKS[target.id, name][0]] if (target.id, name) in MPI_QUIRKS else [])
+    # arrival order ("order:") and timings ("timing:") are compared between copies only, as is what the MPI leaves
+    # unset or open
+    open_lines = ["order:", "timing:"] + ([MPI_QUIRKS[target.id, name][0]] if (target.id, name) in MPI_QUIRKS else [])
     for rank in range(2):
         ordered = [line for line in expected[rank] if not any(o in line for o in open_lines)]
         assert [line for line in reps[rank] if not any(o in line for o in open_lines)] == ordered
@@ -212,13 +213,51 @@ def test_mpirun_of_the_same_mpi(target):
         assert mpi.mpirun.endswith("." + mpi.mpicc.rsplit(".", 1)[1]), mpi.mpirun
 
 
-def test_fortran_calls_are_intercepted_on_mpich(target, tmp_path):
-    """On an MPICH, a Fortran program's calls reach echo's C wrappers: `mpiecho report` shows them."""
-    mpi, programs = target.mpi, target.programs
-    if mpi.flavor != "mpich" or "f_usempi" not in programs:
-        pytest.skip(f"{mpi.name}: " + ("not an MPICH" if mpi.flavor != "mpich" else "no Fortran compiler wrapper"))
+def fortran(target, name: str) -> list[str]:
+    """The command of a Fortran program built with this MPI, or skip: no Fortran compiler wrapper."""
+    if name not in target.programs:
+        pytest.skip(f"{target.mpi.name}: no Fortran compiler wrapper (mpifort) beside {target.mpi.mpicc}")
+    return target.programs[name]
+
+
+@pytest.mark.parametrize("status", [3, 4])
+def test_fortran_exit_status_is_the_programs(target, tmp_path, status):
+    """`stop 3` on every rank, `error stop 4` on rank 1, after MPI_Finalize: under clones and SDC the job ends
+    with the program's own status, naming a process that returned it.  (Once one process returns non-zero,
+    mpirun may end the others, natively too: whether every copy got to the end is left open.)"""
+    cmd = [*fortran(target, "f_stop"), str(status)]
+    mpi = target.mpi
+    native = run_group([mpi.mpirun, "-n", "2", *root_options(mpi), *cmd], 120)
+    assert native.returncode != 0, native.stderr  # its code is mpirun's: MPICH's may report a signal instead
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", "--sdc", "detect", *cmd], tmp_path / "run",
+                env=pinned(mpi))
+    assert r.returncode == status, r.stderr
+    cause = [line for line in r.stderr.splitlines() if line.startswith("echo: job failed: application rank")][0]
+    assert cause.endswith(f"exited after MPI_Finalize (exit status {status})"), cause
+    assert status == 3 or cause.startswith("echo: job failed: application rank 1 copy"), cause
+    assert "SDC divergence" not in r.stderr and "Traceback" not in r.stderr
+
+
+# Each Fortran interface's calls that `mpiecho report` must show: on Open MPI 4.1, f_f08's MPI_Test, MPI_Iprobe
+# come through mpi_test_f08_ (its mpi_f08 calls pmpi_test_ for them), the others through ompi_x_f; on MPICH, all
+# through mpi_x_f08_ and mpi_x_f08ts_
+F_REPORTED = {
+    "f_usempi": ("MPI_Waitany", "MPI_Testsome", "MPI_Allreduce", "MPI_Comm_split", "MPI_Sendrecv", "MPI_Gather"),
+    "f_stencil": ("MPI_Cart_create", "MPI_Cart_shift", "MPI_Type_vector", "MPI_Waitall", "MPI_Sendrecv"),
+    "f_f08": ("MPI_Test", "MPI_Iprobe", "MPI_Testsome", "MPI_Waitany", "MPI_Get_count", "MPI_Alltoall"),
+}
+
+
+@pytest.mark.parametrize("name", list(F_REPORTED))
+def test_fortran_calls_are_intercepted(target, tmp_path, name, request):
+    """A Fortran program's calls reach echo's wrappers (MPICH: its Fortran layer calls the C MPI_* symbols; Open
+    MPI: echo's Fortran entry points): `mpiecho report` shows them."""
+    mpi = target.mpi
+    cmd = fortran(target, name)
+    if (target.id, name) in ECHO_GAPS:
+        request.applymarker(pytest.mark.xfail(reason=ECHO_GAPS[target.id, name], strict=True))
     db = f"sqlite:///{tmp_path}/echo.db"
-    r = echorun(["--db", db, "-n", "2", "--clones", "2", *programs["f_usempi"]], tmp_path / "run", env=pinned(mpi))
+    r = echorun(["--db", db, "-n", "2", "--clones", "2", *cmd], tmp_path / "run", env=pinned(mpi))
     assert r.returncode == 0, r.stderr
     run_id = json.loads((tmp_path / "run" / "run.json").read_text())["run_id"]
     from sqlalchemy import create_engine
@@ -226,5 +265,5 @@ def test_fortran_calls_are_intercepted_on_mpich(target, tmp_path):
     from echo.report import report
 
     text = report(create_engine(db), run_id, top=50)  # what `mpiecho report` prints, every function listed
-    for call in ("MPI_Waitany", "MPI_Testsome", "MPI_Allreduce", "MPI_Comm_split", "MPI_Sendrecv", "MPI_Gather"):
-        assert call in text, f"{call} is not in the report:\n{text}"
+    for call in F_REPORTED[name]:  # a whole name: MPI_Test is not MPI_Testsome
+        assert re.search(rf"\b{call}\b", text), f"{call} is not in the report:\n{text}"

@@ -1,7 +1,8 @@
 /* Rank 1 works for a while before it answers (it sleeps, as a rank that waits
  * on a file system or a device would); rank 0 waits for it in MPI_Recv.  Each
- * process then prints the CPU time it used (getrusage: its own, whatever its
- * clocks say), so the test can see what waiting cost.  argv[1]: seconds. */
+ * process then prints the CPU time it used, read after MPI_Finalize (between
+ * MPI_Init and MPI_Finalize a copy's getrusage is its representative's, as its
+ * clocks are), so the test can see what waiting cost.  argv[1]: seconds. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +22,10 @@ int main(int argc, char **argv) {
     } else if (rank == 0) {
         MPI_Recv(&value, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
+    MPI_Finalize();
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double cpu = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
     printf("r%d: got %d, cpu %.3f\n", rank, value, cpu);
-    MPI_Finalize();
     return 0;
 }
