@@ -1,11 +1,10 @@
-/* Hand-written special cases: MPI_Init/Finalize/Abort and the calls that
- * replace communicators, so the application sees its N ranks.
- *
- * (Creating communicators: echo_comm_new.c.)
+/* Hand-written special cases of every mode: MPI_Init/Finalize/Abort (what a
+ * mode does there: its echo_mode_t).  The clone layer's answers about
+ * communicators (rank, size, groups): clone/echo_comm_answers.c.
  *
  * Naming (read by gen_wrappers.py): echo_always_MPI_X runs in every mode;
  * echo_MPI_X runs only when the job is cloned, else the wrapper passes through. */
-#include "echo_sdr.h"
+#include "echo_internal.h"
 
 #include <stdio.h>
 
@@ -27,10 +26,10 @@ int echo_always_MPI_Init_thread(int *argc, char ***argv, int required, int *prov
 }
 
 int echo_always_MPI_Finalize(void) {
-    if (echo.reinit) echo_reinit_finalize(); /* returns only if the job never had to be repaired */
+    if (echo_mode->finalize_begins) echo_mode->finalize_begins(); /* Reinit: returns only if the job never had to be repaired */
     echo_teardown_before_finalize();
     echo_mark_finalizing();
-    int rc = echo.sdr && echo_sdr_skips_finalize() ? MPI_SUCCESS : PMPI_Finalize();
+    int rc = echo_mode->skips_finalize && echo_mode->skips_finalize() ? MPI_SUCCESS : PMPI_Finalize();
     echo_mark_finalized();
     return rc;
 }
@@ -41,76 +40,4 @@ int echo_always_MPI_Abort(MPI_Comm comm, int errorcode) {
         fprintf(stderr, "echo: application rank %d copy %d called MPI_Abort with error code %d\n", echo.app_rank,
                 echo.copy, errorcode);
     return PMPI_Abort(MPI_COMM_WORLD, errorcode);
-}
-
-int echo_MPI_Comm_rank(MPI_Comm comm, int *rank) {
-    echo_comm_t *c = echo_comm_find(comm);
-    if (!c) return PMPI_Comm_rank(comm, rank); /* MPI_COMM_SELF and the like */
-    *rank = c->rank;
-    return MPI_SUCCESS;
-}
-
-int echo_MPI_Comm_size(MPI_Comm comm, int *size) {
-    echo_comm_t *c = echo_comm_find(comm);
-    if (!c) return PMPI_Comm_size(comm, size);
-    *size = c->size;
-    return MPI_SUCCESS;
-}
-
-int echo_MPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
-    echo_comm_t *c = echo_comm_find(comm);
-    if (!c) return PMPI_Comm_group(comm, group);
-    return echo_comm_group(c, group);
-}
-
-/* intercommunicator answers: a copy's stand-in is an intracommunicator */
-int echo_MPI_Comm_test_inter(MPI_Comm comm, int *flag) {
-    echo_comm_t *c = echo_comm_find(comm);
-    if (!c) return PMPI_Comm_test_inter(comm, flag);
-    *flag = c->inter;
-    return MPI_SUCCESS;
-}
-
-int echo_MPI_Comm_remote_size(MPI_Comm comm, int *size) {
-    echo_comm_t *c = echo_comm_find(comm);
-    if (!c || !c->inter) return PMPI_Comm_remote_size(comm, size); /* MPI reports the misuse */
-    *size = c->remote_size;
-    return MPI_SUCCESS;
-}
-
-int echo_MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
-    echo_comm_t *c = echo_comm_find(comm);
-    if (!c || !c->inter) return PMPI_Comm_remote_group(comm, group);
-    return echo_comm_remote_group(c, group);
-}
-
-int echo_MPI_Comm_free(MPI_Comm *comm) {
-    echo_comm_t *c = echo_comm_find(*comm);
-    if (*comm == MPI_COMM_WORLD || !c) return PMPI_Comm_free(comm); /* MPI reports the misuse */
-    echo_comm_remove(*comm);
-    return PMPI_Comm_free(comm);
-}
-
-int echo_MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
-    int rc = PMPI_Comm_set_errhandler(comm, errhandler);
-    /* MPI_COMM_WORLD's handler must govern the representatives' world too; in
-     * Reinit mode the world must keep returning errors, or a failure could not
-     * be repaired (the application's errors are then returned, not raised) */
-    if (rc == MPI_SUCCESS && comm == MPI_COMM_WORLD && echo.reps_world != MPI_COMM_NULL && !echo.reinit)
-        rc = PMPI_Comm_set_errhandler(echo.reps_world, errhandler);
-    return rc;
-}
-
-int echo_MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
-    echo_comm_t *a = echo_comm_find(comm1), *b = echo_comm_find(comm2);
-    if (!a || !b) return PMPI_Comm_compare(comm1, comm2, result); /* e.g. MPI_COMM_SELF */
-    /* copies take their representative's answer: their stand-ins are not comparable */
-    int rc = echo_is_rep() ? PMPI_Comm_compare(a->real, b->real, result) : MPI_SUCCESS;
-    return echo_forward(result, 1, MPI_INT, rc);
-}
-
-int echo_MPI_Query_thread(int *provided) {
-    int rc = PMPI_Query_thread(provided);
-    if (*provided > MPI_THREAD_FUNNELED) *provided = MPI_THREAD_FUNNELED; /* as MPI_Init_thread said */
-    return rc;
 }

@@ -13,6 +13,7 @@
 #define ECHO_INTERNAL_H
 
 #include "compat/echo_mpi.h"
+#include "echo_mode.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,6 +61,9 @@ void echo_kill_now(const char *when); /* an injected kill: its event, then SIGKI
 const char *echo_plan_value(const char *key);  /* from the plan header, or NULL */
 /* 1 once if a session made echo initialize the world model (echo_session.c): MPI_Init then takes it over */
 int echo_world_owned_by_echo(void);
+
+/* ---- the clone mode (echo_clone_mode.c): Reinit's world is a clone world of one copy each ---- */
+void echo_clone_teardown(void);
 
 /* ---- communicator table (echo_comm.c) ----
  * Every communicator the application can name maps to an entry.  On a
