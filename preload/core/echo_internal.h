@@ -262,8 +262,11 @@ void echo_metric(const char *name, double value, const char *unit);
 void echo_events_close(void);
 
 /* ---- role collectors: hooks around every intercepted call ----
- * A collector (collectors/<name>/) sets these at MPI_Init when the plan gives
- * this copy its role; the generated wrappers call them around the real call. */
+ * A collector (collectors/<name>/) subscribes its hooks at MPI_Init when the plan
+ * gives this copy its role (echo_hooks_subscribe: any number of collectors per
+ * event); the generated wrappers call echo_hooks' entries around the real call.
+ * Each entry is NULL when nobody subscribed to that event, the one subscriber's
+ * function when there is one, else a function that calls them all. */
 typedef struct echo_hooks {
     void (*enter)(void);
     void (*leave)(void);
@@ -273,6 +276,7 @@ typedef struct echo_hooks {
     void (*delivered)(void *buf, int count, MPI_Datatype dt);
 } echo_hooks_t;
 extern echo_hooks_t echo_hooks;
+void echo_hooks_subscribe(const echo_hooks_t *hooks); /* its NULL entries: events it does not follow */
 void echo_collectors_init(void); /* echo_collectors.c: every collector built in */
 
 /* ---- silent data corruption (echo_sdc.c) ---- */
