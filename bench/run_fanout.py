@@ -1,7 +1,7 @@
 """Fan-out: what one representative pays to feed K copies (K = 1 ... 32) of its rank, against the same program
 run natively, in one invocation: a loop of small MPI_Allreduce calls on one rank, timed by the representative
 (bench/fanout.c). With copies on the representative's host the channel is a ring in shared memory that the
-representative writes once for all copies (preload/echo_channel.c), so its cost should not grow with K; the
+representative writes once for all copies (preload/core/echo_channel.c), so its cost should not grow with K; the
 copies themselves still need CPU to read, which on a machine with fewer cores than copies competes with it.
 
     .venv/bin/python bench/run_fanout.py [--repeat 3] [--iters 20000]

@@ -52,8 +52,8 @@ def main() -> None:
         for name in ("collectives", "proxy"):
             subprocess.run([mpi.mpicc, "-O2", "-o", str(work / name), str(HERE / f"{name}.c")], check=True)
             exes[name] = [str(work / name)] + (["150"] if name == "proxy" else [])
-        subprocess.run(["cc", "-O2", f"-I{PRELOAD_DIR}", "-o", str(work / "hashspeed"), str(HERE / "hashspeed.c")],
-                       check=True)
+        subprocess.run(["cc", "-O2", f"-I{PRELOAD_DIR / 'clone'}", "-o", str(work / "hashspeed"),
+                        str(HERE / "hashspeed.c")], check=True)
         speed = dict(line.split() for line in subprocess.run([str(work / "hashspeed")], capture_output=True,
                                                               text=True, check=True).stdout.splitlines())
         rows = {}

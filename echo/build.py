@@ -17,7 +17,10 @@ from pathlib import Path
 from echo import constants
 from echo.resources import COLLECTORS_DIR, PRELOAD_DIR
 
-COMPAT_DIR = PRELOAD_DIR / "compat"  # what differs between MPI families (compat/echo_mpi.h)
+# The library's layers, one folder each (docs/architecture.md); preload/ itself holds the public headers
+# (echo.h, echo_reinit.h: what `mpiecho --cflags` gives) and gen/ the wrapper generators.
+LAYER_DIRS = [PRELOAD_DIR / d for d in ("core", "clone", "sdr", "reinit", "compat")]
+GENERATOR = PRELOAD_DIR / "gen" / "gen_wrappers.py"
 
 
 class BuildError(RuntimeError):
@@ -176,8 +179,7 @@ def built_in_collectors(mpi: MPI) -> str:
 
 def source_hash() -> str:
     h = hashlib.sha256()
-    sources = sorted(PRELOAD_DIR.glob("*")) + sorted(COMPAT_DIR.glob("*"))
-    for path in sources + sorted(COLLECTORS_DIR.glob("*/echo_*.c")):
+    for path in sorted(PRELOAD_DIR.rglob("*")) + sorted(COLLECTORS_DIR.glob("*/echo_*.c")):
         if path.suffix in (".c", ".h", ".py"):
             h.update(f"{path.parent.name}/{path.name}".encode() + b"\0" + path.read_bytes())
     h.update(b"echo_constants.h\0" + constants.c_header().encode())  # the shared numbers are sources too
@@ -207,9 +209,9 @@ def ensure_library(mpi: MPI | None = None) -> Path:
 
 
 def _build(mpi: MPI, out_dir: Path, lib: Path) -> None:
-    sources = sorted(PRELOAD_DIR.glob("*.c")) + sorted(COMPAT_DIR.glob("*.c"))
+    sources = [s for d in LAYER_DIRS for s in sorted(d.glob("*.c"))]
     wrappers = out_dir / "wrappers.c"
-    gen = [sys.executable, str(PRELOAD_DIR / "gen_wrappers.py"), "--mpicc", mpi.mpicc, "--out", str(wrappers)]
+    gen = [sys.executable, str(GENERATOR), "--mpicc", mpi.mpicc, "--out", str(wrappers)]
     r = subprocess.run(gen + [str(s) for s in sources], capture_output=True, text=True)
     if r.returncode != 0:
         raise BuildError(f"generating the MPI wrappers failed:\n{r.stderr.strip()}")
@@ -217,7 +219,7 @@ def _build(mpi: MPI, out_dir: Path, lib: Path) -> None:
     tmp = out_dir / f"libecho.so.{os.getpid()}"
     extra, flags = collector_sources(mpi.mpicc)
     cmd = [mpi.mpicc, "-O2", "-g", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", f"-I{PRELOAD_DIR}",
-           f"-I{out_dir}",  # echo_declared.h, echo_constants.h
+           *[f"-I{d}" for d in LAYER_DIRS], f"-I{out_dir}",  # echo_declared.h, echo_constants.h
            *[f for f in flags if f.startswith("-D")], "-o", str(tmp), *map(str, sources + extra), str(wrappers),
            *[f for f in flags if not f.startswith("-D")], "-ldl", "-lpthread"]
     r = subprocess.run(cmd, capture_output=True, text=True)

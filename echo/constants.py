@@ -8,13 +8,13 @@ and the next run builds a new library (the build hash covers this file).
 from __future__ import annotations
 
 # ---- echorun's exit statuses (docs/sdc.md, docs/replication.md) ----
-EXIT_DIVERGED = 20  # a divergence was found (and, under --sdc stop, the job stopped: preload/echo_sdc.c aborts so)
+EXIT_DIVERGED = 20  # a divergence was found (and, under --sdc stop, the job stopped: preload/clone/echo_sdc.c aborts so)
 EXIT_CORRECTED = 21  # every divergence was corrected by a vote
 EXIT_COPY_FAILED = 22  # the representatives finished but some copy did not: the run is not a success
 EXIT_NOT_UPLOADED = 24  # the job succeeded but its run could not be uploaded (the run stays on this machine)
 
 # ---- limits ----
-RECORD_VERSION = 2  # layout of a record file (preload/echo_records.h); version 1 is read too
+RECORD_VERSION = 2  # layout of a record file (preload/core/echo_records.h); version 1 is read too
 RECORD_MAX_SLOTS = 16  # role-data slots per record (PAPI takes two per counter)
 SDR_MAX_REPLICAS = 8  # SDR tracks acks in a bit mask per message
 

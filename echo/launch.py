@@ -258,7 +258,7 @@ def sdc_verdict(opts: Options, rc: int, lost: list[tuple[int, int]]) -> int:
 
 
 def remove_channels(run_id: str) -> None:
-    """The copies' shared-memory channels on this host (preload/echo_channel.c) that a job whose processes died
+    """The copies' shared-memory channels on this host (preload/core/echo_channel.c) that a job whose processes died
     before all of them started left behind: a finished job has removed its own."""
     for path in Path("/dev/shm").glob(f"echo-{run_id}-r*"):
         path.unlink(missing_ok=True)

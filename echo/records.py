@@ -1,4 +1,4 @@
-"""Reading record files (layout: preload/echo_records.h, docs/records.md).
+"""Reading record files (layout: preload/core/echo_records.h, docs/records.md).
 
 A file is read in bulk into a numpy structured array. A damaged file is
 rejected with a clear message, but every whole record before the damage is

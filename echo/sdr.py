@@ -1,7 +1,7 @@
 """SDR mode (send-deterministic replication): planning and the verdict.
 
 `echorun -n 8 --mode sdr --replicas 2 ./app` runs every rank as 2 replicas;
-the preload library's SDR layer (preload/echo_sdr*.c, docs/sdr.md) keeps the
+the preload library's SDR layer (preload/sdr/echo_sdr*.c, docs/sdr.md) keeps the
 job going as long as one replica of every rank lives. Here: the plan lines,
 the kill injector's spec (`--inject kill:rank=R,replica=K,call=N` or
 `after=T`), and what a job's end means (mpirun reports the killed replicas as
@@ -40,7 +40,7 @@ def check(replicas: int, clones: str | None, others: list[str]) -> None:
 
 
 def exclusion_lines(exclude_slow: int | None, rejoin_after: int, nprocs: int, cores: int) -> list[str]:
-    """The plan line of slow replicas' exclusion (preload/echo_sdr_slow.c), checked.  Unless asked for, it is
+    """The plan line of slow replicas' exclusion (preload/sdr/echo_sdr_slow.c), checked.  Unless asked for, it is
     off when the job has more processes than the machine has cores: replicas sharing a core take turns, and
     their turns look like slow rounds (docs/perf.md)."""
     if exclude_slow is not None and exclude_slow < 0:
@@ -82,7 +82,7 @@ def parse_kills(spec: str, nranks: int, replicas: int) -> list[str]:
 
 
 class Exclusion(NamedTuple):
-    """One line of RUN_DIR/sdr.slow (preload/echo_sdr_slow.c): a replica excluded as slow ("out"), taken back
+    """One line of RUN_DIR/sdr.slow (preload/sdr/echo_sdr_slow.c): a replica excluded as slow ("out"), taken back
     ("in") or stopped at the job's end while excluded ("stopped"), at its `call`th MPI call."""
 
     what: str

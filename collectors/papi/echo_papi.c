@@ -111,7 +111,5 @@ void echo_papi_init(void) {
     clock_gettime(CLOCK_MONOTONIC, &b);
     echo_metric("papi read", ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / 200, "ns");
     PAPI_read(eventset, last);
-    echo_hooks.enter = on_enter;
-    echo_hooks.leave = on_leave;
-    echo_hooks.finish = on_finish;
+    echo_hooks_subscribe(&(echo_hooks_t){.enter = on_enter, .leave = on_leave, .finish = on_finish});
 }

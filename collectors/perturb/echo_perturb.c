@@ -136,8 +136,7 @@ void echo_perturb_init(void) {
     echo_records_add_slot("fnorm");
     echo_records_add_slot("f0");
     echo_records_add_slot("nfloat");
-    echo_hooks.outgoing = observe;
-    echo_hooks.finish = finish;
+    echo_hooks_subscribe(&(echo_hooks_t){.outgoing = observe, .finish = finish});
     uint64_t seed = (uint64_t)b;
     rng = (seed + 1) * 0x9E3779B97F4A7C15ull ^ ((uint64_t)echo.app_rank << 32) ^ (uint64_t)(echo.copy + 1) * 0xBF58476D1CE4E5B9ull;
     if (!rng) rng = 1;
@@ -147,9 +146,9 @@ void echo_perturb_init(void) {
         fesetround(modes[echo.copy % 4]);
     } else if (kind == NOISE) {
         ulps = a;
-        echo_hooks.delivered = add_noise;
+        echo_hooks_subscribe(&(echo_hooks_t){.delivered = add_noise});
     } else if (kind == JITTER) {
         max_us = (long)a;
-        echo_hooks.enter = jitter;
+        echo_hooks_subscribe(&(echo_hooks_t){.enter = jitter});
     }
 }

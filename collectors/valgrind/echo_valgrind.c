@@ -38,7 +38,6 @@ void echo_valgrind_init(void) {
     const char *n = k ? strchr(k + 1, ' ') : NULL;
     epoch_calls = n ? (uint64_t)atoll(n + 1) : 100;
     if (nslices < 1 || epoch_calls < 1) return;
-    echo_hooks.enter = on_enter;
-    echo_hooks.finish = on_finish;
+    echo_hooks_subscribe(&(echo_hooks_t){.enter = on_enter, .finish = on_finish});
     on_enter(); /* the epoch of MPI_Init itself */
 }

@@ -11,5 +11,5 @@
 #define ECHO_HAS_ULFM 1
 #endif
 /* Its Fortran bindings (mpif.h, `use mpi`, `use mpi_f08`) call PMPI_* themselves: echo gives Fortran programs
- * entry points of its own (preload/gen_fortran.py), which convert the Fortran arguments and call the wrappers. */
+ * entry points of its own (preload/gen/gen_fortran.py), which convert the Fortran arguments and call the wrappers. */
 #define ECHO_FORTRAN_ENTRY_POINTS 1

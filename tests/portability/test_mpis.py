@@ -51,7 +51,7 @@ if not os.environ.get("ECHO_PORTABILITY_FULL"):
     C_PROGRAMS = ["p2p", "coll", "comms", "anysource", "nonblocking", "attrs", "topo", "io", "sdc_loop", "cxx_ring"]
 # Fortran, in the three interfaces: `use mpi` (f_usempi, f_timers), mpif.h (f_stencil), `use mpi_f08` (f_f08).
 # MPICH's mpif.h and `use mpi` call the C MPI_* symbols, which echo wraps; Open MPI's Fortran and MPICH's mpi_f08
-# call PMPI_*, so echo gives them Fortran entry points of its own (preload/gen_fortran.py)
+# call PMPI_*, so echo gives them Fortran entry points of its own (preload/gen/gen_fortran.py)
 F_PROGRAMS = ["f_usempi", "f_stencil", "f_f08", "f_timers"]
 PY_PROGRAMS = ["py_p2p", "py_coll"]
 # programs whose copies differ by nature, on every MPI (the primary's tests/preload/test_sdc.py leaves them out

@@ -70,7 +70,7 @@ def test_all_output_prefixed(programs, tmp_path):
 @pytest.mark.parametrize("copies", [2, 3])
 def test_a_copy_sleeps_while_it_waits(programs, tmp_path, copies):
     """Rank 0 waits 2 s for rank 1 in MPI_Recv: its representative polls inside MPI as MPI does, but its copies,
-    on the same host, sleep until their representative forwards (preload/echo_channel.c): a copy that polled
+    on the same host, sleep until their representative forwards (preload/core/echo_channel.c): a copy that polled
     would burn CPU the representatives need for those 2 s."""
     r = echorun(["--no-store", "-n", "2", "--clones", str(copies), *programs["waits"], "2"], tmp_path / "run")
     assert r.returncode == 0, r.stderr

@@ -1,4 +1,4 @@
-"""One-sided communication under copies (preload/echo_win.c, docs/rma.md), end to end with the battery's
+"""One-sided communication under copies (preload/clone/echo_win.c, docs/rma.md), end to end with the battery's
 rma program: a Put to a rank reaches every copy of it while copies issue no RMA operation themselves; only
 changed pages of window memory travel; the SDC check covers data that puts carry."""
 

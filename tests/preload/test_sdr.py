@@ -155,7 +155,7 @@ def test_python_replica_killed_by_time(mpi, programs, tmp_path):
                 assert lines == expected[rank], (rank, k)
 
 
-# ---- slow replicas excluded (preload/echo_sdr_slow.c) ----
+# ---- slow replicas excluded (preload/sdr/echo_sdr_slow.c) ----
 
 def exclusion_events(run_dir, rank: int | None = None, replica: int | None = None) -> list[tuple[str, int, int, int]]:
     """One replica's exclusions (all with no rank given): on shared cores noise may exclude others for a while."""

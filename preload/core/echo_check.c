@@ -76,3 +76,14 @@ int echo_check_sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest,
                                     recvtag, probe(), &r);
     return rc == MPI_SUCCESS ? PMPI_Wait(&r, MPI_STATUS_IGNORE) : rc;
 }
+
+/* a derived datatype kept alive for a later use (a request's completion, a schedule): the application may free
+ * its own meanwhile; named types are kept as they are */
+int echo_type_keep(MPI_Datatype dt, MPI_Datatype *kept) {
+    int ni, na, nd, combiner;
+    *kept = dt;
+    if (dt == MPI_DATATYPE_NULL || echo_check_buffer(NULL, 0, dt) != MPI_SUCCESS ||
+        PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner) != MPI_SUCCESS || combiner == MPI_COMBINER_NAMED)
+        return 0;
+    return PMPI_Type_dup(dt, kept) == MPI_SUCCESS;
+}

@@ -248,7 +248,7 @@ def _exported(p, base: str, names: list[str], fparams: list[str]) -> list[str]: 
 
 
 def render(protos: dict) -> str:
-    out = ["", "/* ---- Fortran entry points (preload/gen_fortran.py) ---- */",
+    out = ["", "/* ---- Fortran entry points (preload/gen/gen_fortran.py) ---- */",
            "#if ECHO_FORTRAN_ENTRY_POINTS || ECHO_FORTRAN_F08_ENTRY_POINTS",
            "#define MPI_STATUS_SIZE_F ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))", SENTINELS]
     done = 0

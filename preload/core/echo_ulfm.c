@@ -4,12 +4,13 @@
  * real communicator its representative would revoke or shrink; echo's own
  * fault-tolerant modes use them underneath): the job stops naming the call.
  * In Reinit mode (one process per rank) they act on the real communicator. */
-#include "echo_sdr.h"
+#include "echo_internal.h"
 
 #if ECHO_HAS_ULFM /* elsewhere the application's MPIX_ calls (MPICH's partial ULFM) go to its MPI as they are */
 
 static MPI_Comm real_of(MPI_Comm comm, const char *fn) {
-    if (echo.active && echo.sdr && !echo_depth && sdr_comm_of(comm)) echo_unsupported(fn); /* SDR handles failures */
+    if (echo.active && echo_mode->owns_comm && !echo_depth && echo_mode->owns_comm(comm))
+        echo_unsupported(fn); /* SDR handles failures itself */
     if (!echo.active || !echo.cloned || echo_depth) return comm;
     echo_comm_t *c = echo_comm_find(comm);
     if (!c) return comm; /* MPI_COMM_SELF and what derives from it: each process's own */

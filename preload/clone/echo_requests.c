@@ -15,8 +15,8 @@
  * copy completes each local request its representative found complete by
  * waiting for its own: the same operation of the same program, which completes
  * on the copy too (a generalized request once the program completes it). */
+#include "echo_internal.h"
 #include "echo_records.h"
-#include "echo_sdr.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -59,15 +59,6 @@ static int none_echo(int n, const MPI_Request *reqs) {
     for (int i = 0; i < n; i++)
         if (is_echo(reqs[i])) return 0;
     return 1;
-}
-
-int echo_type_keep(MPI_Datatype dt, MPI_Datatype *kept) {
-    int ni, na, nd, combiner;
-    *kept = dt;
-    if (dt == MPI_DATATYPE_NULL || echo_check_buffer(NULL, 0, dt) != MPI_SUCCESS ||
-        PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner) != MPI_SUCCESS || combiner == MPI_COMBINER_NAMED)
-        return 0;
-    return PMPI_Type_dup(dt, kept) == MPI_SUCCESS;
 }
 
 static MPI_Request new_req(int kind, int persistent, MPI_Request real, void *buf, int count, MPI_Datatype dt) {
@@ -511,7 +502,8 @@ static int nfortran, fortran_cap;
 
 /* echo's requests (and SDR's) get Fortran handles of their own, above MPI's */
 MPI_Fint echo_MPI_Request_c2f(MPI_Request request) {
-    if (!is_echo(request) && !(echo.sdr && sdr_is_request(request))) return PMPI_Request_c2f(request);
+    if (!is_echo(request) && !(echo_mode->owns_request && echo_mode->owns_request(request)))
+        return PMPI_Request_c2f(request);
     for (int i = 0; i < nfortran; i++)
         if (fortran[i] == request) return FORTRAN_BASE + i;
     if (nfortran == fortran_cap) {

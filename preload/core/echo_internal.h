@@ -13,6 +13,7 @@
 #define ECHO_INTERNAL_H
 
 #include "compat/echo_mpi.h"
+#include "echo_mode.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -63,6 +64,9 @@ void echo_kill_now(const char *when); /* an injected kill: its event, then SIGKI
 const char *echo_plan_value(const char *key);  /* from the plan header, or NULL */
 /* 1 once if a session made echo initialize the world model (echo_session.c): MPI_Init then takes it over */
 int echo_world_owned_by_echo(void);
+
+/* ---- the clone mode (echo_clone_mode.c): Reinit's world is a clone world of one copy each ---- */
+void echo_clone_teardown(void);
 
 /* ---- communicator table (echo_comm.c) ----
  * Every communicator the application can name maps to an entry.  On a
@@ -265,8 +269,11 @@ void echo_metric(const char *name, double value, const char *unit);
 void echo_events_close(void);
 
 /* ---- role collectors: hooks around every intercepted call ----
- * A collector (collectors/<name>/) sets these at MPI_Init when the plan gives
- * this copy its role; the generated wrappers call them around the real call. */
+ * A collector (collectors/<name>/) subscribes its hooks at MPI_Init when the plan
+ * gives this copy its role (echo_hooks_subscribe: any number of collectors per
+ * event); the generated wrappers call echo_hooks' entries around the real call.
+ * Each entry is NULL when nobody subscribed to that event, the one subscriber's
+ * function when there is one, else a function that calls them all. */
 typedef struct echo_hooks {
     void (*enter)(void);
     void (*leave)(void);
@@ -276,6 +283,7 @@ typedef struct echo_hooks {
     void (*delivered)(void *buf, int count, MPI_Datatype dt);
 } echo_hooks_t;
 extern echo_hooks_t echo_hooks;
+void echo_hooks_subscribe(const echo_hooks_t *hooks); /* its NULL entries: events it does not follow */
 void echo_collectors_init(void); /* echo_collectors.c: every collector built in */
 
 /* ---- silent data corruption (echo_sdc.c) ---- */

@@ -1,47 +1,10 @@
-/* Hand-written special cases: MPI_Init/Finalize/Abort and the calls that
- * replace communicators, so the application sees its N ranks.
+/* The calls that answer about communicators under cloning, so the application
+ * sees its N ranks (the communicator table: echo_comm.c; creating
+ * communicators: echo_comm_new.c).
  *
- * (Creating communicators: echo_comm_new.c.)
- *
- * Naming (read by gen_wrappers.py): echo_always_MPI_X runs in every mode;
- * echo_MPI_X runs only when the job is cloned, else the wrapper passes through. */
-#include "echo_sdr.h"
-
-#include <stdio.h>
-
-int echo_always_MPI_Init(int *argc, char ***argv) {
-    if (echo_world_owned_by_echo()) return MPI_SUCCESS; /* a session initialized it (echo_session.c) */
-    int rc = PMPI_Init(argc, argv);
-    echo_setup_after_init();
-    return rc;
-}
-
-int echo_always_MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
-    if (echo_world_owned_by_echo()) return PMPI_Query_thread(provided);
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
-    echo_setup_after_init();
-    /* copies follow their representative call by call, so calls from several
-     * threads at once could be matched in a different order on each copy */
-    if ((echo.cloned || echo.sdr) && *provided > MPI_THREAD_FUNNELED) *provided = MPI_THREAD_FUNNELED;
-    return rc;
-}
-
-int echo_always_MPI_Finalize(void) {
-    if (echo.reinit) echo_reinit_finalize(); /* returns only if the job never had to be repaired */
-    echo_teardown_before_finalize();
-    echo_mark_finalizing();
-    int rc = echo.sdr && echo_sdr_skips_finalize() ? MPI_SUCCESS : PMPI_Finalize();
-    echo_mark_finalized();
-    return rc;
-}
-
-int echo_always_MPI_Abort(MPI_Comm comm, int errorcode) {
-    (void)comm;
-    if (echo.app_rank >= 0)
-        fprintf(stderr, "echo: application rank %d copy %d called MPI_Abort with error code %d\n", echo.app_rank,
-                echo.copy, errorcode);
-    return PMPI_Abort(MPI_COMM_WORLD, errorcode);
-}
+ * Naming (read by gen_wrappers.py): echo_MPI_X runs only when the job is
+ * cloned, else the wrapper passes through. */
+#include "echo_internal.h"
 
 int echo_MPI_Comm_rank(MPI_Comm comm, int *rank) {
     echo_comm_t *c = echo_comm_find(comm);

@@ -163,7 +163,7 @@ static void close_at_exit(void) { echo_records_close(); }
 void echo_records_open(const char *const *functions, int nfunctions) {
     char path[1200];
     snprintf(path, sizeof path, "%s/records/%d.rec", echo.run_dir, echo.real_rank);
-    if (echo_reinit_is_child()) { /* a restarted rank: beside the failed one's records, not over them */
+    if (echo_mode->restarted && echo_mode->restarted()) { /* a restarted rank: beside the failed one's records, not over them */
         snprintf(path, sizeof path, "%s/records/restarts", echo.run_dir);
         mkdir(path, 0755);
         snprintf(path, sizeof path, "%s/records/restarts/%d-%d.rec", echo.run_dir, echo.app_rank, (int)getpid());

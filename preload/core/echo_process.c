@@ -2,7 +2,7 @@
  * output to their files, note how the process ends (for echorun's report of
  * who died), and build the rank model right after MPI_Init. */
 #define _GNU_SOURCE
-#include "echo_sdr.h"
+#include "echo_internal.h"
 #include "echo.h"
 #include "echo_records.h"
 
@@ -241,6 +241,7 @@ static void read_plan(const char *path, int me) {
     echo.sdr = v && strcmp(v, "sdr") == 0;
     /* Reinit virtualizes the world as clones do (one copy each): it can replace it; SDR has its own layer */
     echo.cloned = !echo.sdr && (echo.app_size != real_size || echo.reinit);
+    echo_mode_choose();
     v = echo_plan_value("run_dir");
     snprintf(echo.run_dir, sizeof echo.run_dir, "%s", v ? v : ".");
 }
@@ -275,7 +276,7 @@ __attribute__((constructor)) static void echo_load(void) {
     }
 
     char path[1200];
-    if (echo_reinit_is_child()) { /* its rank is known after MPI_Init; the failed one's status stays */
+    if (echo_mode->restarted && echo_mode->restarted()) { /* its rank is known after MPI_Init; the failed one's status stays */
         echo.app_rank = -2;
         return;
     }
@@ -304,19 +305,13 @@ __attribute__((constructor)) static void echo_load(void) {
 
 void echo_setup_after_init(void) {
     if (echo.app_rank == -1) return; /* no plan: pass-through */
-    if (echo.reinit) {
-        echo_reinit_setup(); /* a restarted process learns its rank here */
-        echo.active = 1;
-        echo_records_open(echo_function_names, echo_nfunctions);
-        return;
-    }
-    if (echo.sdr) {
-        echo_sdr_setup();
-        echo_slow_setup();
-        echo.active = 1;
-        echo_records_open(echo_function_names, echo_nfunctions);
-        return;
-    }
+    echo_mode->setup();
+    echo.active = 1;
+    echo_records_open(echo_function_names, echo_nfunctions);
+}
+
+/* the plain and clone modes: the job's processes are the plan's, each rank's representative known */
+void echo_rank_model_setup(void) {
     int real_rank, real_size;
     PMPI_Comm_rank(MPI_COMM_WORLD, &real_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &real_size);
@@ -328,20 +323,11 @@ void echo_setup_after_init(void) {
         if (plan_copy[r] == 0) echo.rep_real_rank[plan_app[r]] = r;
     const char *worlds = echo_plan_value("worlds");
     echo.independent = echo.cloned && worlds && !strcmp(worlds, "independent");
-    if (echo.cloned) {
-        /* lock-step: the representatives form the world; independent: copy k of every rank forms world k */
-        PMPI_Comm_split(MPI_COMM_WORLD, echo.independent ? echo.copy : echo.copy == 0 ? 0 : MPI_UNDEFINED,
-                        echo.app_rank, &echo.reps_world);
-        PMPI_Comm_split(MPI_COMM_WORLD, echo.app_rank, echo.copy, &echo.clone_comm);
-        echo_comm_add(MPI_COMM_WORLD, echo.reps_world, echo.app_rank, echo.app_size, echo.rep_real_rank);
-        echo_channel_setup();
-        echo_sdc_init();
-        echo_clock_setup();
-    }
+}
+
+void echo_roles_setup(void) {
     echo_slow_setup();
     echo_collectors_init(); /* declares record slots: before the records are opened */
-    echo.active = 1;
-    echo_records_open(echo_function_names, echo_nfunctions);
 }
 
 void echo_teardown_before_finalize(void) {
@@ -351,14 +337,7 @@ void echo_teardown_before_finalize(void) {
     echo_records_close();
     if (echo_hooks.finish) echo_hooks.finish();
     echo_events_close();
-    if (echo.sdr) echo_sdr_finalize();
-    if (echo.cloned) {
-        /* copies wait here for their representative: nothing of the rank is lost
-         * if a copy finished early */
-        if (echo.reps_world != MPI_COMM_NULL) PMPI_Comm_free(&echo.reps_world);
-        echo_channel_teardown();
-        PMPI_Comm_free(&echo.clone_comm);
-    }
+    if (echo_mode->teardown) echo_mode->teardown();
 }
 
 void echo_copy_ends(void) {

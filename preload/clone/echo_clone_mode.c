@@ -1,0 +1,26 @@
+/* The clone mode (echorun --clones/--copies): each application rank runs as copies; representatives form the
+ * world and forward to their copies (docs/replication.md). */
+#include "echo_internal.h"
+
+static void clone_setup(void) {
+    echo_rank_model_setup();
+    /* lock-step: the representatives form the world; independent: copy k of every rank forms world k */
+    PMPI_Comm_split(MPI_COMM_WORLD, echo.independent ? echo.copy : echo.copy == 0 ? 0 : MPI_UNDEFINED,
+                    echo.app_rank, &echo.reps_world);
+    PMPI_Comm_split(MPI_COMM_WORLD, echo.app_rank, echo.copy, &echo.clone_comm);
+    echo_comm_add(MPI_COMM_WORLD, echo.reps_world, echo.app_rank, echo.app_size, echo.rep_real_rank);
+    echo_channel_setup();
+    echo_sdc_init();
+    echo_clock_setup();
+    echo_roles_setup();
+}
+
+void echo_clone_teardown(void) {
+    /* copies wait here for their representative: nothing of the rank is lost
+     * if a copy finished early */
+    if (echo.reps_world != MPI_COMM_NULL) PMPI_Comm_free(&echo.reps_world);
+    echo_channel_teardown();
+    PMPI_Comm_free(&echo.clone_comm);
+}
+
+const echo_mode_t echo_mode_clone = {.name = "clones", .setup = clone_setup, .teardown = echo_clone_teardown};

@@ -1,0 +1,19 @@
+/* The SDR mode (echorun --mode sdr, docs/sdr.md): every copy is a replica that communicates, through the
+ * replicated layer of this folder; it does not use the clone layer. */
+#include "echo_sdr.h"
+
+static void sdr_setup(void) {
+    echo_sdr_setup();
+    echo_slow_setup();
+}
+
+static int owns_comm(MPI_Comm app) { return sdr_comm_of(app) != NULL; }
+
+const echo_mode_t echo_mode_sdr = {
+    .name = "sdr",
+    .setup = sdr_setup,
+    .teardown = echo_sdr_finalize,
+    .skips_finalize = echo_sdr_skips_finalize,
+    .owns_request = sdr_is_request,
+    .owns_comm = owns_comm,
+};
