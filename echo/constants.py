@@ -8,7 +8,7 @@ and the next run builds a new library (the build hash covers this file).
 from __future__ import annotations
 
 # ---- echorun's exit statuses (docs/sdc.md, docs/replication.md) ----
-EXIT_DIVERGED = 20  # a divergence was found (and, under --sdc stop, the job stopped: preload/clone/echo_sdc.c aborts so)
+EXIT_DIVERGED = 20  # a divergence was found (under --sdc stop the job stopped: preload/clone/echo_sdc.c aborts)
 EXIT_CORRECTED = 21  # every divergence was corrected by a vote
 EXIT_COPY_FAILED = 22  # the representatives finished but some copy did not: the run is not a success
 EXIT_NOT_UPLOADED = 24  # the job succeeded but its run could not be uploaded (the run stays on this machine)
