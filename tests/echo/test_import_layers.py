@@ -1,5 +1,5 @@
 """The Python packages import one another without circles: every import, at module level or inside a function,
-is an edge; a strongly connected group of more than one module is a circle (docs/architecture-python.md)."""
+is an edge; a strongly connected group of more than one module is a circle (docs/architecture.md, Python packages)."""
 
 from __future__ import annotations
 
