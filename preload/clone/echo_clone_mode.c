@@ -23,4 +23,16 @@ void echo_clone_teardown(void) {
     PMPI_Comm_free(&echo.clone_comm);
 }
 
-const echo_mode_t echo_mode_clone = {.name = "clones", .setup = clone_setup, .teardown = echo_clone_teardown};
+/* a copy is no member of the real communicator its representative would revoke or shrink: only a communicator
+ * echo does not replicate (MPI_COMM_SELF and what derives from it) is each process's own */
+static MPI_Comm ulfm_comm(MPI_Comm app, const char *fn) {
+    if (echo_comm_find(app)) echo_unsupported(fn);
+    return app;
+}
+
+const echo_mode_t echo_mode_clone = {
+    .name = "clones",
+    .setup = clone_setup,
+    .teardown = echo_clone_teardown,
+    .ulfm_comm = ulfm_comm,
+};

@@ -62,8 +62,6 @@ double echo_epoch_now(void);        /* Unix time, in seconds */
 void echo_kill_at(double epoch);    /* the kill injectors: SIGKILL this process at that time */
 void echo_kill_now(const char *when); /* an injected kill: its event, then SIGKILL */
 const char *echo_plan_value(const char *key);  /* from the plan header, or NULL */
-/* 1 once if a session made echo initialize the world model (echo_session.c): MPI_Init then takes it over */
-int echo_world_owned_by_echo(void);
 
 /* ---- the clone mode (echo_clone_mode.c): Reinit's world is a clone world of one copy each ---- */
 void echo_clone_teardown(void);
