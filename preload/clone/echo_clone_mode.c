@@ -1,6 +1,6 @@
 /* The clone mode (echorun --clones/--copies): each application rank runs as copies; representatives form the
  * world and forward to their copies (docs/replication.md). */
-#include "echo_internal.h"
+#include "echo_clone.h"
 
 static void clone_setup(void) {
     echo_rank_model_setup();

@@ -9,7 +9,7 @@
  *
  * A program that never calls MPI_Init still needs echo's worlds: core/echo_init_comm.c makes them at its first
  * MPI_Session_init, in every mode. */
-#include "echo_internal.h"
+#include "echo_clone.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* The Reinit mode (echorun --mode reinit, docs/reinit.md): one copy of each rank in a world echo owns, as the
  * clone layer makes it, repaired after a failure (echo_reinit.c). */
-#include "echo_internal.h"
+#include "echo_reinit_internal.h"
 
 static void reinit_setup(void) { echo_reinit_setup(); /* a restarted process learns its rank here */ }
 
