@@ -30,8 +30,11 @@ static MPI_Comm ulfm_comm(MPI_Comm app, const char *fn) {
     return app;
 }
 
+extern const struct echo_calls echo_calls_clone; /* generated: preload/gen/gen_wrappers.py's MODES */
+
 const echo_mode_t echo_mode_clone = {
     .name = "clones",
+    .calls = &echo_calls_clone,
     .setup = clone_setup,
     .teardown = echo_clone_teardown,
     .ulfm_comm = ulfm_comm,

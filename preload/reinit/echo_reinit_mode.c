@@ -11,8 +11,11 @@ static MPI_Comm ulfm_comm(MPI_Comm app, const char *fn) {
     return c ? c->real : app;
 }
 
+extern const struct echo_calls echo_calls_reinit; /* generated: preload/gen/gen_wrappers.py's MODES */
+
 const echo_mode_t echo_mode_reinit = {
     .name = "reinit",
+    .calls = &echo_calls_reinit,
     .restarted = echo_reinit_is_child,
     .setup = reinit_setup,
     .teardown = echo_clone_teardown,

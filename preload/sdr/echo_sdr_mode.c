@@ -13,8 +13,11 @@ static MPI_Comm ulfm_comm(MPI_Comm app, const char *fn) {
     return app;
 }
 
+extern const struct echo_calls echo_calls_sdr; /* generated: preload/gen/gen_wrappers.py's MODES */
+
 const echo_mode_t echo_mode_sdr = {
     .name = "sdr",
+    .calls = &echo_calls_sdr,
     .setup = sdr_setup,
     .teardown = echo_sdr_finalize,
     .skips_finalize = echo_sdr_skips_finalize,
