@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from echo import constants
-from echo.resources import COLLECTORS_DIR, PRELOAD_DIR
+from echo.resources import COLLECTORS_DIR, PRELOAD_DIR, cache_root
 
 # The library's layers, one folder each (docs/architecture.md); preload/ itself holds the public headers
 # (echo.h, echo_reinit.h: what `mpiecho --cflags` gives) and gen/ the wrapper generators.
@@ -184,11 +184,6 @@ def source_hash() -> str:
             h.update(f"{path.parent.name}/{path.name}".encode() + b"\0" + path.read_bytes())
     h.update(b"echo_constants.h\0" + constants.c_header().encode())  # the shared numbers are sources too
     return h.hexdigest()[:16]
-
-
-def cache_root() -> Path:
-    base = os.environ.get("ECHO_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "echo")
-    return Path(base)
 
 
 def ensure_library(mpi: MPI | None = None) -> Path:

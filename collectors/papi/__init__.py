@@ -39,7 +39,7 @@ class PapiPlan:
 
 def helper() -> Path:
     """The planning helper, built with the system PAPI on first use."""
-    from echo.build import cache_root
+    from echo.resources import cache_root
 
     src = HERE / "papi_plan.c"
     import hashlib
