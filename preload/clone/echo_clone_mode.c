@@ -25,10 +25,7 @@ void echo_clone_teardown(void) {
 
 /* a copy is no member of the real communicator its representative would revoke or shrink: only a communicator
  * echo does not replicate (MPI_COMM_SELF and what derives from it) is each process's own */
-static MPI_Comm ulfm_comm(MPI_Comm app, const char *fn) {
-    if (echo_comm_find(app)) echo_unsupported(fn);
-    return app;
-}
+static int owns_comm(MPI_Comm app) { return echo_comm_find(app) != NULL; }
 
 extern const struct echo_calls echo_calls_clone; /* generated: preload/gen/gen_wrappers.py's MODES */
 
@@ -37,5 +34,5 @@ const echo_mode_t echo_mode_clone = {
     .calls = &echo_calls_clone,
     .setup = clone_setup,
     .teardown = echo_clone_teardown,
-    .ulfm_comm = ulfm_comm,
+    .owns_comm = owns_comm,
 };

@@ -20,9 +20,11 @@ typedef struct echo_mode {
     void (*finalize_begins)(void);     /* first thing in MPI_Finalize (Reinit: may end the process there) */
     int (*skips_finalize)(void);       /* the real MPI_Finalize would wait forever: do not call it */
     int (*owns_request)(MPI_Request);  /* a request handle of the mode's own (Fortran handles: echo_requests.c) */
-    /* the communicator an application's ULFM call (core/echo_ulfm.c) acts on: `app` itself, the real one behind
-     * it, or none (the mode stops the job naming `fn`); NULL: `app` itself */
-    MPI_Comm (*ulfm_comm)(MPI_Comm app, const char *fn);
+    /* the application's ULFM calls (core/echo_ulfm.c): on a communicator the mode owns they stop the job (SDR
+     * handles failures itself; a copy is no member of what its representative would revoke); real_comm: the real
+     * communicator behind an application's handle they act on instead (Reinit) */
+    int (*owns_comm)(MPI_Comm);
+    MPI_Comm (*real_comm)(MPI_Comm);
 } echo_mode_t;
 
 extern const echo_mode_t *echo_mode;   /* never NULL: the plain mode until the plan says otherwise */

@@ -5,8 +5,7 @@
 static void reinit_setup(void) { echo_reinit_setup(); /* a restarted process learns its rank here */ }
 
 /* one process per rank: the application's ULFM calls act on the real communicator behind its handle */
-static MPI_Comm ulfm_comm(MPI_Comm app, const char *fn) {
-    (void)fn;
+static MPI_Comm real_comm(MPI_Comm app) {
     echo_comm_t *c = echo.cloned ? echo_comm_find(app) : NULL;
     return c ? c->real : app;
 }
@@ -20,5 +19,5 @@ const echo_mode_t echo_mode_reinit = {
     .setup = reinit_setup,
     .teardown = echo_clone_teardown,
     .finalize_begins = echo_reinit_finalize,
-    .ulfm_comm = ulfm_comm,
+    .real_comm = real_comm,
 };

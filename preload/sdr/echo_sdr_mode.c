@@ -7,11 +7,7 @@ static void sdr_setup(void) {
     echo_slow_setup();
 }
 
-/* SDR handles failures on its replicated communicators itself: the application's ULFM calls on them stop the job */
-static MPI_Comm ulfm_comm(MPI_Comm app, const char *fn) {
-    if (sdr_comm_of(app)) echo_unsupported(fn);
-    return app;
-}
+static int owns_comm(MPI_Comm app) { return sdr_comm_of(app) != NULL; }
 
 extern const struct echo_calls echo_calls_sdr; /* generated: preload/gen/gen_wrappers.py's MODES */
 
@@ -22,5 +18,5 @@ const echo_mode_t echo_mode_sdr = {
     .teardown = echo_sdr_finalize,
     .skips_finalize = echo_sdr_skips_finalize,
     .owns_request = sdr_is_request,
-    .ulfm_comm = ulfm_comm,
+    .owns_comm = owns_comm,
 };
