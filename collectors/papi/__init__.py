@@ -15,6 +15,13 @@ SPEC = {
     "name": "papi",
     "description": "hardware and software counters, one set per copy, counted exactly (no multiplexing)",
     "options": {"--papi-sets": "all | presets | EV1,EV2,... (packed into sets) | EV1,EV2;EV3,EV4 (sets as given)"},
+    # its C part (echo/build.py): built in when the probe compiles and links here (the tool stands for the
+    # library when the build's cache asks again); a plan that asks for it from a library without it stops there
+    "c": {"sources": ["echo_papi.c"], "init": "echo_papi_init", "libs": ["-lpapi"], "tool": "papi_avail",
+          "probe": "#include <papi.h>\nint main(void) { return PAPI_is_initialized(); }\n",
+          "planned_by": "papi_sets",
+          "missing": "this echo library was built without PAPI (install libpapi-dev, then run again: the library is "
+                     "rebuilt)"},
 }
 HERE = Path(__file__).resolve().parent
 ANCHORS = ("PAPI_TOT_CYC", "PAPI_TOT_INS", "perf::TASK-CLOCK", "perf::CPU-CLOCK")
@@ -39,7 +46,7 @@ class PapiPlan:
 
 def helper() -> Path:
     """The planning helper, built with the system PAPI on first use."""
-    from echo.build import cache_root
+    from echo.resources import cache_root
 
     src = HERE / "papi_plan.c"
     import hashlib
