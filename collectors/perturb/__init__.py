@@ -44,7 +44,7 @@ SPEC = {
     # the functions below that echo/plan.py and the store call (collectors/roles.py says what each does)
     "flag": "--perturb", "listed": 2, "precedence": 2,
     "assign": "assign", "lines": "plan_lines", "given": "given", "junit": "given", "tagged_output": "given",
-    "ingest": "ingest_rows",
+    "ingest": "ingest_rows", "run_values": "run_values",
     # its C part (echo/build.py): needs nothing but libm, so every library has it
     "c": {"sources": ["echo_perturb.c"], "init": "echo_perturb_init", "libs": ["-lm"]},
 }
@@ -338,3 +338,11 @@ def ingest_rows(run_dir: Path, procs: list[tuple[int, int, int, str]], meta: dic
     from echo.runfiles import plan_value
 
     return sensitivity_rows(run_dir) if plan_value(run_dir, "perturb") else ([], [])
+
+
+def run_values(run_dir: Path) -> dict[str, str | None]:
+    """The run's perturbation column: what varied the copies and how their worlds ran, None if nothing did."""
+    from echo.runfiles import plan_value
+
+    how = plan_value(run_dir, "perturb")
+    return {"perturbation": label(how, plan_value(run_dir, "worlds") or "lockstep") if how else None}
