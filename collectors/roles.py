@@ -9,11 +9,16 @@ name here. Everything generic about a role comes from its SPEC through this modu
 - "assign", "lines": the functions echo/plan.py calls to name the copies the role takes and to write its plan
   lines; "given": the option that asked for it (None: not asked), named when a mode refuses roles; "junit": whether
   it gives JUnit verdicts; "tagged_output": whether it reads mpirun's tagged output;
-- "process_metrics", "ingest": its rows in the store (echo/store/ingest.py); "report": its section of
-  `mpiecho report` (echo/report.py).
+- "meta": what it keeps in run.json, "after_job": what echorun says of the run when it ends (echo/launch.py);
+- "process_metrics" (per record file), "ingest" (per run), "run_values" (its columns of the run): its rows in the
+  store (echo/store/ingest.py); "report": its section of `mpiecho report` (echo/report.py).
 
-"listed" orders the roles as users read them (plan lines, options named in messages); "precedence" says which
-role names a copy that several roles take (lowest first)."""
+Each hook is named by a string, the name of a function of the role's module, so that the SPEC opens the module as
+a declaration (Caliper's services declare theirs the same way).
+
+"listed" orders the roles as users read them (options, plan lines, store rows, options named in messages);
+"precedence" says which role names a copy that several roles take (lowest first); the report's sections and the C
+hooks follow the registry's order."""
 
 from __future__ import annotations
 
@@ -65,14 +70,18 @@ def _dest(option: dict[str, Any]) -> str:
     return option.get("dest") or next(f for f in option["flags"] if f.startswith("--"))[2:].replace("-", "_")
 
 
+def _default(option: dict[str, Any]) -> Any:
+    """An option's value when it is not given (argparse's own rule: False for a flag, else None)."""
+    return option.get("default", False if option.get("action") == "store_true" else None)
+
+
 def fields() -> list[tuple[str, Any, Any]]:
     """(name, type, default) of every field the roles add to Options."""
     out = []
     for s in listed():
         declared = s.get("fields")
         if declared is None:
-            declared = {_dest(o): (o.get("default", False if o.get("action") == "store_true" else None),
-                                   o.get("field_type", Any)) for o in s.get("options", [])}
+            declared = {_dest(o): (_default(o), Any) for o in s.get("options", [])}
         out += [(name, kind, default) for name, (default, kind) in declared.items()]
     return out
 
@@ -83,7 +92,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
     for s in sorted(listed(), key=lambda s: not s.get("group")):
         target = p.add_argument_group(s["group"]) if s.get("group") else p
         for o in s.get("options", []):
-            settings = {k: v for k, v in o.items() if k not in ("flags", "field_type")}
+            settings = {k: v for k, v in o.items() if k != "flags"}
             target.add_argument(*o["flags"], **settings)
 
 
@@ -95,7 +104,7 @@ def option_values(args: argparse.Namespace, nranks: int) -> dict[str, Any]:
             continue
         for o in s.get("options", []):
             dest = _dest(o)
-            out[dest] = getattr(args, dest, o.get("default", False if o.get("action") == "store_true" else None))
+            out[dest] = getattr(args, dest, _default(o))
     for from_args in hooks("from_args"):
         out.update(from_args(args, nranks))
     return out

@@ -27,7 +27,7 @@ SPEC = {
                "papi_unavailable": ((), Any)},  # (event, PAPI's reason) the planner had to leave out
     # the functions below that echo/cli.py, echo/plan.py, the store and the report call (collectors/roles.py)
     "from_args": "options_from_args", "flag": "--papi-sets", "listed": 0, "precedence": 1,
-    "assign": "assign", "lines": "plan_lines", "given": "given",
+    "assign": "assign", "lines": "plan_lines", "given": "given", "meta": "meta",
     "process_metrics": "process_metrics", "ingest": "ingest_rows", "report": "report_section",
     # its C part (echo/build.py): built in when the probe compiles and links here (the tool stands for the
     # library when the build's cache asks again); a plan that asks for it from a library without it stops there
@@ -209,6 +209,11 @@ def options_from_args(args: Any, nranks: int) -> dict[str, Any]:
 
 def given(opts: Any) -> bool:
     return bool(opts.papi_sets)
+
+
+def meta(opts: Any) -> dict[str, Any]:
+    """What run.json keeps for the store (echo/launch.py): the events the planner left out, and why."""
+    return {"papi_unavailable": [list(x) for x in opts.papi_unavailable]}
 
 
 def assign(opts: Any, copies: list[int]) -> dict[tuple[int, int], str]:

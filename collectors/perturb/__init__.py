@@ -44,7 +44,7 @@ SPEC = {
     # the functions below that echo/plan.py and the store call (collectors/roles.py says what each does)
     "flag": "--perturb", "listed": 2, "precedence": 2,
     "assign": "assign", "lines": "plan_lines", "given": "given", "junit": "given", "tagged_output": "given",
-    "ingest": "ingest_rows", "run_values": "run_values",
+    "ingest": "ingest_rows", "run_values": "run_values", "after_job": "after_job",
     # its C part (echo/build.py): needs nothing but libm, so every library has it
     "c": {"sources": ["echo_perturb.c"], "init": "echo_perturb_init", "libs": ["-lm"]},
 }
@@ -346,3 +346,12 @@ def run_values(run_dir: Path) -> dict[str, str | None]:
 
     how = plan_value(run_dir, "perturb")
     return {"perturbation": label(how, plan_value(run_dir, "worlds") or "lockstep") if how else None}
+
+
+def after_job(opts: Any, run_dir: Path) -> list[str]:
+    """What echorun says of a perturbed run when it ends (echo/launch.py): the digits the copies agree on."""
+    if not opts.perturb:
+        return []
+    from echo.runfiles import plan_value
+
+    return describe(analyse(run_dir), plan_value(run_dir, "worlds") or "lockstep").splitlines()
