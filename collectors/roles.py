@@ -1,8 +1,29 @@
 """The one registry of roles: a role is its folder in collectors/ (its SPEC, its C part, its Python part) and its
-name here. What the build and the C side know of a role comes from its SPEC (echo/build.py)."""
+name here. Everything generic about a role comes from its SPEC through this module:
+
+- "c": its C part (echo/build.py builds and starts it);
+- "group", "options": its echorun options (echo/cli.py adds them: flags and argparse's settings);
+- "fields": what it adds to echo/plan.py's Options, as (default, type) by name (default: one field per option,
+  named by its dest); "from_args": the function that turns the parsed options into those fields, when it does
+  more than copy them (PAPI plans its sets with the library);
+- "assign", "lines": the functions echo/plan.py calls to name the copies the role takes and to write its plan
+  lines; "given": the option that asked for it (None: not asked), named when a mode refuses roles; "junit": whether
+  it gives JUnit verdicts; "tagged_output": whether it reads mpirun's tagged output;
+- "meta": what it keeps in run.json, "after_job": what echorun says of the run when it ends (echo/launch.py);
+- "process_metrics" (per record file), "ingest" (per run), "run_values" (its columns of the run): its rows in the
+  store (echo/store/ingest.py); "report": its section of `mpiecho report` (echo/report.py).
+
+Each hook is named by a string, the name of a function of the role's module, so that the SPEC opens the module as
+a declaration (Caliper's services declare theirs the same way).
+
+"listed" orders the roles as users read them (options, plan lines, store rows, options named in messages);
+"precedence" says which role names a copy that several roles take (lowest first); the report's sections and the C
+hooks follow the registry's order."""
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
 from typing import Any
 
 from collectors import papi, perturb, valgrind
@@ -14,3 +35,76 @@ ROLES = (perturb, valgrind, papi)
 def specs() -> list[dict[str, Any]]:
     """Every role's SPEC, in registry order."""
     return [role.SPEC for role in ROLES]
+
+
+def _ordered(order: str) -> list[Any]:
+    """The roles' modules in the order asked: "registry", "listed" (as users read them: plan lines, options named
+    in messages) or "precedence" (which role names a copy several roles take)."""
+    if order == "registry":
+        return list(ROLES)
+    return sorted(ROLES, key=lambda role: role.SPEC[order])
+
+
+def listed() -> list[dict[str, Any]]:
+    """Every role's SPEC in the order users read them (plan lines, options named in messages)."""
+    return [role.SPEC for role in _ordered("listed")]
+
+
+def hooks(name: str, order: str = "listed") -> list[Callable[..., Any]]:
+    """The roles' functions of one kind: a SPEC key whose value names a function of the role's module; the roles
+    without one are left out."""
+    return [getattr(role, role.SPEC[name]) for role in _ordered(order) if role.SPEC.get(name)]
+
+
+def flags_given(opts: Any) -> list[str]:
+    """The options (each role's "flag") that asked for roles in a run's Options, as users read them."""
+    return [role.SPEC["flag"] for role in _ordered("listed") if getattr(role, role.SPEC["given"])(opts)]
+
+
+def flags() -> list[str]:
+    """Every role's option ("flag"), as users read them."""
+    return [role.SPEC["flag"] for role in _ordered("listed")]
+
+
+def _dest(option: dict[str, Any]) -> str:
+    return option.get("dest") or next(f for f in option["flags"] if f.startswith("--"))[2:].replace("-", "_")
+
+
+def _default(option: dict[str, Any]) -> Any:
+    """An option's value when it is not given (argparse's own rule: False for a flag, else None)."""
+    return option.get("default", False if option.get("action") == "store_true" else None)
+
+
+def fields() -> list[tuple[str, Any, Any]]:
+    """(name, type, default) of every field the roles add to Options."""
+    out = []
+    for s in listed():
+        declared = s.get("fields")
+        if declared is None:
+            declared = {_dest(o): (_default(o), Any) for o in s.get("options", [])}
+        out += [(name, kind, default) for name, (default, kind) in declared.items()]
+    return out
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    """Every role's options on a parser, each role's in its own group when it names one; the roles that name none
+    come last, so that their options stand with the general ones added after them."""
+    for s in sorted(listed(), key=lambda s: not s.get("group")):
+        target = p.add_argument_group(s["group"]) if s.get("group") else p
+        for o in s.get("options", []):
+            settings = {k: v for k, v in o.items() if k != "flags"}
+            target.add_argument(*o["flags"], **settings)
+
+
+def option_values(args: argparse.Namespace, nranks: int) -> dict[str, Any]:
+    """The roles' fields of Options from the parsed options (an option a caller's namespace lacks: its default)."""
+    out: dict[str, Any] = {}
+    for s in listed():
+        if s.get("from_args"):
+            continue
+        for o in s.get("options", []):
+            dest = _dest(o)
+            out[dest] = getattr(args, dest, _default(o))
+    for from_args in hooks("from_args"):
+        out.update(from_args(args, nranks))
+    return out

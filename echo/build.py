@@ -193,7 +193,8 @@ def source_hash() -> str:
         if path.suffix in (".c", ".h", ".py"):
             h.update(f"{path.parent.name}/{path.name}".encode() + b"\0" + path.read_bytes())
     h.update(b"echo_constants.h\0" + constants.c_header().encode())  # the shared numbers are sources too
-    h.update(b"roles\0" + json.dumps(roles.specs(), sort_keys=True).encode())  # so are the roles' C parts
+    # so are the roles' C parts (their SPEC's "c"; the rest of a SPEC is Python's, and holds types and functions)
+    h.update(b"roles\0" + json.dumps([[s["name"], s.get("c")] for s in roles.specs()], sort_keys=True).encode())
     return h.hexdigest()[:16]
 
 

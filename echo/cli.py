@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from collectors import roles
 from echo import __version__, runfiles
 from echo.build import BuildError, ensure_library
 from echo.copymap import CopyMapError
@@ -87,26 +88,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    "[,from=N][,to=M] (F times slower compute phases), with the mode's own kinds after ';'")
     g.add_argument("--junit", metavar="FILE", help="write the verdicts as JUnit XML (for nightly CI): SDC's, "
                    "memcheck's (--valgrind memcheck: a case per copy) and sensitivity's (--perturb: a case per rank)")
-    v = p.add_argument_group("Valgrind on copies (copy 0 stays native unless named)")
-    v.add_argument("--valgrind", metavar="SPEC", help="TOOL (on copy 1) or COPY:TOOL,..., e.g. 1:memcheck,2:cachegrind")
-    v.add_argument("--valgrind-ranks", "--ranks", dest="valgrind_ranks", metavar="R,R",
-                   help="only these application ranks get the tools")
-    v.add_argument("--valgrind-slice", metavar="callgrind:K", help="copies 1..K each instrument every Kth epoch")
-    v.add_argument("--slice-calls", type=int, default=100, metavar="N", help="MPI calls per epoch (default 100)")
-    v.add_argument("--no-mpi-suppressions", action="store_true",
-                   help="report the MPI runtime's own memcheck errors too (by default echo's suppressions for the "
-                        "MPI runtime and the MPI's own openmpi-valgrind.supp, where installed, hide them)")
-    q = p.add_argument_group("perturbation and sensitivity (how much the answer depends on rounding, noise, timing)")
-    q.add_argument("--perturb", metavar="SPEC", help="rounding | noise:ulp=1,seed=7 | jitter:max=50us[,seed=S]")
-    q.add_argument("--worlds", choices=("lockstep", "independent"),
-                   help="lockstep (default): copies take what copy 0 received; independent: copy k of every rank "
-                        "forms world k and communicates for real (jitter always)")
-    q.add_argument("--perturb-rep", action="store_true", help="perturb copy 0 as well")
-    q.add_argument("--min-digits", type=float, default=3.0, metavar="D",
-                   help="with --junit: a rank whose results keep fewer than D significant digits fails (default 3)")
-    p.add_argument("--papi-sets", metavar="SPEC",
-                   help="a PAPI counter set per copy: all, presets, EV1,EV2,... (packed into sets) or "
-                        "EV1,EV2;EV3,EV4 (sets as given); mpiecho events shows what can be counted")
+    roles.add_options(p)  # every role's options, from its SPEC (collectors/roles.py)
     p.add_argument("--mode", choices=("clones", "reinit", "sdr"), default="clones",
                    help="reinit: on a process failure, restart the failed ranks and return every rank to its "
                         "MPI_Reinit / echo.reinit restart point (Open MPI's ULFM); --inject kill:rank=R,after=T "
@@ -156,17 +138,7 @@ def run_command(args: argparse.Namespace) -> int:
         args.nranks, how = default_ranks(args.clones, getattr(args, "mode", "clones"), getattr(args, "replicas", 2))
         print(f"echo: {how}", file=sys.stderr)
     run_id = new_run_id(args.program[0])
-    papi_sets: tuple[tuple[str, ...], ...] = ()
-    papi_unavailable: list[tuple[str, str]] = []
-    if getattr(args, "papi_sets", None):
-        import collectors.papi as papi
-        from echo.copymap import parse_copies
-
-        p = papi.plan(args.papi_sets)
-        papi.check_copies(p, parse_copies(args.clones, args.nranks))
-        print("echo: " + p.describe().replace("\n", "\necho: "), file=sys.stderr)
-        papi_sets = tuple(tuple(s) for s in p.sets)
-        papi_unavailable = p.unavailable
+    role_options = roles.option_values(args, args.nranks)  # PAPI plans its sets here, and says them
     opts = Options(
         program=tuple(args.program),
         nranks=args.nranks,
@@ -183,17 +155,6 @@ def run_command(args: argparse.Namespace) -> int:
         sdc_only=getattr(args, "sdc_only", "all"),
         inject=getattr(args, "inject", None),
         junit=str(Path(args.junit).absolute()) if getattr(args, "junit", None) else None,
-        min_digits=getattr(args, "min_digits", 3.0),
-        papi_sets=papi_sets,
-        papi_unavailable=tuple(papi_unavailable),
-        valgrind=getattr(args, "valgrind", None),
-        valgrind_ranks=getattr(args, "valgrind_ranks", None),
-        valgrind_slice=getattr(args, "valgrind_slice", None),
-        slice_calls=getattr(args, "slice_calls", 100),
-        no_mpi_suppressions=getattr(args, "no_mpi_suppressions", False),
-        perturb=getattr(args, "perturb", None),
-        worlds=getattr(args, "worlds", None),
-        perturb_rep=getattr(args, "perturb_rep", False),
         records_max_mb=getattr(args, "records_max_mb", 1024),
         perf_tests=getattr(args, "perf_tests", 0),
         mode=getattr(args, "mode", "clones"),
@@ -207,6 +168,7 @@ def run_command(args: argparse.Namespace) -> int:
         launcher=getattr(args, "launcher", "mpirun"),
         copies_policy=getattr(args, "copies_policy", None),
         host_slots=tuple(read_hosts(args.hosts, args.hostfile)),
+        **role_options,
     )
     return run(opts)
 

@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+from collectors import roles
 from collectors import valgrind as vg
 from echo import runfiles
 from echo.build import detect_mpi, ensure_library
@@ -22,7 +23,7 @@ from echo.constants import EXIT_COPY_FAILED, EXIT_NOT_UPLOADED
 from echo.constants import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
 from echo.hostload import LoadSampler
 from echo.jobstop import JobStopper
-from echo.plan import Machine, Options, Plan, make_plan
+from echo.plan import Machine, Options, Plan, make_plan, tagged_output
 from echo.procstatus import read_status, wait_final
 from echo.uploads import not_uploaded, upload_run
 
@@ -88,16 +89,17 @@ def run(opts: Options) -> int:
     say(f"run {opts.run_id} in {opts.run_dir}")
     env = dict(os.environ, **plan.env)
     meta = {"run_id": opts.run_id, "program": opts.program[0], "argv": list(opts.program), "mode": opts.mode,
-            "nranks": opts.nranks, "copies": plan.copies, "started_at": time.time(), "host": platform.node(),
-            "papi_unavailable": [list(x) for x in opts.papi_unavailable]}
+            "nranks": opts.nranks, "copies": plan.copies, "started_at": time.time(), "host": platform.node()}
+    for values in roles.hooks("meta"):  # what a role keeps in run.json for the store (PAPI's left-out events)
+        meta.update(values(opts))
     runfiles.write_meta(Path(opts.run_dir), meta)
     start = time.monotonic()
     stopper = JobStopper(Path(opts.run_dir))
     load = LoadSampler(Path(opts.run_dir))  # phase times judge cores only where the host was not busy (perf.py)
     for attempt in range(1, LAUNCH_TRIES + 1):
-        if opts.output == "all" or opts.perturb:
+        if opts.output == "all" or tagged_output(opts):
             rc, launcher_failed = _run_relabelled(plan, env, stopper,
-                                                  Path(opts.run_dir) if opts.perturb else None,
+                                                  Path(opts.run_dir) if tagged_output(opts) else None,
                                                   opts.output == "all")
         else:
             rc, launcher_failed = _run_plain(plan.argv, env, stopper)
@@ -152,11 +154,8 @@ def run(opts: Options) -> int:
     if opts.sdc:
         rc = sdc_verdict(opts, rc, lost)
     say_injections(Path(opts.run_dir))
-    if opts.perturb:
-        from collectors import perturb
-
-        worlds = runfiles.plan_value(Path(opts.run_dir), "worlds") or "lockstep"
-        for line in perturb.describe(perturb.analyse(Path(opts.run_dir)), worlds).splitlines():
+    for verdict in roles.hooks("after_job"):  # what a role says of the run (the perturbation's digits)
+        for line in verdict(opts, Path(opts.run_dir)):
             say(line)
     if opts.junit:  # memcheck's and sensitivity's verdicts beside SDC's
         from echo import junit

@@ -11,11 +11,10 @@ ranks; then come copy 1 of every rank that has one, then copy 2, and so on.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, make_dataclass, replace
 from pathlib import Path
 
-from collectors import perturb as pt
-from collectors import valgrind as vg
+from collectors import roles
 from echo import perf, placement, runfiles, sdr
 from echo.copymap import parse_copies
 from echo.reinit import ReinitError, parse_kills
@@ -34,7 +33,9 @@ class Proc:
 
 
 @dataclass(frozen=True)
-class Options:
+class BaseOptions:
+    """What a run is asked for besides its roles' options (those come from each role's SPEC: Options below)."""
+
     program: tuple[str, ...]
     nranks: int
     clones: str | None = None
@@ -50,17 +51,6 @@ class Options:
     sdc_only: str = "all"  # or "collectives"
     inject: str | None = None  # bitflip:... or memflip:...
     junit: str | None = None  # where to write the verdicts (SDC, memcheck, sensitivity) as JUnit XML
-    min_digits: float = 3.0  # sensitivity's JUnit case fails below this many significant digits
-    papi_sets: tuple[tuple[str, ...], ...] = ()  # counter set of copy 0, 1, ... (planned with PAPI)
-    papi_unavailable: tuple[tuple[str, str], ...] = ()  # (event, PAPI's reason) the planner had to leave out
-    valgrind: str | None = None  # TOOL or COPY:TOOL,...
-    valgrind_ranks: str | None = None  # only these application ranks
-    valgrind_slice: str | None = None  # callgrind:K
-    slice_calls: int = 100  # MPI calls per slice epoch
-    no_mpi_suppressions: bool = False  # report the MPI runtime's memcheck errors too
-    perturb: str | None = None  # rounding | noise:ulp=1,seed=7 | jitter:max=50us
-    worlds: str | None = None  # lockstep (default) | independent
-    perturb_rep: bool = False  # perturb copy 0 too
     records_max_mb: int = 1024  # bound on each process's record file (0: none)
     perf_tests: int = 0  # DGRP's explicit tests: before every Nth MPI call (0: none)
     mode: str = "clones"  # or "reinit" (echo/reinit.py) or "sdr" (echo/sdr.py)
@@ -74,6 +64,13 @@ class Options:
     launcher: str = "mpirun"  # or "srun" (echo/slurm.py)
     copies_policy: str | None = None  # --copies same-host|other-host (echo/placement.py); None: by role
     host_slots: tuple[tuple[str, int], ...] = ()  # the hosts of --host/--hostfile and their slots
+
+
+# Options: the base and one field per role option (papi_sets, valgrind, perturb, ...), declared by each role's SPEC
+# (collectors/roles.py), so that a new role's options reach the plan without an edit here
+Options = make_dataclass("Options", [(name, kind, field(default=default)) for name, kind, default in roles.fields()],
+                         bases=(BaseOptions,), frozen=True)
+Options.__doc__ = "A run's options: BaseOptions and every role's fields (collectors/roles.py)."
 
 
 @dataclass(frozen=True)
@@ -130,33 +127,19 @@ class Plan:
         )
 
 
-def valgrind_roles(opts: Options, copies: list[int]) -> dict[tuple[int, int], str]:
-    """(rank, copy) -> tool role ("memcheck", "callgrind-slice-0", ...)."""
-    roles: dict[tuple[int, int], str] = {}
-    if opts.valgrind:
-        roles.update(vg.parse_tools(opts.valgrind, copies, opts.valgrind_ranks))
-    if opts.valgrind_slice:
-        if opts.slice_calls < 1:
-            raise vg.ValgrindError(f"--slice-calls {opts.slice_calls}: an epoch is at least 1 MPI call")
-        tool, _k, slices = vg.parse_slice(opts.valgrind_slice, copies, opts.valgrind_ranks)
-        clash = sorted(set(slices) & set(roles))
-        if clash:
-            raise vg.ValgrindError(f"rank {clash[0][0]} copy {clash[0][1]} is given both --valgrind and a slice")
-        roles.update({key: f"{tool}-slice-{s}" for key, s in slices.items()})
-    return roles
+def assigned(opts: Options, copies: list[int]) -> dict[tuple[int, int], str]:
+    """(rank, copy) -> the role that names it, from every role's assign function; where several roles take a
+    copy, the role first in precedence (collectors/roles.py) names it."""
+    out: dict[tuple[int, int], str] = {}
+    for assign in reversed(roles.hooks("assign", "precedence")):
+        out.update(assign(opts, copies))
+    return out
 
 
 def role(app: int, copy: int, opts: Options, tools: dict[tuple[int, int], str]) -> str:
     """One word naming what this copy does besides running the program."""
     if (app, copy) in tools:
         return tools[app, copy]
-    if copy < len(opts.papi_sets):
-        return f"papi-set-{copy}"
-    if opts.perturb and (copy > 0 or opts.perturb_rep):
-        kind = opts.perturb.split(":")[0]
-        if kind == "rounding":
-            return "rounding-" + ("nearest", "upward", "downward", "toward-zero")[copy % 4]
-        return f"{kind}-{copy}"
     if opts.mode == "sdr":
         return "replica"
     return "representative" if copy == 0 else "copy"
@@ -172,30 +155,11 @@ def layout(copies: list[int], opts: Options, tools: dict[tuple[int, int], str] |
     return procs
 
 
-def valgrind_lines(opts: Options, procs: list[Proc], machine: Machine, tools: dict[tuple[int, int], str]) -> list[str]:
-    if not tools:
-        return []
-    if not machine.valgrind:
-        raise vg.ValgrindError("valgrind is not installed (apt-get install valgrind)")
-    lines = []
-    if opts.valgrind_slice:
-        tool, k, _ = vg.parse_slice(opts.valgrind_slice, [p.ncopies for p in procs if p.copy == 0],
-                                    opts.valgrind_ranks)
-        lines.append(f"valgrind_slice {tool} {k} {opts.slice_calls}")
-    for p in procs:
-        if (p.app, p.copy) in tools:
-            tool = tools[p.app, p.copy].split("-slice-")[0]
-            cmd = vg.tool_command(machine.valgrind, tool, opts.run_dir, p.app, p.copy, "-slice-" in p.role,
-                                  () if opts.no_mpi_suppressions else machine.valgrind_suppressions)
-            lines.append(vg.plan_line(p.real, cmd))
-    return lines
-
-
 def sdc_lines(opts: Options, copies: list[int]) -> list[str]:
     if opts.sdc is None:
         if opts.inject:
             raise SdcError("--inject bitflip/memflip goes with --sdc detect|stop|vote")
-        if opts.junit and not (opts.perturb or "memcheck" in (opts.valgrind or "")):
+        if opts.junit and not any(junit(opts) for junit in roles.hooks("junit")):
             raise SdcError("--junit reports SDC (--sdc detect|stop|vote), memcheck errors (--valgrind memcheck) or "
                            "significant digits (--perturb): give one of them")
         return []
@@ -210,33 +174,11 @@ def sdc_lines(opts: Options, copies: list[int]) -> list[str]:
     return lines
 
 
-def papi_lines(opts: Options, copies: list[int]) -> list[str]:
-    if not opts.papi_sets:
-        return []
-    if len(opts.papi_sets) > min(copies):
-        raise ValueError(f"{len(opts.papi_sets)} counter sets need {len(opts.papi_sets)} copies of every rank; "
-                         f"--clones gives {min(copies)}")
-    return ["papi_sets " + str(len(opts.papi_sets))] + [
-        f"papi_set_{k} {','.join(events)}" for k, events in enumerate(opts.papi_sets)]
-
-
-def perturb_lines(opts: Options, copies: list[int]) -> list[str]:
-    if not opts.perturb:
-        if opts.worlds == "independent":
-            raise pt.PerturbError("--worlds independent goes with --perturb (copies would just repeat the run)")
-        return []
-    lines, worlds = pt.parse(opts.perturb, opts.worlds, copies)
-    if worlds == "independent" and opts.sdc:
-        raise pt.PerturbError("--sdc compares copies that take the same input; independent worlds differ by design")
-    return lines + [f"perturb_rep {int(opts.perturb_rep)}"]
-
-
 def sdr_copies(opts: Options) -> list[int]:
     """SDR: every rank's replicas, checked against the options it cannot combine with."""
-    others = [name for name, given in (("--sdc", opts.sdc), ("--papi-sets", opts.papi_sets),
-                                       ("--valgrind", opts.valgrind or opts.valgrind_slice),
-                                       ("--perturb", opts.perturb), ("--checkpoint", opts.checkpoint != "memory"),
-                                       ("--reinit-hosts", opts.reinit_hosts)) if given]
+    others = ((["--sdc"] if opts.sdc else []) + roles.flags_given(opts)
+              + [name for name, given in (("--checkpoint", opts.checkpoint != "memory"),
+                                          ("--reinit-hosts", opts.reinit_hosts)) if given])
     sdr.check(opts.replicas, opts.clones, others)
     return [opts.replicas] * opts.nranks
 
@@ -268,9 +210,10 @@ def reinit_lines(opts: Options, copies: list[int]) -> list[str]:
         return []
     if opts.mode != "reinit":
         raise ReinitError(f"--mode {opts.mode}: expected clones, reinit or sdr")
-    if max(copies) > 1 or opts.sdc or opts.papi_sets or opts.valgrind or opts.valgrind_slice or opts.perturb:
-        raise ReinitError("--mode reinit runs one process per rank: it does not combine with --clones, --sdc, "
-                          "--papi-sets, --valgrind or --perturb")
+    if max(copies) > 1 or opts.sdc or roles.flags_given(opts):
+        *most, last = ["--clones", "--sdc", *roles.flags()]
+        raise ReinitError(f"--mode reinit runs one process per rank: it does not combine with {', '.join(most)} "
+                          f"or {last}")
     if opts.checkpoint != "memory" and not (opts.checkpoint.startswith("files:") and len(opts.checkpoint) > 6):
         raise ReinitError(f"--checkpoint {opts.checkpoint}: expected memory or files:DIR")
     lines = ["mode reinit", f"checkpoint {opts.checkpoint}"]
@@ -315,12 +258,12 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     slow, others = split_slowdown(opts.inject)  # a slowdown goes with the other modes' --inject kinds
     timing = perf_lines(opts, copies, slow)
     opts = replace(opts, inject=others)
-    tools = valgrind_roles(opts, copies)
+    tools = assigned(opts, copies)
     procs = layout(copies, opts, tools)
     reinit = sdr_lines(opts, len(procs), machine) if opts.mode == "sdr" else reinit_lines(opts, copies)
     sdc = [] if reinit else sdc_lines(opts, copies)  # --inject means kills in reinit and sdr modes
-    extra = (timing + sdc + papi_lines(opts, copies) + valgrind_lines(opts, procs, machine, tools)
-             + perturb_lines(opts, copies) + reinit)
+    extra = timing + sdc + [line for lines in roles.hooks("lines") for line in lines(opts, copies, procs, machine)]
+    extra += reinit
     plan_path = runfiles.plan_path(opts.run_dir)
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library}
     launcher, notes = launcher_of(opts, machine)
@@ -333,7 +276,8 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
         files[runfiles.RANKFILE] = placed.rankfile()
         argv += ["--map-by", f"rankfile:file={opts.run_dir}/{runfiles.RANKFILE}"]
     argv += list(opts.mpirun_args)
-    if tools:  # every process starts through the launcher, which puts the chosen ones under their tool
+    if any(wraps(opts, copies) for wraps in roles.hooks("exec_wrapper")):
+        # every process starts through the launcher, which puts the chosen ones under their tool
         argv.append(machine.exec_wrapper)
     argv += list(opts.program)
     # LD_PRELOAD goes to the application through the launcher's options only, so
@@ -372,7 +316,7 @@ def mpirun_command(opts: Options, machine: Machine, nprocs: int, env: dict[str, 
             argv += ["--with-ft", "ulfm"]
         if opts.mode == "reinit":  # coll/han decides per process whether it takes a communicator merged with
             argv += ["--mca", "coll", "^han"]  # restarted processes: their collectives then never match (a hang)
-        if opts.output == "all" or opts.perturb:  # perturbation keeps copy 0's output in a file too
+        if opts.output == "all" or tagged_output(opts):  # perturbation keeps copy 0's output in a file too
             argv += ["--output", "tag"]
         for name, value in env.items():
             argv += ["-x", f"{name}={value}"]
@@ -386,6 +330,11 @@ def mpirun_command(opts: Options, machine: Machine, nprocs: int, env: dict[str, 
     return argv
 
 
+def tagged_output(opts: Options) -> bool:
+    """Whether a role reads mpirun's tagged output (perturbation keeps copy 0's output in a file too)."""
+    return any(reads(opts) for reads in roles.hooks("tagged_output"))
+
+
 def launcher_of(opts: Options, machine: Machine) -> tuple[str, list[str]]:
     """mpirun or srun, and what to tell the user when the mode cannot have the launcher asked for."""
     if opts.launcher != "srun":
@@ -396,8 +345,9 @@ def launcher_of(opts: Options, machine: Machine) -> tuple[str, list[str]]:
     if not machine.srun:
         raise ValueError("--launcher srun: there is no srun on PATH (run inside a Slurm installation, or leave the "
                          "option out to launch with mpirun)")
-    if opts.output == "all" or opts.perturb:
-        raise ValueError("--launcher srun: --output all and --perturb read mpirun's tagged output; leave "
+    if opts.output == "all" or tagged_output(opts):
+        flags = " and ".join(role.SPEC["flag"] for role in roles.ROLES if role.SPEC.get("tagged_output"))
+        raise ValueError(f"--launcher srun: --output all and {flags} read mpirun's tagged output; leave "
                          "--launcher out (mpirun runs inside a Slurm allocation too)")
     if opts.hosts or opts.hostfile:
         raise ValueError("--launcher srun places processes where the allocation is: --host and --hostfile are "

@@ -1,4 +1,5 @@
-"""Reading runs back from the store: listing and the terminal report (exports: echo/export/)."""
+"""Reading runs back from the store: listing and the terminal report (exports: echo/export/); each role's section
+of the report is the role's own (its SPEC's "report", through collectors/roles.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import time
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from echo.store.models import CallSummary, Event, Metric, Proc, Run
+from collectors import roles
+from collectors.papi import merged_counters  # noqa: F401 (the counters of a run, read here by its callers)
+from echo.store.models import CallSummary, Event, Proc, Run
+from echo.tables import table
 
 # what a reader must see first: divergences, then what was corrected, then failures
 EVENT_ORDER = {"divergence": 0, "clocks-apart": 0, "copy-parted": 0, "corrected": 1, "memcheck": 2,
@@ -91,95 +95,12 @@ def copies_text(copies: list[int]) -> str:
     return str(copies[0]) if len(set(copies)) == 1 else ",".join(map(str, copies))
 
 
-def table(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
-
-
 def human_bytes(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} TiB"
-
-
-def merged_counters(session: Session, run_id: str) -> dict[int, dict]:
-    """Per application rank: every counted event (from the copy that counted it) with its total, compute-phase
-    and in-MPI counts and its top functions; and the anchor events compared across copies."""
-    rows = session.scalars(select(Metric).where(Metric.run_id == run_id, Metric.name.startswith("papi "))).all()
-    out: dict[int, dict] = {}
-    for m in rows:
-        r = out.setdefault(m.app_rank, {"events": {}, "per_copy": {}, "functions": {}, "read_ns": []})
-        words = m.name.split(" ", 2)
-        if m.name == "papi read":
-            r["read_ns"].append(m.value)
-            continue
-        ev = words[1]
-        per = r["per_copy"].setdefault(ev, {}).setdefault(m.copy, {})
-        per["unit"] = m.unit or "count"  # PAPI's unit of the event (ns for the perf software clocks)
-        if len(words) == 2:
-            per["total"] = m.value
-        elif words[2] in ("compute", "mpi"):
-            per[words[2]] = m.value
-        elif words[2].startswith("in "):
-            per.setdefault("functions", []).append((m.value, words[2][3:]))
-    for r in out.values():
-        for ev, copies in r["per_copy"].items():
-            first = min(copies)  # the event's numbers come from the lowest copy that counted it
-            r["events"][ev] = dict(copies[first], copy=first)
-            r["functions"][ev] = copies[first].get("functions", [])
-        # anchors: the compute phases are the same work on every copy; time in MPI is not (copies wait
-        # for their representative), so the comparison is on the compute phase
-        r["anchors"] = {ev: spread([v.get("compute", v.get("total", 0.0)) for v in copies.values()])
-                        for ev, copies in r["per_copy"].items() if len(copies) > 1}
-    return out
-
-
-def spread(values: list[float]) -> float:
-    """(max - min) / mean, in percent: how far copies that counted the same event disagree."""
-    mean = sum(values) / len(values)
-    return 100.0 * (max(values) - min(values)) / mean if mean else 0.0
-
-
-def counters_text(counters: dict[int, dict], top: int = 3) -> list[str]:
-    out = ["counters (each event from the copy that counted it; compute = between MPI calls):"]
-    for rank in sorted(counters):
-        c = counters[rank]
-        rows = [("RANK", "EVENT", "COPY", "UNIT", "TOTAL", "COMPUTE", "IN MPI", "TOP FUNCTIONS")]
-        for ev, v in sorted(c["events"].items()):
-            funcs = ", ".join(f"{name} {value:.0f}" for value, name in sorted(c["functions"].get(ev, []),
-                                                                              reverse=True)[:top])
-            rows.append((str(rank), ev, str(v["copy"]), v["unit"], f"{v.get('total', 0):.0f}",
-                         f"{v.get('compute', 0):.0f}",
-                         f"{v.get('mpi', 0):.0f}", funcs))
-        out.append(table(rows))
-        for ev, pct in sorted(c["anchors"].items()):
-            out.append(f"  anchor {ev}: counted by copies {sorted(c['per_copy'][ev])}, compute phases spread {pct:.1f}%"
-                       + (" (copies ran the same work)" if pct < 10 else " (copies disagree: check the host)"))
-        if c["read_ns"]:
-            out.append(f"  one counter read costs {sum(c['read_ns']) / len(c['read_ns']):.0f} ns (two per MPI call)")
-    return out
-
-
-def valgrind_text(metrics: list[Metric]) -> list[str]:
-    """Tool results per rank and copy (-1: callgrind slices merged into one profile)."""
-    out = ["valgrind (copy -1: the slices of a rank merged):"]
-    rows = [("RANK", "COPY", "RESULT", "VALUE")]
-    for m in metrics:
-        if " in " in m.name and not m.name.endswith("program"):
-            continue  # per-function costs: the top ones below
-        rows.append((str(m.app_rank), str(m.copy), m.name, f"{m.value:.0f} {m.unit}".strip()))
-    out.append(table(rows))
-    tops: dict[tuple[int, int], list[tuple[float, str]]] = {}
-    for m in metrics:
-        if " in " in m.name and not m.name.endswith("program"):
-            fn = m.name.split(" in ", 1)[1].removesuffix(" (slices merged)")
-            tops.setdefault((m.app_rank, m.copy), []).append((m.value, fn))
-    for (rank, copy), fns in sorted(tops.items()):
-        best = ", ".join(f"{fn} {v:.0f}" for v, fn in sorted(fns, reverse=True)[:5])
-        out.append(f"  rank {rank} copy {copy} most instructions: {best}")
-    return out
 
 
 def report(engine: Engine, run_id: str | None = None, top: int = 5) -> str:
@@ -222,13 +143,9 @@ def report(engine: Engine, run_id: str | None = None, top: int = 5) -> str:
             if c.copy == 0:
                 agg = by_rank.setdefault(c.app_rank, {})
                 agg[c.function] = [c.calls, c.bytes, c.time_total]
-        tools = s.scalars(select(Metric).where(Metric.run_id == run.id, Metric.name.regexp_match(
-            "^(memcheck|callgrind|cachegrind|massif) ")).order_by(Metric.app_rank, Metric.copy, Metric.id)).all()
-        if tools:
-            out += valgrind_text(tools) + [""]
-        counters = merged_counters(s, run.id)
-        if counters:
-            out += counters_text(counters) + [""]
+        for section in roles.hooks("report", "registry"):  # each role's results (Valgrind's tools, PAPI's counters)
+            lines = section(s, run)
+            out += lines + [""] if lines else []
         out.append(f"top {top} functions by time, per rank (representatives):")
         rows = [("RANK", "FUNCTION", "CALLS", "BYTES", "TIME")]
         for rank in sorted(by_rank):

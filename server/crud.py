@@ -8,7 +8,8 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from echo.report import copies_text, merged_counters, roles_text
+from collectors.papi import merged_counters
+from echo.report import copies_text, roles_text
 from echo.store.models import CallSummary, Event, Metric, Proc, Run
 
 INTERPRETERS = ("python", "python3", "bash", "sh")

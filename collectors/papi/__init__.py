@@ -10,11 +10,25 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 SPEC = {
     "name": "papi",
     "description": "hardware and software counters, one set per copy, counted exactly (no multiplexing)",
-    "options": {"--papi-sets": "all | presets | EV1,EV2,... (packed into sets) | EV1,EV2;EV3,EV4 (sets as given)"},
+    # echorun's option (echo/cli.py adds it through collectors/roles.py, among the general options: no group);
+    # it becomes the sets planned with PAPI (from_args), Options' fields papi_sets and papi_unavailable
+    "group": None,
+    "options": [
+        {"flags": ["--papi-sets"], "metavar": "SPEC",
+         "help": "a PAPI counter set per copy: all, presets, EV1,EV2,... (packed into sets) or EV1,EV2;EV3,EV4 "
+                 "(sets as given); mpiecho events shows what can be counted"},
+    ],
+    "fields": {"papi_sets": ((), Any),  # counter set of copy 0, 1, ... (planned with PAPI)
+               "papi_unavailable": ((), Any)},  # (event, PAPI's reason) the planner had to leave out
+    # the functions below that echo/cli.py, echo/plan.py, the store and the report call (collectors/roles.py)
+    "from_args": "options_from_args", "flag": "--papi-sets", "listed": 0, "precedence": 1,
+    "assign": "assign", "lines": "plan_lines", "given": "given", "meta": "meta",
+    "process_metrics": "process_metrics", "ingest": "ingest_rows", "report": "report_section",
     # its C part (echo/build.py): built in when the probe compiles and links here (the tool stands for the
     # library when the build's cache asks again); a plan that asks for it from a library without it stops there
     "c": {"sources": ["echo_papi.c"], "init": "echo_papi_init", "libs": ["-lpapi"], "tool": "papi_avail",
@@ -191,3 +205,153 @@ def check_copies(p: PapiPlan, copies: list[int]) -> None:
         raise PapiError(f"{need} counter sets need {need} copies of every rank, and --clones gives {have}. "
                         f"Raise the copies (--clones {need}), or count the first {have} set(s) now and the rest "
                         f"in another run: --papi-sets '{rest}'")
+
+
+# ---- echorun's option and the plan ----
+
+def options_from_args(args: Any, nranks: int) -> dict[str, Any]:
+    """Options' fields from `--papi-sets`: the sets planned with PAPI, checked against the copies, and said."""
+    if not getattr(args, "papi_sets", None):
+        return {"papi_sets": (), "papi_unavailable": ()}
+    import sys
+
+    from echo.copymap import parse_copies
+
+    p = plan(args.papi_sets)
+    check_copies(p, parse_copies(args.clones, nranks))
+    print("echo: " + p.describe().replace("\n", "\necho: "), file=sys.stderr)
+    return {"papi_sets": tuple(tuple(s) for s in p.sets), "papi_unavailable": tuple(p.unavailable)}
+
+
+def given(opts: Any) -> bool:
+    return bool(opts.papi_sets)
+
+
+def meta(opts: Any) -> dict[str, Any]:
+    """What run.json keeps for the store (echo/launch.py): the events the planner left out, and why."""
+    return {"papi_unavailable": [list(x) for x in opts.papi_unavailable]}
+
+
+def assign(opts: Any, copies: list[int]) -> dict[tuple[int, int], str]:
+    """(rank, copy) -> "papi-set-K" for the copies that count set K."""
+    return {(app, copy): f"papi-set-{copy}" for app, n in enumerate(copies) for copy in range(n)
+            if copy < len(opts.papi_sets)}
+
+
+def plan_lines(opts: Any, copies: list[int], procs: list[Any], machine: Any) -> list[str]:
+    """The plan's papi_sets line and each set's events (echo/plan.py's Options)."""
+    if not opts.papi_sets:
+        return []
+    if len(opts.papi_sets) > min(copies):
+        raise ValueError(f"{len(opts.papi_sets)} counter sets need {len(opts.papi_sets)} copies of every rank; "
+                         f"--clones gives {min(copies)}")
+    return ["papi_sets " + str(len(opts.papi_sets))] + [
+        f"papi_set_{k} {','.join(events)}" for k, events in enumerate(opts.papi_sets)]
+
+
+# ---- the store and the report ----
+
+def slot_metrics(f: Any, units: dict[str, str]) -> list[tuple[str, float, str]]:
+    """Counter deltas in the record slots, per phase and per function: a slot "EV>" holds the compute
+    phase before each call, "EV@" the call itself; each in its event's unit (`units`, from the process's totals)."""
+    import numpy as np
+
+    out = []
+    fn = f.records["fn"].astype(np.intp)
+    for j, name in enumerate(f.slot_names):
+        values = f.records["slot"][:, j].astype(np.float64)
+        event, phase = name[:-1], name[-1]
+        unit = units.get(event, "count")
+        if phase == ">":
+            out.append((f"papi {event} compute", float(values.sum()), unit))
+        elif phase == "@":
+            out.append((f"papi {event} mpi", float(values.sum()), unit))
+            per_fn = np.bincount(fn, weights=values, minlength=len(f.functions))
+            out += [(f"papi {event} in {f.functions[i]}", float(per_fn[i]), unit) for i in np.flatnonzero(per_fn)]
+    return out
+
+
+def process_metrics(f: Any, own: list[tuple[str, float, str]]) -> list[tuple[str, float, str]]:
+    """A process's counts in its record slots (echo/store/ingest.py, per record file), each in the unit the
+    process gave its total of the event (`own`: its metrics file's "papi EV" lines)."""
+    if f is None or not f.slot_names:
+        return []
+    units = {n.split(" ", 1)[1]: u for n, _, u in own if n.startswith("papi ")}
+    return slot_metrics(f, units)
+
+
+def ingest_rows(run_dir: Path, procs: list[tuple[int, int, int, str]], meta: dict) -> tuple[list[dict], list[dict]]:
+    """The store's rows of the events the planner left out (run.json's papi_unavailable); the counts are each
+    process's own metrics and its record slots (slot_metrics)."""
+    return [dict(kind="papi-unavailable", message=f"PAPI cannot count {ev} here: {why}; it was left out of the sets")
+            for ev, why in meta.get("papi_unavailable", [])], []
+
+
+def report_section(session: Any, run: Any) -> list[str]:
+    """`mpiecho report`'s counters of a stored run (none when no copy counted)."""
+    counters = merged_counters(session, run.id)
+    return counters_text(counters) if counters else []
+
+
+def merged_counters(session: Any, run_id: str) -> dict[int, dict]:
+    """Per application rank: every counted event (from the copy that counted it) with its total, compute-phase
+    and in-MPI counts and its top functions; and the anchor events compared across copies."""
+    from sqlalchemy import select
+
+    from echo.store.models import Metric
+
+    rows = session.scalars(select(Metric).where(Metric.run_id == run_id, Metric.name.startswith("papi "))).all()
+    out: dict[int, dict] = {}
+    for m in rows:
+        r = out.setdefault(m.app_rank, {"events": {}, "per_copy": {}, "functions": {}, "read_ns": []})
+        words = m.name.split(" ", 2)
+        if m.name == "papi read":
+            r["read_ns"].append(m.value)
+            continue
+        ev = words[1]
+        per = r["per_copy"].setdefault(ev, {}).setdefault(m.copy, {})
+        per["unit"] = m.unit or "count"  # PAPI's unit of the event (ns for the perf software clocks)
+        if len(words) == 2:
+            per["total"] = m.value
+        elif words[2] in ("compute", "mpi"):
+            per[words[2]] = m.value
+        elif words[2].startswith("in "):
+            per.setdefault("functions", []).append((m.value, words[2][3:]))
+    for r in out.values():
+        for ev, copies in r["per_copy"].items():
+            first = min(copies)  # the event's numbers come from the lowest copy that counted it
+            r["events"][ev] = dict(copies[first], copy=first)
+            r["functions"][ev] = copies[first].get("functions", [])
+        # anchors: the compute phases are the same work on every copy; time in MPI is not (copies wait
+        # for their representative), so the comparison is on the compute phase
+        r["anchors"] = {ev: spread([v.get("compute", v.get("total", 0.0)) for v in copies.values()])
+                        for ev, copies in r["per_copy"].items() if len(copies) > 1}
+    return out
+
+
+def spread(values: list[float]) -> float:
+    """(max - min) / mean, in percent: how far copies that counted the same event disagree."""
+    mean = sum(values) / len(values)
+    return 100.0 * (max(values) - min(values)) / mean if mean else 0.0
+
+
+def counters_text(counters: dict[int, dict], top: int = 3) -> list[str]:
+    from echo.tables import table
+
+    out = ["counters (each event from the copy that counted it; compute = between MPI calls):"]
+    for rank in sorted(counters):
+        c = counters[rank]
+        rows = [("RANK", "EVENT", "COPY", "UNIT", "TOTAL", "COMPUTE", "IN MPI", "TOP FUNCTIONS")]
+        for ev, v in sorted(c["events"].items()):
+            funcs = ", ".join(f"{name} {value:.0f}" for value, name in sorted(c["functions"].get(ev, []),
+                                                                              reverse=True)[:top])
+            rows.append((str(rank), ev, str(v["copy"]), v["unit"], f"{v.get('total', 0):.0f}",
+                         f"{v.get('compute', 0):.0f}",
+                         f"{v.get('mpi', 0):.0f}", funcs))
+        out.append(table(rows))
+        for ev, pct in sorted(c["anchors"].items()):
+            out.append(f"  anchor {ev}: counted by copies {sorted(c['per_copy'][ev])}, compute phases spread {pct:.1f}%"
+                       + (" (copies ran the same work)" if pct < 10 else " (copies disagree: check the host)"))
+        if c["read_ns"]:
+            out.append(f"  one counter read costs {sum(c['read_ns']) / len(c['read_ns']):.0f} ns (two per MPI call)")
+    return out

@@ -19,6 +19,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,11 +30,21 @@ from echo.spec import parse_spec
 SPEC = {
     "name": "perturb",
     "description": "a variation per copy (rounding, noise, jitter) and significant digits across copies",
-    "options": {
-        "--perturb": "rounding | noise:ulp=1,seed=7 | jitter:max=50us[,seed=S]",
-        "--worlds": "lockstep (copies take what copy 0 received) | independent (copy k of every rank is world k)",
-        "--perturb-rep": "perturb copy 0 as well",
-    },
+    # echorun's options (echo/cli.py adds them through collectors/roles.py); each dest is a field of Options
+    "group": "perturbation and sensitivity (how much the answer depends on rounding, noise, timing)",
+    "options": [
+        {"flags": ["--perturb"], "metavar": "SPEC", "help": "rounding | noise:ulp=1,seed=7 | jitter:max=50us[,seed=S]"},
+        {"flags": ["--worlds"], "choices": ("lockstep", "independent"),
+         "help": "lockstep (default): copies take what copy 0 received; independent: copy k of every rank forms "
+                 "world k and communicates for real (jitter always)"},
+        {"flags": ["--perturb-rep"], "action": "store_true", "help": "perturb copy 0 as well"},
+        {"flags": ["--min-digits"], "type": float, "default": 3.0, "metavar": "D",
+         "help": "with --junit: a rank whose results keep fewer than D significant digits fails (default 3)"},
+    ],
+    # the functions below that echo/plan.py and the store call (collectors/roles.py says what each does)
+    "flag": "--perturb", "listed": 2, "precedence": 2,
+    "assign": "assign", "lines": "plan_lines", "given": "given", "junit": "given", "tagged_output": "given",
+    "ingest": "ingest_rows", "run_values": "run_values", "after_job": "after_job",
     # its C part (echo/build.py): needs nothing but libm, so every library has it
     "c": {"sources": ["echo_perturb.c"], "init": "echo_perturb_init", "libs": ["-lm"]},
 }
@@ -82,6 +93,38 @@ def parse(spec: str, worlds: str | None, copies: list[int]) -> tuple[list[str], 
         raise PerturbError("--worlds independent needs the same number of copies for every rank (copy k of every "
                            "rank forms world k): use --clones N")
     return [line, f"worlds {worlds}"], worlds
+
+
+def given(opts: Any) -> bool:
+    """Whether the run is perturbed (it then gives sensitivity's JUnit verdicts and reads mpirun's tagged output,
+    which keeps copy 0's output in a file too)."""
+    return bool(opts.perturb)
+
+
+def assign(opts: Any, copies: list[int]) -> dict[tuple[int, int], str]:
+    """(rank, copy) -> the role of each perturbed copy ("rounding-upward", "noise-2", ...)."""
+    if not opts.perturb:
+        return {}
+    kind = opts.perturb.split(":")[0]
+    out = {}
+    for app, n in enumerate(copies):
+        for copy in range(n):
+            if copy > 0 or opts.perturb_rep:
+                out[app, copy] = ("rounding-" + ("nearest", "upward", "downward", "toward-zero")[copy % 4]
+                                  if kind == "rounding" else f"{kind}-{copy}")
+    return out
+
+
+def plan_lines(opts: Any, copies: list[int], procs: list[Any], machine: Any) -> list[str]:
+    """The plan's perturb, worlds and perturb_rep lines (echo/plan.py's Options, Procs and Machine)."""
+    if not opts.perturb:
+        if opts.worlds == "independent":
+            raise PerturbError("--worlds independent goes with --perturb (copies would just repeat the run)")
+        return []
+    lines, worlds = parse(opts.perturb, opts.worlds, copies)
+    if worlds == "independent" and opts.sdc:
+        raise PerturbError("--sdc compares copies that take the same input; independent worlds differ by design")
+    return lines + [f"perturb_rep {int(opts.perturb_rep)}"]
 
 
 def label(plan_value: str, worlds: str) -> str:
@@ -263,3 +306,52 @@ def describe(results: list[RankSensitivity], worlds: str) -> str:
         for value, d in r.outputs[:8]:
             lines.append(f"  output {value}: " + output_text(d, printed_digits(value), worlds))
     return "\n".join(lines)
+
+
+def sensitivity_rows(run_dir: Path, sites: int = 200) -> tuple[list[dict], list[dict]]:
+    """Digits per rank (copy -1: across copies): the fewest, per call site (up to `sites`, evenly spread over
+    the run) and per printed output; an event per rank with where copies part and how they behave."""
+    events, metrics = [], []
+    for r in analyse(run_dir):
+        def metric(name: str, value: float, rank: int = r.rank) -> None:
+            metrics.append(dict(app_rank=rank, copy=-1, name=name, value=value, unit="digits"))
+
+        metric("digits fewest", r.min_digits)
+        step = max(1, len(r.calls) // sites)
+        for seq, fn, d, _low in r.calls[::step]:
+            metric(f"digits at call #{seq} {fn}", d)
+        for i, (value, d) in enumerate(r.outputs):
+            if d is not None:  # an output lock-step could not measure gets no number (LOCKSTEP_OUTPUT)
+                metric(f"digits of output {i} ({value})", d)
+        parting = f"copies part at call #{r.first_parting[0]} ({r.first_parting[1]})" if r.first_parting \
+            else "copies never part"
+        unmeasured = sum(d is None for _, d in r.outputs)
+        events.append(dict(kind="sensitivity", app_rank=r.rank, copy=None,
+                           message=f"fewest digits {r.min_digits:.1f}; {parting}; {r.behaviour}"
+                           + (f"; {unmeasured} printed values not measured ({LOCKSTEP_OUTPUT})"
+                              if unmeasured else "")))
+    return events, metrics
+
+
+def ingest_rows(run_dir: Path, procs: list[tuple[int, int, int, str]], meta: dict) -> tuple[list[dict], list[dict]]:
+    """The store's rows of a perturbed run (echo/store/ingest.py): sensitivity's events and digits."""
+    from echo.runfiles import plan_value
+
+    return sensitivity_rows(run_dir) if plan_value(run_dir, "perturb") else ([], [])
+
+
+def run_values(run_dir: Path) -> dict[str, str | None]:
+    """The run's perturbation column: what varied the copies and how their worlds ran, None if nothing did."""
+    from echo.runfiles import plan_value
+
+    how = plan_value(run_dir, "perturb")
+    return {"perturbation": label(how, plan_value(run_dir, "worlds") or "lockstep") if how else None}
+
+
+def after_job(opts: Any, run_dir: Path) -> list[str]:
+    """What echorun says of a perturbed run when it ends (echo/launch.py): the digits the copies agree on."""
+    if not opts.perturb:
+        return []
+    from echo.runfiles import plan_value
+
+    return describe(analyse(run_dir), plan_value(run_dir, "worlds") or "lockstep").splitlines()

@@ -9,6 +9,7 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree as ET
 
 from echo import runfiles
@@ -16,12 +17,25 @@ from echo import runfiles
 SPEC = {
     "name": "valgrind",
     "description": "a Valgrind tool on some copies, or callgrind cut into slices spread over copies",
-    "options": {
-        "--valgrind": "TOOL (on copy 1) or COPY:TOOL,... e.g. 1:memcheck,2:cachegrind",
-        "--valgrind-ranks": "only these application ranks, e.g. 0,3",
-        "--valgrind-slice": "callgrind:K (copies 1..K each instrument every Kth epoch)",
-        "--slice-calls": "MPI calls per epoch (default 100)",
-    },
+    # echorun's options (echo/cli.py adds them through collectors/roles.py); each dest is a field of Options
+    "group": "Valgrind on copies (copy 0 stays native unless named)",
+    "options": [
+        {"flags": ["--valgrind"], "metavar": "SPEC",
+         "help": "TOOL (on copy 1) or COPY:TOOL,..., e.g. 1:memcheck,2:cachegrind"},
+        {"flags": ["--valgrind-ranks", "--ranks"], "dest": "valgrind_ranks", "metavar": "R,R",
+         "help": "only these application ranks get the tools"},
+        {"flags": ["--valgrind-slice"], "metavar": "callgrind:K",
+         "help": "copies 1..K each instrument every Kth epoch"},
+        {"flags": ["--slice-calls"], "type": int, "default": 100, "metavar": "N",
+         "help": "MPI calls per epoch (default 100)"},
+        {"flags": ["--no-mpi-suppressions"], "action": "store_true",
+         "help": "report the MPI runtime's own memcheck errors too (by default echo's suppressions for the MPI "
+                 "runtime and the MPI's own openmpi-valgrind.supp, where installed, hide them)"},
+    ],
+    # the functions below that echo/plan.py, the store and the report call (collectors/roles.py says what each does)
+    "flag": "--valgrind", "listed": 1, "precedence": 0,
+    "assign": "assign", "lines": "plan_lines", "given": "given", "junit": "memcheck_given",
+    "exec_wrapper": "assign", "ingest": "ingest_rows", "report": "report_section",
     # its C part (echo/build.py): the slices' client requests need Valgrind's headers only, no library
     "c": {"sources": ["echo_valgrind.c"], "init": "echo_valgrind_init", "libs": [], "tool": "valgrind",
           "probe": "#include <valgrind/callgrind.h>\nint main(void) { return RUNNING_ON_VALGRIND; }\n",
@@ -34,6 +48,53 @@ SLICEABLE = ("callgrind",)
 
 class ValgrindError(ValueError):
     """A Valgrind option that cannot be used; the message says how to fix it."""
+
+
+def given(opts: Any) -> bool:
+    return bool(opts.valgrind or opts.valgrind_slice)
+
+
+def memcheck_given(opts: Any) -> bool:
+    """Whether the run gives memcheck's JUnit verdicts (a case per copy)."""
+    return "memcheck" in (opts.valgrind or "")
+
+
+def assign(opts: Any, copies: list[int]) -> dict[tuple[int, int], str]:
+    """(rank, copy) -> tool role ("memcheck", "callgrind-slice-0", ...); a copy with a tool starts under it, through
+    the launcher's exec wrapper (echo/exec.sh)."""
+    roles: dict[tuple[int, int], str] = {}
+    if opts.valgrind:
+        roles.update(parse_tools(opts.valgrind, copies, opts.valgrind_ranks))
+    if opts.valgrind_slice:
+        if opts.slice_calls < 1:
+            raise ValgrindError(f"--slice-calls {opts.slice_calls}: an epoch is at least 1 MPI call")
+        tool, _k, slices = parse_slice(opts.valgrind_slice, copies, opts.valgrind_ranks)
+        clash = sorted(set(slices) & set(roles))
+        if clash:
+            raise ValgrindError(f"rank {clash[0][0]} copy {clash[0][1]} is given both --valgrind and a slice")
+        roles.update({key: f"{tool}-slice-{s}" for key, s in slices.items()})
+    return roles
+
+
+def plan_lines(opts: Any, copies: list[int], procs: list[Any], machine: Any) -> list[str]:
+    """The plan's valgrind_slice line and a valgrind_proc line per process under a tool (echo/plan.py's Options,
+    Procs and Machine)."""
+    tools = assign(opts, copies)
+    if not tools:
+        return []
+    if not machine.valgrind:
+        raise ValgrindError("valgrind is not installed (apt-get install valgrind)")
+    lines = []
+    if opts.valgrind_slice:
+        tool, k, _ = parse_slice(opts.valgrind_slice, [p.ncopies for p in procs if p.copy == 0], opts.valgrind_ranks)
+        lines.append(f"valgrind_slice {tool} {k} {opts.slice_calls}")
+    for p in procs:
+        if (p.app, p.copy) in tools:
+            tool = tools[p.app, p.copy].split("-slice-")[0]
+            cmd = tool_command(machine.valgrind, tool, opts.run_dir, p.app, p.copy, "-slice-" in p.role,
+                               () if opts.no_mpi_suppressions else machine.valgrind_suppressions)
+            lines.append(plan_line(p.real, cmd))
+    return lines
 
 
 def parse_tools(spec: str, copies: list[int], ranks: str | None) -> dict[tuple[int, int], str]:
@@ -330,3 +391,43 @@ def parse_massif_peak(path: Path) -> int:
         elif line.startswith("mem_heap_extra_B="):
             peak = max(peak, heap + int(line.split("=")[1]))
     return peak
+
+
+# ---- the store and the report ----
+
+def ingest_rows(run_dir: Path, procs: list[tuple[int, int, int, str]], meta: dict) -> tuple[list[dict], list[dict]]:
+    """The store's rows of the tools' outputs (echo/store/ingest.py): collect's events and metrics."""
+    return collect(run_dir, procs, meta["program"])
+
+
+def report_section(session: Any, run: Any) -> list[str]:
+    """`mpiecho report`'s lines for the tools' results of a stored run (none when no tool ran)."""
+    from sqlalchemy import select
+
+    from echo.store.models import Metric
+
+    tools = session.scalars(select(Metric).where(Metric.run_id == run.id, Metric.name.regexp_match(
+        "^(memcheck|callgrind|cachegrind|massif) ")).order_by(Metric.app_rank, Metric.copy, Metric.id)).all()
+    return valgrind_text(tools) if tools else []
+
+
+def valgrind_text(metrics: list[Any]) -> list[str]:
+    """Tool results per rank and copy (-1: callgrind slices merged into one profile)."""
+    from echo.tables import table
+
+    out = ["valgrind (copy -1: the slices of a rank merged):"]
+    rows = [("RANK", "COPY", "RESULT", "VALUE")]
+    for m in metrics:
+        if " in " in m.name and not m.name.endswith("program"):
+            continue  # per-function costs: the top ones below
+        rows.append((str(m.app_rank), str(m.copy), m.name, f"{m.value:.0f} {m.unit}".strip()))
+    out.append(table(rows))
+    tops: dict[tuple[int, int], list[tuple[float, str]]] = {}
+    for m in metrics:
+        if " in " in m.name and not m.name.endswith("program"):
+            fn = m.name.split(" in ", 1)[1].removesuffix(" (slices merged)")
+            tops.setdefault((m.app_rank, m.copy), []).append((m.value, fn))
+    for (rank, copy), fns in sorted(tops.items()):
+        best = ", ".join(f"{fn} {v:.0f}" for v, fn in sorted(fns, reverse=True)[:5])
+        out.append(f"  rank {rank} copy {copy} most instructions: {best}")
+    return out

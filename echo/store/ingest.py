@@ -12,7 +12,7 @@ import numpy as np
 from sqlalchemy import Engine, delete, insert
 from sqlalchemy.orm import Session
 
-from collectors import perturb, valgrind
+from collectors import roles
 from echo import injections
 from echo.procstatus import read_status
 from echo.progress import Progress
@@ -27,12 +27,6 @@ def run_mode(meta: dict, run_dir: Path) -> str:
     if meta.get("mode") in ("clones", "sdr", "reinit"):
         return meta["mode"]
     return plan_value(run_dir, "mode") or "clones"
-
-
-def perturbation(run_dir: Path) -> str | None:
-    """What varied the copies and how their worlds ran, None if nothing did."""
-    how = plan_value(run_dir, "perturb")
-    return perturb.label(how, plan_value(run_dir, "worlds") or "lockstep") if how else None
 
 
 def run_status(exit_status: int, sdc_outcome: str) -> str:
@@ -74,49 +68,6 @@ def read_metrics(run_dir: Path, real: int) -> list[tuple[str, float, str]]:
         name, value, unit = line.split("\t")
         out.append((name, float(value), unit))
     return out
-
-
-def slot_metrics(f: RecordFile, units: dict[str, str]) -> list[tuple[str, float, str]]:
-    """Counter deltas in the record slots, per phase and per function: a slot "EV>" holds the compute
-    phase before each call, "EV@" the call itself; each in its event's unit (`units`, from the process's totals)."""
-    out = []
-    fn = f.records["fn"].astype(np.intp)
-    for j, name in enumerate(f.slot_names):
-        values = f.records["slot"][:, j].astype(np.float64)
-        event, phase = name[:-1], name[-1]
-        unit = units.get(event, "count")
-        if phase == ">":
-            out.append((f"papi {event} compute", float(values.sum()), unit))
-        elif phase == "@":
-            out.append((f"papi {event} mpi", float(values.sum()), unit))
-            per_fn = np.bincount(fn, weights=values, minlength=len(f.functions))
-            out += [(f"papi {event} in {f.functions[i]}", float(per_fn[i]), unit) for i in np.flatnonzero(per_fn)]
-    return out
-
-
-def sensitivity_rows(run_dir: Path, sites: int = 200) -> tuple[list[dict], list[dict]]:
-    """Digits per rank (copy -1: across copies): the fewest, per call site (up to `sites`, evenly spread over
-    the run) and per printed output; an event per rank with where copies part and how they behave."""
-    events, metrics = [], []
-    for r in perturb.analyse(run_dir):
-        def metric(name: str, value: float, rank: int = r.rank) -> None:
-            metrics.append(dict(app_rank=rank, copy=-1, name=name, value=value, unit="digits"))
-
-        metric("digits fewest", r.min_digits)
-        step = max(1, len(r.calls) // sites)
-        for seq, fn, d, _low in r.calls[::step]:
-            metric(f"digits at call #{seq} {fn}", d)
-        for i, (value, d) in enumerate(r.outputs):
-            if d is not None:  # an output lock-step could not measure gets no number (perturb.LOCKSTEP_OUTPUT)
-                metric(f"digits of output {i} ({value})", d)
-        parting = f"copies part at call #{r.first_parting[0]} ({r.first_parting[1]})" if r.first_parting \
-            else "copies never part"
-        unmeasured = sum(d is None for _, d in r.outputs)
-        events.append(dict(kind="sensitivity", app_rank=r.rank, copy=None,
-                           message=f"fewest digits {r.min_digits:.1f}; {parting}; {r.behaviour}"
-                           + (f"; {unmeasured} printed values not measured ({perturb.LOCKSTEP_OUTPUT})"
-                              if unmeasured else "")))
-    return events, metrics
 
 
 def perf_rows(run_dir: Path) -> tuple[list[dict], list[dict]]:
@@ -183,9 +134,8 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
                                message=f"application rank {app} copy {copy} (process {real}): {state}"))
         own = read_metrics(run_dir, real)
         metrics += [dict(app_rank=app, copy=copy, name=n, value=v, unit=u) for n, v, u in own]
-        if f is not None and f.slot_names:
-            units = {n.split(" ", 1)[1]: u for n, _, u in own if n.startswith("papi ")}
-            metrics += [dict(app_rank=app, copy=copy, name=n, value=v, unit=u) for n, v, u in slot_metrics(f, units)]
+        for process_metrics in roles.hooks("process_metrics"):  # what a role reads in the record file (PAPI's slots)
+            metrics += [dict(app_rank=app, copy=copy, name=n, value=v, unit=u) for n, v, u in process_metrics(f, own)]
         calls = nbytes = 0
         mpi_time = wall = 0.0
         host, pid = "", 0
@@ -211,15 +161,10 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
     planned = injections.check(run_dir, sdc_events)
     events += [dict(kind="injection-not-fired", app_rank=i.rank, copy=i.copy, call_seq=i.call,
                     message=f"{i.text}: {i.note}") for i in planned if not i.fired]
-    events += [dict(kind="papi-unavailable", message=f"PAPI cannot count {ev} here: {why}; it was left out of the sets")
-               for ev, why in meta.get("papi_unavailable", [])]
-    tool_events, tool_metrics = valgrind.collect(run_dir, plan_procs(run_dir), meta["program"])
-    events += tool_events
-    metrics += tool_metrics
-    if plan_value(run_dir, "perturb"):
-        ev, me = sensitivity_rows(run_dir)
-        events += ev
-        metrics += me
+    for rows in roles.hooks("ingest"):  # each role's events and metrics from the files it left
+        role_events, role_metrics = rows(run_dir, planned_procs, meta)
+        events += role_events
+        metrics += role_metrics
     perf_ev, perf_me = perf_rows(run_dir)
     events += perf_ev + exclusion_rows(run_dir)
     metrics += perf_me
@@ -230,7 +175,9 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
                status=run_status(meta.get("exit_status", -1), outcome(sdc_events)),
                diverged=outcome(sdc_events) != "clean",
                host=meta.get("host", ""), mpi_library=mpi_library, run_dir=str(run_dir),
-               injections=injections.as_rows(planned), perturbation=perturbation(run_dir))
+               injections=injections.as_rows(planned), perturbation=None)
+    for values in roles.hooks("run_values"):  # a role's columns of the run (the perturbation's label)
+        run.update(values(run_dir))
     with Session(engine) as session, session.begin():
         for table in (CallSummary, Event, Metric, Proc):
             session.execute(delete(table).where(table.run_id == run_id))
