@@ -129,6 +129,21 @@ static inline int echo_is_root(const echo_comm_t *c, int root) { return c->inter
 static inline int echo_contributes(const echo_comm_t *c, int root) { return !c->inter || root >= 0; }
 static inline int echo_gets_from_root(const echo_comm_t *c, int root) { return c->inter ? root >= 0 : c->rank != root; }
 
+/* ---- large-count (MPI_X_c) calls (echo_bigcount.c) ----
+ * gen_wrappers.py writes echo_MPI_X_c as a narrowing of the int form's semantics (echo_MPI_X): one semantics per
+ * call family.  A count or displacement that does not fit an int stops the job naming the call. */
+int echo_narrow_int(long long v, const char *fn, const char *what);
+/* the ints of `n` counts or displacements (NULL for NULL); `keep`: the array must outlive the call (a
+ * nonblocking or persistent operation may read it until it completes): kept, shared by equal arrays */
+const int *echo_narrow_counts(const MPI_Count *a, int n, int keep, const char *fn, const char *what);
+const int *echo_narrow_aints(const MPI_Aint *a, int n, int keep, const char *fn, const char *what);
+void echo_narrow_free(const int *a, int keep);
+/* how many elements an array argument of a v- or w-collective holds on this process: `side` 0 for the send
+ * side's arrays, 1 for the receive side's; `root` the call's root (-1 if it has none); 0 if not significant */
+int echo_narrow_len(MPI_Comm comm, const char *fn, int side, int root);
+/* the neighbours of a communicator's topology (0 and 0 without one) */
+void echo_topo_degrees(const echo_comm_t *c, int *indegree, int *outdegree);
+
 /* ---- the channel between a representative and its copies (echo_channel.c) ----
  * Every message a copy waits for goes through these: on one host a ring in shared memory the representative
  * writes once for all its copies, who sleep while they wait; else MPI messages on clone_comm. */

@@ -1,0 +1,80 @@
+/* Large-count calls (MPI-4's MPI_X_c) under cloning.  gen_wrappers.py writes each echo_MPI_X_c as the int form's
+ * semantics (echo_MPI_X) called with the counts narrowed to int: a copy gets exactly what its representative got,
+ * by the same code as for MPI_X, and a fix to one form is a fix to both.  What is narrowed: scalar counts and
+ * displacement units, the count and displacement arrays of v- and w-collectives (these helpers), and outputs
+ * written back widened.  The representative's real call is then the int form: the same message, matched the
+ * same way (MPI defines MPI_X_c and MPI_X to be interchangeable on the wire).
+ *
+ * A value above INT_MAX stops the job naming the call: such a message would need the int form's semantics
+ * rewritten in MPI_Count (or a contiguous datatype in place of the count, which changes what a status counts). */
+#include "echo_internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+int echo_narrow_int(long long v, const char *fn, const char *what) {
+    if (v > INT_MAX || v < INT_MIN)
+        echo_fatal("%s is not supported with clones for %s %lld, beyond an int: echo replicates large-count calls "
+                   "whose counts fit an int (see docs/replication.md)", fn, what, v);
+    return (int)v;
+}
+
+/* Arrays a nonblocking or persistent operation may still read: kept for the rest of the run, one copy per
+ * distinct content, so a loop that starts the same collective again and again allocates once. */
+typedef struct kept {
+    struct kept *next;
+    int n;
+    int v[];
+} kept_t;
+static kept_t *kept_arrays;
+
+static const int *keep_ints(int *tmp, int n) {
+    for (kept_t *k = kept_arrays; k; k = k->next)
+        if (k->n == n && !memcmp(k->v, tmp, (size_t)n * sizeof(int))) {
+            free(tmp);
+            return k->v;
+        }
+    kept_t *k = malloc(sizeof(kept_t) + (size_t)n * sizeof(int));
+    if (!k) echo_fatal("out of memory for the counts of a large-count call");
+    k->n = n;
+    memcpy(k->v, tmp, (size_t)n * sizeof(int));
+    k->next = kept_arrays;
+    kept_arrays = k;
+    free(tmp);
+    return k->v;
+}
+
+#define NARROW_ARRAY(T)                                                                   \
+    if (!a) return NULL;                                                                  \
+    int *out = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));                             \
+    if (!out) echo_fatal("out of memory for the counts of %s", fn);                       \
+    for (int i = 0; i < n; i++) out[i] = echo_narrow_int((long long)a[i], fn, what);      \
+    return keep ? keep_ints(out, n) : out
+
+const int *echo_narrow_counts(const MPI_Count *a, int n, int keep, const char *fn, const char *what) {
+    NARROW_ARRAY(MPI_Count);
+}
+
+const int *echo_narrow_aints(const MPI_Aint *a, int n, int keep, const char *fn, const char *what) {
+    NARROW_ARRAY(MPI_Aint);
+}
+
+void echo_narrow_free(const int *a, int keep) {
+    if (!keep) free((void *)a);
+}
+
+int echo_narrow_len(MPI_Comm comm, const char *fn, int side, int root) {
+    echo_comm_t *c = echo_comm_get(comm, fn);
+    if (strstr(fn, "eighbor_")) {  /* MPI_(I)neighbor_*: one block per neighbour of the topology */
+        int in, out;
+        echo_topo_degrees(c, &in, &out);
+        return side ? in : out;
+    }
+    /* the root's arrays, significant at the root only: Gatherv's receive side, Scatterv's send side */
+    int gatherv = strstr(fn, "atherv") && !strstr(fn, "llgatherv"); /* not Allgatherv, whose arrays all hold */
+    if ((gatherv && side == 1) || (strstr(fn, "catterv") && side == 0))
+        return echo_is_root(c, root) ? echo_comm_peers(c) : 0;
+    if (strstr(fn, "educe_scatter")) return c->size; /* one count per process of the local group */
+    return echo_comm_peers(c);
+}
