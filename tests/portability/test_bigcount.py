@@ -1,0 +1,80 @@
+"""MPI-4's large-count calls (MPI_X_c) under clones, on an MPI whose mpi.h declares them (PyPI's MPICH 5).
+
+The battery (test_mpis.py: bigcount.c, py_bigcount.py and mpi4py's other programs) checks what copies receive;
+this module checks what the generator gives every MPI_X_c, and what a call it cannot replicate does."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import echorun
+
+ROOT = Path(__file__).resolve().parents[2]
+MPICC = ROOT / ".mpis" / "mpich-pypi" / "bin" / "mpicc"  # scripts/mpis.sh
+GEN = ROOT / "preload" / "gen"
+
+
+@pytest.fixture(scope="module")
+def wrappers(tmp_path_factory) -> str:
+    if not MPICC.is_file():
+        pytest.skip(f"PyPI's MPICH is not installed ({MPICC} missing): scripts/mpis.sh installs it")
+    out = tmp_path_factory.mktemp("gen") / "wrappers.c"
+    sources = sorted(str(p) for p in (ROOT / "preload").glob("*/*.c"))
+    subprocess.run([sys.executable, str(GEN / "gen_wrappers.py"), "--mpicc", str(MPICC), "--out", str(out),
+                    *sources], check=True, cwd=GEN)
+    return out.read_text()
+
+
+def cloned_branch(text: str, name: str) -> str:
+    """What the wrapper of `name` does with clones (the branch after SDR's)."""
+    body = re.search(rf"ECHO_PUBLIC int {name}\(.*?\n    int rc = (.*?);\n", text, re.S)
+    assert body, f"no wrapper for {name}"
+    return body[1]
+
+
+def test_every_large_count_call_has_its_int_forms_semantics(wrappers):
+    """Each MPI_X_c stops with clones exactly when its int form does (MPI-4.1's buffer calls, which echo does not
+    replicate in either form); every other one calls the int form's semantics with its counts narrowed."""
+    names = sorted(set(re.findall(r"ECHO_PUBLIC int (MPI_\w+_c)\(", wrappers)))
+    assert "MPI_Send_c" in names and "MPI_Ineighbor_alltoallw_c" in names
+    stopped = []
+    for name in names:
+        branch = cloned_branch(wrappers, name)
+        int_form = cloned_branch(wrappers, name.removesuffix("_c"))
+        if f'echo_unsupported("{name}")' in branch.split(" : (", 1)[-1]:
+            stopped.append(name)
+            assert f'echo_unsupported("{name.removesuffix("_c")}")' in int_form, f"{name} stops, its int form not"
+        elif f"echo_{name}(" in branch:
+            assert re.search(rf"^int echo_{name}\(.*?\n    int rc = echo_{name.removesuffix('_c')}\(", wrappers,
+                             re.S | re.M), f"{name}'s semantics are not its int form's"
+    assert stopped == ["MPI_Comm_attach_buffer_c", "MPI_Comm_detach_buffer_c", "MPI_Session_attach_buffer_c",
+                       "MPI_Session_detach_buffer_c"]
+
+
+def test_sdr_refuses_large_count_calls_on_replicated_communicators(wrappers):
+    """SDR (Open MPI's ULFM only, whose 5.0 mpi.h declares no MPI_X_c) has no large-count semantics: on a
+    replicated communicator the call stops naming itself, never passes through to one replica."""
+    for name in ("MPI_Send_c", "MPI_Recv_c", "MPI_Isend_c", "MPI_Bcast_c", "MPI_Allreduce_c", "MPI_Alltoallv_c"):
+        sdr = re.search(rf"ECHO_PUBLIC int {name}\(.*?\n    int rc = echo\.sdr \? \((.*?)\) : \(", wrappers, re.S)
+        assert sdr and sdr[1].startswith(f'sdr_comm_of(comm) ? (echo_unsupported("{name}")'), name
+
+
+def test_a_count_beyond_an_int_stops_naming_the_call(tmp_path):
+    if not MPICC.is_file():
+        pytest.skip(f"PyPI's MPICH is not installed ({MPICC} missing): scripts/mpis.sh installs it")
+    src = tmp_path / "over.c"
+    src.write_text("#include <mpi.h>\n#include <limits.h>\nint main(int argc, char **argv) {\n"
+                   "    char b[1];\n    MPI_Init(&argc, &argv);\n"
+                   "    MPI_Bcast_c(b, (MPI_Count)INT_MAX + 1, MPI_BYTE, 0, MPI_COMM_WORLD);\n"
+                   "    MPI_Finalize();\n    return 0;\n}\n")
+    subprocess.run([str(MPICC), "-o", str(tmp_path / "over"), str(src)], check=True)
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", str(tmp_path / "over")], tmp_path / "run",
+                env={"ECHO_MPICC": str(MPICC)})
+    assert r.returncode != 0
+    assert "MPI_Bcast_c is not supported with clones for count 2147483648, beyond an int" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
