@@ -517,3 +517,17 @@ MPI_Request echo_MPI_Request_f2c(MPI_Fint request) {
     if (request < FORTRAN_BASE || request - FORTRAN_BASE >= nfortran) return PMPI_Request_f2c(request);
     return fortran[request - FORTRAN_BASE];
 }
+
+/* MPI 5's integer handles (MPI_Request_toint/fromint: mpi4py's Request.toint on MPICH 5): echo's requests get the
+ * same integers as their Fortran handles, MPI's own requests MPI's integers */
+#if ECHO_DECLARES(MPI_Request_toint)
+int echo_MPI_Request_toint(MPI_Request request) {
+    if (!is_echo(request) && !(echo_mode->owns_request && echo_mode->owns_request(request)))
+        return PMPI_Request_toint(request);
+    return (int)echo_MPI_Request_c2f(request);
+}
+MPI_Request echo_MPI_Request_fromint(int request) {
+    if (request < FORTRAN_BASE || request - FORTRAN_BASE >= nfortran) return PMPI_Request_fromint(request);
+    return fortran[request - FORTRAN_BASE];
+}
+#endif

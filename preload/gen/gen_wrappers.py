@@ -171,7 +171,8 @@ def sdr_written(sources: list[Path]) -> set[str]:
 
 
 def is_local(proto: Prototype, kinds: list[str] | None) -> bool:
-    if proto.name in LOCAL_WITH_HANDLES or proto.ret != "int":
+    # MPI 5's MPI_X_toint converts a handle to an integer (returned, not an error code), as MPI_X_c2f does
+    if proto.name in LOCAL_WITH_HANDLES or proto.ret != "int" or proto.name.endswith("_toint"):
         return True
     if kinds is not None and len(kinds) == len(proto.names):
         return not COMMUNICATION_KINDS.intersection(kinds)
@@ -385,7 +386,7 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
             body = real
         else:
             body = f"{cloned} ? (echo_unsupported(\"{name}\"), MPI_ERR_OTHER) : {real}"
-        if name.endswith("_c2f") and name in written:  # echo's own request handles, in either mode
+        if name.endswith(("_c2f", "_toint")) and name in written:  # echo's own request handles, in either mode
             body = f"echo.sdr || echo.cloned ? echo_{name}({args}) : {real}"
         elif not (name in written and written[name]):
             body = f"echo.sdr ? ({sdr_body(p, kinds.get(name), sdr, real)}) : ({body})"
@@ -398,8 +399,8 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
             [f"    if (rc != MPI_SUCCESS && {cloned} && !echo_is_rep()) {{ echo_depth = 0; {raise_error}; }}"]
             if name in written and not written[name] and raise_error else []
         )
-        # MPI_X_c2f returns a Fortran handle, not an error code
-        handle = name.endswith("_c2f")
+        # MPI_X_c2f returns a Fortran handle, MPI_X_toint an integer one, not an error code
+        handle = name.endswith(("_c2f", "_toint"))
         code = "MPI_SUCCESS" if handle else "rc"
         reinit_check = [] if handle else ["    if (rc != MPI_SUCCESS && echo.reinit) rc = echo_reinit_on_error(rc);"]
         if handle:
