@@ -5,8 +5,11 @@
  * written back widened.  The representative's real call is then the int form: the same message, matched the
  * same way (MPI defines MPI_X_c and MPI_X to be interchangeable on the wire).
  *
- * A value above INT_MAX stops the job naming the call: such a message would need the int form's semantics
- * rewritten in MPI_Count (or a contiguous datatype in place of the count, which changes what a status counts). */
+ * A count beyond an int, with its datatype, becomes one element of a contiguous type of `count` elements: the same
+ * type signature, so the same message, and a status still counts bytes (MPI_Get_count_c with the caller's datatype
+ * answers in its elements).  What cannot be done so stops the job naming the call: a count with an MPI_Op
+ * (reductions apply to predefined types only), an entry of a v-collective's arrays or a displacement unit beyond
+ * an int. */
 #include "echo_internal.h"
 
 #include <limits.h>
@@ -15,9 +18,24 @@
 
 int echo_narrow_int(long long v, const char *fn, const char *what) {
     if (v > INT_MAX || v < INT_MIN)
-        echo_fatal("%s is not supported with clones for %s %lld, beyond an int: echo replicates large-count calls "
-                   "whose counts fit an int (see docs/replication.md)", fn, what, v);
+        echo_fatal("%s is not supported with clones for %s %lld, beyond an int (echo carries a larger count as one "
+                   "element of a contiguous datatype, which a reduction's count, a v-collective's array or a "
+                   "displacement unit cannot be: see \"Large counts\" in docs/replication.md)", fn, what, v);
     return (int)v;
+}
+
+int echo_narrow_count(MPI_Count count, MPI_Datatype *dt, const char *fn, const char *what) {
+    if (count <= INT_MAX) return echo_narrow_int(count, fn, what);
+    MPI_Datatype whole;
+    if (PMPI_Type_contiguous_c(count, *dt, &whole) != MPI_SUCCESS || PMPI_Type_commit(&whole) != MPI_SUCCESS)
+        return echo_narrow_int(count, fn, what); /* not a datatype MPI accepts: stop naming the call */
+    *dt = whole;
+    return 1;
+}
+
+void echo_widened_free(MPI_Datatype dt, MPI_Datatype original) {
+    /* MPI and echo's requests keep what a pending operation still uses */
+    if (dt != original) PMPI_Type_free(&dt);
 }
 
 /* Arrays a nonblocking or persistent operation may still read: kept for the rest of the run, one copy per

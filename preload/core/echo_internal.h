@@ -131,8 +131,13 @@ static inline int echo_gets_from_root(const echo_comm_t *c, int root) { return c
 
 /* ---- large-count (MPI_X_c) calls (echo_bigcount.c) ----
  * gen_wrappers.py writes echo_MPI_X_c as a narrowing of the int form's semantics (echo_MPI_X): one semantics per
- * call family.  A count or displacement that does not fit an int stops the job naming the call. */
+ * call family.  A count beyond an int becomes one element of a contiguous type; other values that do not fit an int
+ * (the counts of v-collectives, a count with an MPI_Op) stop the job naming the call. */
 int echo_narrow_int(long long v, const char *fn, const char *what);
+/* a count and its datatype: beyond an int, one element of a contiguous type of `count` elements (*dt replaced;
+ * echo_widened_free frees it after the call) */
+int echo_narrow_count(MPI_Count count, MPI_Datatype *dt, const char *fn, const char *what);
+void echo_widened_free(MPI_Datatype dt, MPI_Datatype original);
 /* the ints of `n` counts or displacements (NULL for NULL); `keep`: the array must outlive the call (a
  * nonblocking or persistent operation may read it until it completes): kept, shared by equal arrays */
 const int *echo_narrow_counts(const MPI_Count *a, int n, int keep, const char *fn, const char *what);

@@ -279,9 +279,27 @@ def narrowing(p: Prototype, base: Prototype, kinds: list[str] | None) -> str | N
     keep = int(p.name.startswith("MPI_I") or p.name.endswith("_init_c"))
     root = "root" if "root" in p.names else "-1"
     pre, args, post = [], [], []
-    for name, ctype, btype, decl in zip(p.names, p.types, base.types, p.decls, strict=True):
+    # a count beyond an int travels as one element of a contiguous type of `count` elements: the same type
+    # signature, so the same message (not with an MPI_Op, which applies to predefined types only)
+    elements = {}
+    if kinds is not None and len(kinds) == len(p.names) and "MPI_Op" not in p.types:
+        for i, kind in enumerate(kinds):
+            if "XFER_NUM_ELEM" in kind and p.types[i] == "MPI_Count" and base.types[i] == "int":
+                dt = next((j for j in range(i + 1, len(kinds)) if kinds[j] == "DATATYPE"), None)
+                if dt is not None and p.types[dt] == "MPI_Datatype" and dt not in elements.values():
+                    elements[i] = dt
+    widened = {p.names[dt]: p.names[i] for i, dt in elements.items()}
+    for i, (name, ctype, btype, decl) in enumerate(zip(p.names, p.types, base.types, p.decls, strict=True)):
         wide = ctype.removeprefix("const ").strip()
-        if ctype == btype:
+        if i in elements:
+            dt = p.names[elements[i]]
+            pre.append(f"    MPI_Datatype w_{dt} = {dt};")
+            pre.append(f"    int n_{name} = echo_narrow_count({name}, &w_{dt}, \"{p.name}\", \"{name}\");")
+            args.append(f"n_{name}")
+            post.append(f"    echo_widened_free(w_{dt}, {dt});")
+        elif name in widened:
+            args.append(f"w_{name}")
+        elif ctype == btype:
             args.append(name)
         elif re.search(r"\[\s*\]$", decl) and btype == "const int" and wide in NARROW_ARRAY and comm:
             side = array_side(name, p.names)

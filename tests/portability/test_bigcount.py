@@ -12,11 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import echorun
+from tests.conftest import PROGRAMS, copy_output, echorun, lines_by_rank, run_group
 
 ROOT = Path(__file__).resolve().parents[2]
 MPICC = ROOT / ".mpis" / "mpich-pypi" / "bin" / "mpicc"  # scripts/mpis.sh
 GEN = ROOT / "preload" / "gen"
+HUGE_MEMORY_GB = 14  # bigcount_huge.c: 2 GB per process, 4 processes under --clones 2, and echo's forwarding
+
+
+def available_gb() -> float:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) / 2**20
+    return 0.0
 
 
 @pytest.fixture(scope="module")
@@ -64,17 +72,45 @@ def test_sdr_refuses_large_count_calls_on_replicated_communicators(wrappers):
         assert sdr and sdr[1].startswith(f'sdr_comm_of(comm) ? (echo_unsupported("{name}")'), name
 
 
-def test_a_count_beyond_an_int_stops_naming_the_call(tmp_path):
+def test_a_reduction_beyond_an_int_stops_naming_the_call(tmp_path):
+    """A count beyond an int travels as one element of a contiguous type (bigcount_huge.c), which an MPI_Op does
+    not apply to: a reduction of so many elements stops the job, naming the call and why."""
     if not MPICC.is_file():
         pytest.skip(f"PyPI's MPICH is not installed ({MPICC} missing): scripts/mpis.sh installs it")
     src = tmp_path / "over.c"
     src.write_text("#include <mpi.h>\n#include <limits.h>\nint main(int argc, char **argv) {\n"
                    "    char b[1];\n    MPI_Init(&argc, &argv);\n"
-                   "    MPI_Bcast_c(b, (MPI_Count)INT_MAX + 1, MPI_BYTE, 0, MPI_COMM_WORLD);\n"
+                   "    MPI_Allreduce_c(MPI_IN_PLACE, b, (MPI_Count)INT_MAX + 1, MPI_BYTE, MPI_SUM, MPI_COMM_WORLD);\n"
                    "    MPI_Finalize();\n    return 0;\n}\n")
     subprocess.run([str(MPICC), "-o", str(tmp_path / "over"), str(src)], check=True)
     r = echorun(["--no-store", "-n", "2", "--clones", "2", str(tmp_path / "over")], tmp_path / "run",
                 env={"ECHO_MPICC": str(MPICC)})
     assert r.returncode != 0
-    assert "MPI_Bcast_c is not supported with clones for count 2147483648, beyond an int" in r.stderr, r.stderr
+    assert "MPI_Allreduce_c is not supported with clones for count 2147483648, beyond an int" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_messages_beyond_an_int_reach_every_copy(tmp_path):
+    """INT_MAX + 9 bytes by MPI_Send_c/MPI_Recv_c, MPI_Bcast_c and MPI_Isend_c/MPI_Irecv_c: every representative
+    prints what the native run printed (the bytes at both ends, the count its status gives), every copy what its
+    representative printed."""
+    if not MPICC.is_file():
+        pytest.skip(f"PyPI's MPICH is not installed ({MPICC} missing): scripts/mpis.sh installs it")
+    if available_gb() < HUGE_MEMORY_GB:
+        pytest.skip(f"needs {HUGE_MEMORY_GB} GB of available memory ({available_gb():.1f} GB here)")
+    exe = tmp_path / "bigcount_huge"
+    subprocess.run([str(MPICC), "-O1", f"-I{PROGRAMS}", "-o", str(exe), str(PROGRAMS / "bigcount_huge.c")],
+                   check=True)
+    mpirun = MPICC.with_name("mpirun")
+    (tmp_path / "native").mkdir()
+    native = run_group([str(mpirun), "-outfile-pattern", f"{tmp_path}/native/out.%r", "-n", "2", str(exe)], 300)
+    assert native.returncode == 0, native.stderr
+    (tmp_path / "reps").mkdir()
+    r = echorun(["--no-store", f"--mpirun-args=-outfile-pattern {tmp_path}/reps/out.%r", "-n", "2", "--clones", "2",
+                 str(exe)], tmp_path / "run", timeout=600, env={"ECHO_MPICC": str(MPICC)})
+    assert r.returncode == 0, r.stderr
+    for rank in range(2):
+        expected = (tmp_path / "native" / f"out.{rank}").read_text()
+        assert f"count {2**31 + 8}" in expected, expected  # the status counts every byte
+        assert (tmp_path / "reps" / f"out.{rank}").read_text() == expected
+        assert lines_by_rank(copy_output(r.run_dir, rank, 1)) == lines_by_rank(expected)
