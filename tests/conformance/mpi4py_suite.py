@@ -280,6 +280,8 @@ def run_config(config: Config, testdir: Path, modules: list[str], work: Path, st
         jobdir = work / f"{config.slug}-job{run.jobs}"
         outdir = jobdir / "out"
         if replay:
+            if not (jobdir / "result.json").exists():  # the kept run was cut short in this job: the rest is not run
+                break
             result = json.loads((jobdir / "result.json").read_text())
             rc, hung, seconds = result["returncode"], result["hung"], result["seconds"]
             stderr = (jobdir / "stderr").read_text(errors="replace")
