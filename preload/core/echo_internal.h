@@ -197,6 +197,7 @@ static inline void echo_set_status(MPI_Status *status, const MPI_Status *got) {
  * lets them; MPICH's pt2pt/dtype_send and datatype/tfree do), and completion still uses it, so echo holds a
  * duplicate of its own (*kept; 1 if it made one, to free with the operation), else *kept is dt (echo_requests.c) */
 int echo_type_keep(MPI_Datatype dt, MPI_Datatype *kept);
+int echo_type_combiner(MPI_Datatype dt, int *combiner); /* MPI_Type_get_envelope's combiner */
 
 /* a message of a replicated communicator's Mprobe/Improbe (and forget it): 0 for a local one (echo_p2p.c) */
 int echo_message_take(MPI_Message m);
