@@ -8,6 +8,8 @@ mpi.h being compiled against, so the wrapper always matches the library.
 Each wrapper holds the re-entry guard and then, depending on the function:
 - hand-written semantics exist (`echo_MPI_X` / `echo_always_MPI_X` in the
   preload/*.c files): call them (the former only when the job is cloned);
+- a large-count `MPI_X_c` whose int form has clone semantics: `echo_MPI_X_c`,
+  written here, calls `echo_MPI_X` with the counts narrowed (narrowed_forms);
 - the function is local (no communicator, window, file, request, message or
   session is involved, or it is in LOCAL_WITH_HANDLES): pass through;
 - otherwise: pass through without clones, abort naming the function with clones.
