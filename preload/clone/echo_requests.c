@@ -35,6 +35,8 @@ typedef struct echo_req {
     MPI_Datatype dt;
     int owns_dt;       /* dt was built for this request: freed with it */
     int partitions;    /* > 0: partitioned communication (echo_partitioned.c) */
+    int whole;         /* deliver all `count` elements whatever the status says: MPICH 5 and Intel MPI leave
+                        * MPI_Isendrecv's status unset, so a copy would get part of the message */
     int32_t comm_id, peer; /* a persistent send's, for the SDC check at each start */
     int (*done)(void *arg, int rc); /* run on every side when a Wait/Test retires the request */
     void *arg;
@@ -106,7 +108,8 @@ static int finish(MPI_Request *h, MPI_Status *status, int rc) {
     echo_req_t *r = req_of(*h);
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
     if (r->kind == REQ_RECV) {
-        rc = echo_forward_status(r->buf, r->count, r->dt, st, rc);
+        rc = r->whole ? echo_forward_status_whole(r->buf, r->count, r->dt, st, rc)
+                      : echo_forward_status(r->buf, r->count, r->dt, st, rc);
     } else if (r->kind == REQ_COLL) {
         rc = echo_forward(r->buf, r->count, r->dt, rc);
         if (!echo_is_rep() && status != MPI_STATUS_IGNORE) memset(status, 0, sizeof *status);
@@ -455,7 +458,10 @@ int echo_MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                                             recvtype, source, recvtag, c->real, &real)
                            : echo_check_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                                                  recvtype, source, recvtag, c);
-    if (rc == MPI_SUCCESS) *request = new_req(REQ_RECV, 0, real, recvbuf, recvcount, recvtype);
+    if (rc == MPI_SUCCESS) {
+        *request = new_req(REQ_RECV, 0, real, recvbuf, recvcount, recvtype);
+        req_of(*request)->whole = 1;
+    }
     return rc;
 }
 
@@ -467,7 +473,10 @@ int echo_MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int 
     int rc = echo_is_rep()
                  ? PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, c->real, &real)
                  : echo_check_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, c);
-    if (rc == MPI_SUCCESS) *request = new_req(REQ_RECV, 0, real, buf, count, datatype);
+    if (rc == MPI_SUCCESS) {
+        *request = new_req(REQ_RECV, 0, real, buf, count, datatype);
+        req_of(*request)->whole = 1;
+    }
     return rc;
 }
 

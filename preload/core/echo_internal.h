@@ -173,6 +173,8 @@ static inline int echo_has_copies(void) { return echo.ncopies > 1 && !echo.indep
 #define ECHO_REP(call) (echo_is_rep() ? (call) : MPI_SUCCESS)
 int echo_forward(void *buf, int count, MPI_Datatype dt, int rc);
 int echo_forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *status, int rc);
+/* the same, delivering all `count` elements whatever the status says (a status the MPI leaves unset) */
+int echo_forward_status_whole(void *buf, int count, MPI_Datatype dt, MPI_Status *status, int rc);
 int echo_forward_bytes(void *data, size_t len, int rc);
 /* datatype with its blocks at displs (element units of dt); to forward v-buffers */
 int echo_forward_blocks(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt, int rc);
