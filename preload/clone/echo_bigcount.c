@@ -39,22 +39,28 @@ void echo_widened_free(MPI_Datatype dt, MPI_Datatype original) {
 }
 
 /* Arrays a nonblocking or persistent operation may still read: kept for the rest of the run, one copy per
- * distinct content, so a loop that starts the same collective again and again allocates once. */
+ * call, argument and distinct content, so a loop that starts the same collective again and again allocates once.
+ * Never one array for two arguments: MPICH takes a call whose send and receive sides share their buffer and their
+ * counts for aliased buffers (mpi4py's empty buffers share an address), as it would natively never see. */
 typedef struct kept {
     struct kept *next;
+    const char *fn, *what;
     int n;
     int v[];
 } kept_t;
 static kept_t *kept_arrays;
 
-static const int *keep_ints(int *tmp, int n) {
+static const int *keep_ints(int *tmp, int n, const char *fn, const char *what) {
     for (kept_t *k = kept_arrays; k; k = k->next)
-        if (k->n == n && !memcmp(k->v, tmp, (size_t)n * sizeof(int))) {
+        if (k->n == n && !strcmp(k->fn, fn) && !strcmp(k->what, what) &&
+            !memcmp(k->v, tmp, (size_t)n * sizeof(int))) {
             free(tmp);
             return k->v;
         }
     kept_t *k = malloc(sizeof(kept_t) + (size_t)n * sizeof(int));
     if (!k) echo_fatal("out of memory for the counts of a large-count call");
+    k->fn = fn;
+    k->what = what;
     k->n = n;
     memcpy(k->v, tmp, (size_t)n * sizeof(int));
     k->next = kept_arrays;
@@ -68,7 +74,7 @@ static const int *keep_ints(int *tmp, int n) {
     int *out = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));                             \
     if (!out) echo_fatal("out of memory for the counts of %s", fn);                       \
     for (int i = 0; i < n; i++) out[i] = echo_narrow_int((long long)a[i], fn, what);      \
-    return keep ? keep_ints(out, n) : out
+    return keep ? keep_ints(out, n, fn, what) : out
 
 const int *echo_narrow_counts(const MPI_Count *a, int n, int keep, const char *fn, const char *what) {
     NARROW_ARRAY(MPI_Count);
