@@ -163,6 +163,7 @@ int main(int argc, char **argv) {
 
     free(counts); free(displs); free(gathered); free(g2); free(sendcounts); free(sdispls); free(sendbuf);
     free(a2a); free(ia);
+    SAY("done");
     MPI_Finalize();
     return 0;
 }
