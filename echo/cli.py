@@ -356,6 +356,8 @@ def events_command(args: argparse.Namespace) -> int:
             reasons[e[2]] = reasons.get(e[2], 0) + 1
     for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
         print(f"  {n} cannot be counted: {why}")
+    for name, why in papi.disabled_components():  # their events are not listed at all
+        print(f"  component {name} is disabled: {why}")
     print()
     print(f"--papi-sets {args.papi_sets}: " + p.describe())
     print(f"one run counts them all with --clones {max(1, len(p.sets))} (one set per copy)")

@@ -15,6 +15,13 @@ SPEC = {
     "name": "papi",
     "description": "hardware and software counters, one set per copy, counted exactly (no multiplexing)",
     "options": {"--papi-sets": "all | presets | EV1,EV2,... (packed into sets) | EV1,EV2;EV3,EV4 (sets as given)"},
+    # its C part (echo/build.py): built in when the probe compiles and links here (the tool stands for the
+    # library when the build's cache asks again); a plan that asks for it from a library without it stops there
+    "c": {"sources": ["echo_papi.c"], "init": "echo_papi_init", "libs": ["-lpapi"], "tool": "papi_avail",
+          "probe": "#include <papi.h>\nint main(void) { return PAPI_is_initialized(); }\n",
+          "planned_by": "papi_sets",
+          "missing": "this echo library was built without PAPI (install libpapi-dev, then run again: the library is "
+                     "rebuilt)"},
 }
 HERE = Path(__file__).resolve().parent
 ANCHORS = ("PAPI_TOT_CYC", "PAPI_TOT_INS", "perf::TASK-CLOCK", "perf::CPU-CLOCK")
@@ -39,7 +46,7 @@ class PapiPlan:
 
 def helper() -> Path:
     """The planning helper, built with the system PAPI on first use."""
-    from echo.build import cache_root
+    from echo.resources import cache_root
 
     src = HERE / "papi_plan.c"
     import hashlib
@@ -67,14 +74,29 @@ def _run(*args: str) -> str:
     return r.stdout
 
 
+def _listing() -> list[tuple[str, str, str, str]]:
+    return [(p[0], p[1], p[2], p[3]) for p in (line.split("\t") for line in _run("list").splitlines()) if len(p) == 4]
+
+
 def available_events() -> list[tuple[str, str, str, str]]:
     """(kind, name, "ok" or PAPI's reason, description) of every event PAPI knows here."""
-    out = []
-    for line in _run("list").splitlines():
-        parts = line.split("\t")
-        if len(parts) == 4:
-            out.append((parts[0], parts[1], parts[2], parts[3]))
-    return out
+    return [e for e in _listing() if e[0] in ("preset", "native")]
+
+
+def disabled_components() -> list[tuple[str, str]]:
+    """(name, PAPI's reason) of every PAPI component disabled here: their events are not even listed."""
+    return [(name, why) for kind, name, why, _ in _listing() if kind == "component"]
+
+
+def why_nothing_counts() -> str:
+    """Why PAPI counts no event here, in PAPI's words: the disabled perf_event component (the CPU's and the
+    kernel's perf:: events) when that is it."""
+    disabled = dict(disabled_components())
+    why = disabled.get("perf_event")
+    if why is None:
+        return "a VM without a hardware PMU counts only perf:: software events: try --papi-sets all, or mpiecho events"
+    hint = ": libpfm4 does not know this CPU model, a newer libpfm4 does" if "no default PMU" in why else ""
+    return f"PAPI disabled its perf_event component, which counts the CPU's and perf:: events, saying '{why}'{hint}"
 
 
 def countable(kind: str | None = None) -> list[str]:
@@ -108,8 +130,7 @@ def plan(spec: str) -> PapiPlan:
         events = countable("preset") + (countable("native") if spec == "all" else [])
         if not events:
             raise PapiError(f"--papi-sets {spec}: PAPI can count no {'event' if spec == 'all' else 'preset'} "
-                            "on this machine (a VM without a hardware PMU counts only perf:: software events: "
-                            "try --papi-sets all, or mpiecho events)")
+                            f"on this machine ({why_nothing_counts()})")
     else:
         events = [e.strip() for e in spec.replace(";", ",").split(",") if e.strip()]
         if not events:
@@ -152,6 +173,8 @@ def check_names(events: list[str]) -> None:
             close = difflib.get_close_matches(ev, countable_here, n=3, cutoff=0.6) or difflib.get_close_matches(
                 ev, list(known), n=3, cutoff=0.6)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            if not close and not countable_here:  # nothing at all: the reason is the machine, not the name
+                hint = f" ({why_nothing_counts()})"
             raise PapiError(f"--papi-sets: PAPI knows no event {ev} here{hint}; mpiecho events lists the events "
                             "it can count")
 

@@ -1,7 +1,9 @@
 /* Event planning with the system PAPI (the library the collector counts with).
  *
  *   papi_plan list                 every preset and native event PAPI knows here, one a line:
- *                                  "<preset|native>\t<name>\t<ok|PAPI's reason>\t<description>"
+ *                                  "<preset|native>\t<name>\t<ok|PAPI's reason>\t<description>",
+ *                                  then every component PAPI disabled, with PAPI's reason:
+ *                                  "component\t<name>\t<reason>\t<description>"
  *   papi_plan pack ANCHOR EV...    pack the events greedily into sets PAPI accepts together, the
  *                                  anchor (or "-") first in every set; prints "set\t<i>\t<ev>,<ev>..."
  *                                  a set and "bad\t<ev>\t<PAPI's reason>" for events no set takes.
@@ -68,7 +70,12 @@ static void list(void) {
     }
     for (int cid = 0; cid < PAPI_num_components(); cid++) {
         const PAPI_component_info_t *cmp = PAPI_get_component_info(cid);
-        if (!cmp || cmp->disabled) continue;
+        if (!cmp) continue;
+        if (cmp->disabled) { /* its events are not listed at all: say why, or a user sees only "nothing" */
+            printf("component\t%s\t%s\t%s\n", cmp->name, cmp->disabled_reason[0] ? cmp->disabled_reason : "disabled",
+                   cmp->description);
+            continue;
+        }
         code = PAPI_NATIVE_MASK;
         if (PAPI_enum_cmp_event(&code, PAPI_ENUM_FIRST, cid) != PAPI_OK) continue;
         do show("native", code);

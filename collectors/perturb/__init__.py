@@ -34,6 +34,8 @@ SPEC = {
         "--worlds": "lockstep (copies take what copy 0 received) | independent (copy k of every rank is world k)",
         "--perturb-rep": "perturb copy 0 as well",
     },
+    # its C part (echo/build.py): needs nothing but libm, so every library has it
+    "c": {"sources": ["echo_perturb.c"], "init": "echo_perturb_init", "libs": ["-lm"]},
 }
 LOCKSTEP_OUTPUT = ("in lock-step every copy takes what copy 0 received, so a value that came from MPI is the same "
                    "on every copy by construction; --worlds independent measures it")

@@ -22,6 +22,11 @@ SPEC = {
         "--valgrind-slice": "callgrind:K (copies 1..K each instrument every Kth epoch)",
         "--slice-calls": "MPI calls per epoch (default 100)",
     },
+    # its C part (echo/build.py): the slices' client requests need Valgrind's headers only, no library
+    "c": {"sources": ["echo_valgrind.c"], "init": "echo_valgrind_init", "libs": [], "tool": "valgrind",
+          "probe": "#include <valgrind/callgrind.h>\nint main(void) { return RUNNING_ON_VALGRIND; }\n",
+          "planned_by": "valgrind_slice",
+          "missing": "this echo library was built without Valgrind's headers (apt-get install valgrind)"},
 }
 TOOLS = ("memcheck", "cachegrind", "callgrind", "massif", "helgrind", "drd")
 SLICEABLE = ("callgrind",)

@@ -10,7 +10,7 @@
  * answers in its elements).  What cannot be done so stops the job naming the call: a count with an MPI_Op
  * (reductions apply to predefined types only), an entry of a v-collective's arrays or a displacement unit beyond
  * an int. */
-#include "echo_internal.h"
+#include "echo_clone.h"
 
 #include <limits.h>
 #include <stdlib.h>

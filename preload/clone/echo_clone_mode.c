@@ -1,6 +1,6 @@
 /* The clone mode (echorun --clones/--copies): each application rank runs as copies; representatives form the
  * world and forward to their copies (docs/replication.md). */
-#include "echo_internal.h"
+#include "echo_clone.h"
 
 static void clone_setup(void) {
     echo_rank_model_setup();
@@ -23,4 +23,16 @@ void echo_clone_teardown(void) {
     PMPI_Comm_free(&echo.clone_comm);
 }
 
-const echo_mode_t echo_mode_clone = {.name = "clones", .setup = clone_setup, .teardown = echo_clone_teardown};
+/* a copy is no member of the real communicator its representative would revoke or shrink: only a communicator
+ * echo does not replicate (MPI_COMM_SELF and what derives from it) is each process's own */
+static int owns_comm(MPI_Comm app) { return echo_comm_find(app) != NULL; }
+
+extern const struct echo_calls echo_calls_clone; /* generated: preload/gen/gen_wrappers.py's MODES */
+
+const echo_mode_t echo_mode_clone = {
+    .name = "clones",
+    .calls = &echo_calls_clone,
+    .setup = clone_setup,
+    .teardown = echo_clone_teardown,
+    .owns_comm = owns_comm,
+};

@@ -5,7 +5,7 @@
  * lock-step with their representative at every collective.  On an
  * intercommunicator, outputs come from the remote group (echo_comm_peers) and
  * roots follow MPI_ROOT / MPI_PROC_NULL (echo_is_root and friends). */
-#include "echo_internal.h"
+#include "echo_clone.h"
 #include "echo_records.h"
 
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * The data a copy contributes is checked for silent corruption when a
  * nonblocking collective starts; a persistent one is not checked (its buffers are
  * read at each MPI_Start, which does not know the collective's layout). */
-#include "echo_internal.h"
+#include "echo_clone.h"
 #include "echo_records.h"
 
 #define NB(fn) echo_comm_t *c = echo_comm_get(comm, #fn); MPI_Request real = MPI_REQUEST_NULL; int rc = MPI_SUCCESS

@@ -1,6 +1,6 @@
 /* The communicator table: what each communicator the application holds means
- * under cloning (see echo_internal.h). */
-#include "echo_internal.h"
+ * under cloning (see echo_clone.h). */
+#include "echo_clone.h"
 
 
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  *
  * Naming (read by gen_wrappers.py): echo_MPI_X runs only when the job is
  * cloned, else the wrapper passes through. */
-#include "echo_internal.h"
+#include "echo_clone.h"
 
 int echo_MPI_Comm_rank(MPI_Comm comm, int *rank) {
     echo_comm_t *c = echo_comm_find(comm);

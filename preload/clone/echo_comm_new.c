@@ -2,7 +2,7 @@
  * communicator from their real ones; echo_comm_register_new then gives every
  * copy a stand-in that answers rank, size, groups and intercommunicator queries
  * as its representative's communicator does. */
-#include "echo_internal.h"
+#include "echo_clone.h"
 
 #include <stdlib.h>
 

@@ -18,7 +18,7 @@
  * copy k > 0 opens and deletes `<name>.copy<k>`, so the worlds do not write over
  * each other's files. */
 #define _GNU_SOURCE
-#include "echo_internal.h"
+#include "echo_clone.h"
 #include "echo_records.h"
 
 #include <errno.h>

@@ -3,7 +3,7 @@
  * every copy receives the representative's data and status (the source is
  * already an application rank: representatives' ranks in their communicators
  * are the application's ranks). */
-#include "echo_internal.h"
+#include "echo_clone.h"
 #include "echo_records.h"
 
 #define COPIES_DO_NOT_SEND(fn, buf, count, datatype, dest, tag, comm)                 \
@@ -11,7 +11,7 @@
         echo_comm_t *c = echo_comm_get(comm, #fn);                                  \
         echo_outgoing(#fn, 0, buf, count, datatype, echo_comm_id(comm), echo_peer(dest)); \
         return echo_is_rep() ? P##fn(buf, count, datatype, dest, tag, c->real)          \
-                             : echo_check_send(buf, count, datatype, dest, tag, c);      \
+                             : echo_check_send(buf, count, datatype, dest, tag, echo_comm_peers(c)); \
     } while (0)
 
 int echo_MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {

@@ -18,7 +18,7 @@
  * - Parrived: the representative's answer.  Once a partition has arrived the
  *   program may read it before the request completes, so its elements travel
  *   to copies with the answer. */
-#include "echo_internal.h"
+#include "echo_clone.h"
 #include "echo_records.h"
 
 #include <limits.h>

@@ -15,7 +15,7 @@
  * copy completes each local request its representative found complete by
  * waiting for its own: the same operation of the same program, which completes
  * on the copy too (a generalized request once the program completes it). */
-#include "echo_internal.h"
+#include "echo_clone.h"
 #include "echo_records.h"
 
 #include <stdlib.h>
@@ -162,7 +162,7 @@ static int wait_local(int count, MPI_Request reqs[], MPI_Status statuses[]) {
         MPI_Request real = MPI_REQUEST_NULL;                                                     \
         if (!persistent) echo_outgoing(#fn, 0, buf, count, datatype, echo_comm_id(comm), echo_peer(dest)); \
         int rc = echo_is_rep() ? P##fn(buf, count, datatype, dest, tag, c->real, &real)          \
-                               : echo_check_send(buf, count, datatype, dest, tag, c);             \
+                               : echo_check_send(buf, count, datatype, dest, tag, echo_comm_peers(c)); \
         if (rc != MPI_SUCCESS) return rc; /* a misused call: MPI made no request */              \
         *request = new_req(REQ_SEND, persistent, real, (void *)buf, count, datatype);            \
         req_of(*request)->comm_id = echo_comm_id(comm);                                          \
@@ -183,7 +183,7 @@ int echo_MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int 
     echo_comm_t *c = echo_comm_get(comm, "MPI_Irecv");
     MPI_Request real = MPI_REQUEST_NULL;
     int rc = echo_is_rep() ? PMPI_Irecv(buf, count, datatype, source, tag, c->real, &real)
-                           : echo_check_recv(buf, count, datatype, source, tag, c);
+                           : echo_check_recv(buf, count, datatype, source, tag, echo_comm_peers(c));
     if (rc != MPI_SUCCESS) return rc;
     *request = new_req(REQ_RECV, 0, real, buf, count, datatype);
     return rc;
@@ -194,7 +194,7 @@ int echo_MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, 
     echo_comm_t *c = echo_comm_get(comm, "MPI_Recv_init");
     MPI_Request real = MPI_REQUEST_NULL;
     int rc = echo_is_rep() ? PMPI_Recv_init(buf, count, datatype, source, tag, c->real, &real)
-                           : echo_check_recv(buf, count, datatype, source, tag, c);
+                           : echo_check_recv(buf, count, datatype, source, tag, echo_comm_peers(c));
     if (rc != MPI_SUCCESS) return rc;
     *request = new_req(REQ_RECV, 1, real, buf, count, datatype);
     return rc;
@@ -457,7 +457,7 @@ int echo_MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     int rc = echo_is_rep() ? PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                                             recvtype, source, recvtag, c->real, &real)
                            : echo_check_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
-                                                 recvtype, source, recvtag, c);
+                                                 recvtype, source, recvtag, echo_comm_peers(c));
     if (rc == MPI_SUCCESS) {
         *request = new_req(REQ_RECV, 0, real, recvbuf, recvcount, recvtype);
         req_of(*request)->whole = 1;
@@ -472,7 +472,8 @@ int echo_MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int 
     MPI_Request real = MPI_REQUEST_NULL;
     int rc = echo_is_rep()
                  ? PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, c->real, &real)
-                 : echo_check_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, c);
+                 : echo_check_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag,
+                                               echo_comm_peers(c));
     if (rc == MPI_SUCCESS) {
         *request = new_req(REQ_RECV, 0, real, buf, count, datatype);
         req_of(*request)->whole = 1;

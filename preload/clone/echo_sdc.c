@@ -19,7 +19,7 @@
  * Plan keys: sdc (detect|stop|vote), sdc_every N, sdc_only (all|collectives),
  * inject (bitflip:... / memflip:..., parsed and checked by echo/sdc.py). */
 #define _GNU_SOURCE
-#include "echo_internal.h"
+#include "echo_clone.h"
 #include "echo_hash.h"
 #include "echo_records.h"
 

@@ -7,62 +7,13 @@
  * its "mpi_size" is N.  Communicators made from such groups are created by the
  * representatives (MPI_Comm_create_from_group, echo_comm_new.c).
  *
- * A program that never calls MPI_Init still needs echo's worlds: the first
- * MPI_Session_init initializes the world model underneath (invisible to the
- * program: MPI_Initialized answers as before) and the last
- * MPI_Session_finalize finalizes it. */
-#include "echo_internal.h"
+ * A program that never calls MPI_Init still needs echo's worlds: core/echo_init_comm.c makes them at its first
+ * MPI_Session_init, in every mode. */
+#include "echo_clone.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int echo_owns_world; /* echo called MPI_Init itself, for a sessions-only program */
-static int open_sessions;
-
-#if ECHO_DECLARES(MPI_Session_init) /* an MPI without sessions (MPI-3: Open MPI 4.1) has none of this */
-int echo_always_MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) {
-    int initialized = 0;
-    PMPI_Initialized(&initialized);
-    /* with copies or not: echo's records (and its worlds) start at MPI_Init, which a sessions-only program never
-     * calls, so echo makes it, once */
-    if (!initialized && echo.app_rank >= 0) {
-        int provided;
-        PMPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
-        echo_setup_after_init();
-        echo_owns_world = 1;
-    }
-    int rc = PMPI_Session_init(info, errhandler, session);
-    if (rc == MPI_SUCCESS) open_sessions++;
-    return rc;
-}
-
-int echo_always_MPI_Session_finalize(MPI_Session *session) {
-    int rc = PMPI_Session_finalize(session);
-    if (rc == MPI_SUCCESS && --open_sessions == 0 && echo_owns_world) {
-        echo_owns_world = 0;
-        echo_teardown_before_finalize();
-        PMPI_Finalize();
-        echo_mark_finalized();
-    }
-    return rc;
-}
-
-/* MPI_Init after a session made echo initialize the world model: the program
- * takes it over */
-#endif
-
-int echo_world_owned_by_echo(void) {
-    if (!echo_owns_world) return 0;
-    echo_owns_world = 0;
-    return 1;
-}
-
-int echo_always_MPI_Initialized(int *flag) {
-    int rc = PMPI_Initialized(flag);
-    if (echo_owns_world) *flag = 0;
-    return rc;
-}
 
 #if ECHO_DECLARES(MPI_Session_init)
 static int is_world(const char *pset_name) { return strcmp(pset_name, "mpi://WORLD") == 0; }

@@ -10,7 +10,7 @@
  * MPI_Comm_accept/connect work the same way; name publishing is done once, by
  * the representatives.  MPI_Comm_join (a socket per process) is not supported with
  * clones. */
-#include "echo_internal.h"
+#include "echo_clone.h"
 
 #include <string.h>
 

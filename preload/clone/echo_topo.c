@@ -20,7 +20,7 @@
  * receive the blocks of their receive buffer that MPI writes (those of
  * MPI_PROC_NULL neighbours are left alone, as MPI leaves them), in one message,
  * at the call (blocking) or when Wait/Test retires the request. */
-#include "echo_internal.h"
+#include "echo_clone.h"
 #include "echo_records.h"
 
 #include <stdlib.h>

@@ -27,7 +27,7 @@
  * page, and a remote update on the representative may have restored it).
  * Pages are sent from the representative's snapshot, not from the live memory
  * other processes may be writing, so copies get exactly what it kept. */
-#include "echo_internal.h"
+#include "echo_clone.h"
 #include "echo_records.h"
 
 #include <limits.h>

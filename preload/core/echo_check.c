@@ -31,10 +31,10 @@ static int peer_ok(int peer, int size, int any) {
     return peer == MPI_PROC_NULL || (any && peer == MPI_ANY_SOURCE) || (peer >= 0 && peer < size);
 }
 
-/* the rank to ask MPI about: none if the application's is valid (in the
- * remote group of an intercommunicator), else one that is invalid here too */
-static int probe_peer(int peer, const echo_comm_t *c, int any) {
-    return peer_ok(peer, echo_comm_peers(c), any) ? MPI_PROC_NULL : peer;
+/* the rank to ask MPI about: none if the application's is valid (among the `peers` processes of its
+ * communicator, the remote group's for an intercommunicator), else one that is invalid here too */
+static int probe_peer(int peer, int peers, int any) {
+    return peer_ok(peer, peers, any) ? MPI_PROC_NULL : peer;
 }
 
 int echo_check_buffer(void *buf, int count, MPI_Datatype dt) {
@@ -43,36 +43,36 @@ int echo_check_buffer(void *buf, int count, MPI_Datatype dt) {
     return PMPI_Recv(buf, count, dt, MPI_PROC_NULL, 0, probe(), MPI_STATUS_IGNORE);
 }
 
-int echo_check_send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, const echo_comm_t *c) {
-    return PMPI_Send(buf, count, dt, probe_peer(dest, c, 0), tag, probe());
+int echo_check_send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, int peers) {
+    return PMPI_Send(buf, count, dt, probe_peer(dest, peers, 0), tag, probe());
 }
 
-int echo_check_recv(void *buf, int count, MPI_Datatype dt, int source, int tag, const echo_comm_t *c) {
-    return PMPI_Recv(buf, count, dt, probe_peer(source, c, 1), tag, probe(), MPI_STATUS_IGNORE);
+int echo_check_recv(void *buf, int count, MPI_Datatype dt, int source, int tag, int peers) {
+    return PMPI_Recv(buf, count, dt, probe_peer(source, peers, 1), tag, probe(), MPI_STATUS_IGNORE);
 }
 
 int echo_check_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                         void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                        const echo_comm_t *c) {
+                        int peers) {
 #if !ECHO_DECLARES(MPI_Isendrecv) /* an MPI-3 library: its Sendrecv checks them (the peers answer at once) */
-    return PMPI_Sendrecv(sendbuf, sendcount, sendtype, probe_peer(dest, c, 0), sendtag, recvbuf, recvcount,
-                         recvtype, probe_peer(source, c, 1), recvtag, probe(), MPI_STATUS_IGNORE);
+    return PMPI_Sendrecv(sendbuf, sendcount, sendtype, probe_peer(dest, peers, 0), sendtag, recvbuf, recvcount,
+                         recvtype, probe_peer(source, peers, 1), recvtag, probe(), MPI_STATUS_IGNORE);
 #endif
     /* MPI checks the arguments of Isendrecv in its own order: ask Isendrecv itself */
     MPI_Request r;
-    int rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, probe_peer(dest, c, 0), sendtag, recvbuf, recvcount,
-                            recvtype, probe_peer(source, c, 1), recvtag, probe(), &r);
+    int rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, probe_peer(dest, peers, 0), sendtag, recvbuf, recvcount,
+                            recvtype, probe_peer(source, peers, 1), recvtag, probe(), &r);
     return rc == MPI_SUCCESS ? PMPI_Wait(&r, MPI_STATUS_IGNORE) : rc;
 }
 
 int echo_check_sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag, int source,
-                                int recvtag, const echo_comm_t *c) {
+                                int recvtag, int peers) {
 #if !ECHO_DECLARES(MPI_Isendrecv_replace)
-    return PMPI_Sendrecv_replace(buf, count, dt, probe_peer(dest, c, 0), sendtag, probe_peer(source, c, 1), recvtag,
-                                 probe(), MPI_STATUS_IGNORE);
+    return PMPI_Sendrecv_replace(buf, count, dt, probe_peer(dest, peers, 0), sendtag, probe_peer(source, peers, 1),
+                                 recvtag, probe(), MPI_STATUS_IGNORE);
 #endif
     MPI_Request r;
-    int rc = PMPI_Isendrecv_replace(buf, count, dt, probe_peer(dest, c, 0), sendtag, probe_peer(source, c, 1),
+    int rc = PMPI_Isendrecv_replace(buf, count, dt, probe_peer(dest, peers, 0), sendtag, probe_peer(source, peers, 1),
                                     recvtag, probe(), &r);
     return rc == MPI_SUCCESS ? PMPI_Wait(&r, MPI_STATUS_IGNORE) : rc;
 }

@@ -1,6 +1,8 @@
 /* Hand-written special cases of every mode: MPI_Init/Finalize/Abort (what a
- * mode does there: its echo_mode_t).  The clone layer's answers about
- * communicators (rank, size, groups): clone/echo_comm_answers.c.
+ * mode does there: its echo_mode_t), and the sessions' start and end, which
+ * start and end the world of a program that never calls MPI_Init.  The clone
+ * layer's answers about communicators (rank, size, groups):
+ * clone/echo_comm_answers.c; its meaning of process sets: clone/echo_session.c.
  *
  * Naming (read by gen_wrappers.py): echo_always_MPI_X runs in every mode;
  * echo_MPI_X runs only when the job is cloned, else the wrapper passes through. */
@@ -8,15 +10,61 @@
 
 #include <stdio.h>
 
+static int echo_owns_world; /* echo called MPI_Init itself, for a sessions-only program */
+static int open_sessions;
+
+#if ECHO_DECLARES(MPI_Session_init) /* an MPI without sessions (MPI-3: Open MPI 4.1) has none of this */
+int echo_always_MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) {
+    int initialized = 0;
+    PMPI_Initialized(&initialized);
+    /* with copies or not: echo's records (and its worlds) start at MPI_Init, which a sessions-only program never
+     * calls, so echo makes it, once */
+    if (!initialized && echo.app_rank >= 0) {
+        int provided;
+        PMPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+        echo_setup_after_init();
+        echo_owns_world = 1;
+    }
+    int rc = PMPI_Session_init(info, errhandler, session);
+    if (rc == MPI_SUCCESS) open_sessions++;
+    return rc;
+}
+
+int echo_always_MPI_Session_finalize(MPI_Session *session) {
+    int rc = PMPI_Session_finalize(session);
+    if (rc == MPI_SUCCESS && --open_sessions == 0 && echo_owns_world) {
+        echo_owns_world = 0;
+        echo_teardown_before_finalize();
+        PMPI_Finalize();
+        echo_mark_finalized();
+    }
+    return rc;
+}
+
+#endif
+
+/* MPI_Init after a session made echo initialize the world model: the program takes it over (1, once) */
+static int world_owned_by_echo(void) {
+    if (!echo_owns_world) return 0;
+    echo_owns_world = 0;
+    return 1;
+}
+
+int echo_always_MPI_Initialized(int *flag) {
+    int rc = PMPI_Initialized(flag);
+    if (echo_owns_world) *flag = 0;
+    return rc;
+}
+
 int echo_always_MPI_Init(int *argc, char ***argv) {
-    if (echo_world_owned_by_echo()) return MPI_SUCCESS; /* a session initialized it (echo_session.c) */
+    if (world_owned_by_echo()) return MPI_SUCCESS; /* a session initialized it (above) */
     int rc = PMPI_Init(argc, argv);
     echo_setup_after_init();
     return rc;
 }
 
 int echo_always_MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
-    if (echo_world_owned_by_echo()) return PMPI_Query_thread(provided);
+    if (world_owned_by_echo()) return PMPI_Query_thread(provided);
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     echo_setup_after_init();
     /* copies follow their representative call by call, so calls from several

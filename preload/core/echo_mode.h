@@ -7,18 +7,30 @@
 
 #include "compat/echo_mpi.h"
 
+/* a mode's dispatch table: what each MPI call does in that mode, one entry a function (generated with the
+ * wrappers from preload/gen/gen_wrappers.py's MODES; its layout depends on the mpi.h, so only wrappers.c sees it) */
+struct echo_calls;
+
 typedef struct echo_mode {
     const char *name;                  /* the plan's "mode" value, or "clones" / "plain" */
+    const struct echo_calls *calls;    /* its dispatch table (echo_calls_<mode>, generated) */
     int (*restarted)(void);            /* this process replaces a failed one (its rank is known after MPI_Init) */
     void (*setup)(void);               /* right after MPI_Init, before the records open: the rank model */
     void (*teardown)(void);            /* before the real MPI_Finalize, once records and events are closed */
     void (*finalize_begins)(void);     /* first thing in MPI_Finalize (Reinit: may end the process there) */
     int (*skips_finalize)(void);       /* the real MPI_Finalize would wait forever: do not call it */
     int (*owns_request)(MPI_Request);  /* a request handle of the mode's own (Fortran handles: echo_requests.c) */
-    int (*owns_comm)(MPI_Comm);        /* the mode handles failures on it itself (the application's ULFM calls) */
+    /* the application's ULFM calls (core/echo_ulfm.c): on a communicator the mode owns they stop the job (SDR
+     * handles failures itself; a copy is no member of what its representative would revoke); real_comm: the real
+     * communicator behind an application's handle they act on instead (Reinit) */
+    int (*owns_comm)(MPI_Comm);
+    MPI_Comm (*real_comm)(MPI_Comm);
 } echo_mode_t;
 
 extern const echo_mode_t *echo_mode;   /* never NULL: the plain mode until the plan says otherwise */
+/* echo_mode->calls, kept apart: every wrapper reads it, and one load is cheaper than two */
+extern const struct echo_calls *echo_calls;
+extern const struct echo_calls echo_calls_plain;
 
 /* after the plan is read (echo.sdr, echo.reinit, echo.cloned set): the mode of this process */
 void echo_mode_choose(void);

@@ -7,11 +7,13 @@ static void plain_setup(void) {
     echo_roles_setup();
 }
 
-const echo_mode_t echo_mode_plain = {.name = "plain", .setup = plain_setup};
+const echo_mode_t echo_mode_plain = {.name = "plain", .calls = &echo_calls_plain, .setup = plain_setup};
 
 const echo_mode_t *echo_mode = &echo_mode_plain;
+const struct echo_calls *echo_calls = &echo_calls_plain;
 
 void echo_mode_choose(void) {
     echo_mode = echo.sdr ? &echo_mode_sdr : echo.reinit ? &echo_mode_reinit
               : echo.cloned ? &echo_mode_clone : &echo_mode_plain;
+    echo_calls = echo_mode->calls;
 }

@@ -3,19 +3,17 @@
  * clones they cannot be replicated as they are (a copy is no member of the
  * real communicator its representative would revoke or shrink; echo's own
  * fault-tolerant modes use them underneath): the job stops naming the call.
- * In Reinit mode (one process per rank) they act on the real communicator. */
+ * In Reinit mode (one process per rank) they act on the real communicator.
+ * What each mode does is its echo_mode_t's owns_comm and real_comm. */
 #include "echo_internal.h"
 
 #if ECHO_HAS_ULFM /* elsewhere the application's MPIX_ calls (MPICH's partial ULFM) go to its MPI as they are */
 
+/* echo's own calls, and the application's before MPI_Init, act on the communicator they name */
 static MPI_Comm real_of(MPI_Comm comm, const char *fn) {
-    if (echo.active && echo_mode->owns_comm && !echo_depth && echo_mode->owns_comm(comm))
-        echo_unsupported(fn); /* SDR handles failures itself */
-    if (!echo.active || !echo.cloned || echo_depth) return comm;
-    echo_comm_t *c = echo_comm_find(comm);
-    if (!c) return comm; /* MPI_COMM_SELF and what derives from it: each process's own */
-    if (!echo.reinit) echo_unsupported(fn);
-    return c->real;
+    if (!echo.active || echo_depth) return comm;
+    if (echo_mode->owns_comm && echo_mode->owns_comm(comm)) echo_unsupported(fn);
+    return echo_mode->real_comm ? echo_mode->real_comm(comm) : comm;
 }
 
 ECHO_PUBLIC int MPIX_Comm_revoke(MPI_Comm comm) { return PMPIX_Comm_revoke(real_of(comm, "MPIX_Comm_revoke")); }

@@ -5,16 +5,19 @@ functions and the meaning of their parameters come from the MPI Forum's
 machine-readable standard (pympistandard); the exact C prototype comes from the
 mpi.h being compiled against, so the wrapper always matches the library.
 
-Each wrapper holds the re-entry guard and then, depending on the function:
-- hand-written semantics exist (`echo_MPI_X` / `echo_always_MPI_X` in the
-  preload/*.c files): call them (the former only when the job is cloned);
-- a large-count `MPI_X_c` whose int form has clone semantics: `echo_MPI_X_c`,
-  written here, calls `echo_MPI_X` with the counts narrowed (narrowed_forms);
-- the function is local (no communicator, window, file, request, message or
-  session is involved, or it is in LOCAL_WITH_HANDLES): pass through;
-- otherwise: pass through without clones, abort naming the function with clones.
-In SDR mode (echo_sdr.h) `echo_sdr_MPI_X` gives the semantics of a call on a
-replicated communicator; a call on one that has none aborts naming it.
+Each wrapper holds the re-entry guard, the record and the roles' hooks, and calls
+its entry in the dispatch table of the mode the plan chose (MODES: one table per
+mode, rendered from each mode's rule for a call, core/echo_mode.h):
+- plain: the real call, or the semantics that run in every mode (`echo_always_MPI_X`
+  in the preload/*/*.c files);
+- clone (and reinit, which also repairs the world after a failed call): the clone
+  layer's semantics `echo_MPI_X`; a local call (no communicator, window, file,
+  request, message or session is involved, or it is in LOCAL_WITH_HANDLES) passes
+  through; another one aborts naming the function;
+- sdr: `echo_sdr_MPI_X` on a replicated communicator; a call on one that has none
+  aborts naming it.
+A large-count `MPI_X_c` whose int form has clone semantics gets `echo_MPI_X_c`, written here: the int form's
+`echo_MPI_X` with the counts narrowed (narrowed_forms).
 
 Beside wrappers.c it writes echo_declared.h (ECHO_DECLARES(MPI_X): what this
 mpi.h declares), which preload/compat/echo_mpi.h includes.
@@ -28,6 +31,7 @@ import argparse
 import re
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -354,14 +358,130 @@ def declared_header(protos: dict[str, Prototype], standard: set[str]) -> str:
                       *[f'#define P{n}(...) echo_lacks("{n}")' for n in lacking], ""])
 
 
+@dataclass(frozen=True)
+class Call:
+    """One MPI function as the modes' dispatch tables see it."""
+
+    p: Prototype
+    kinds: list[str] | None
+    written: bool | None  # semantics by hand: True echo_always_MPI_X (every mode), False echo_MPI_X, None none
+    sdr: bool  # echo_sdr_MPI_X exists
+
+    @property
+    def name(self) -> str:
+        return self.p.name
+
+    @property
+    def args(self) -> str:
+        return ", ".join(self.p.names)
+
+    @property
+    def real(self) -> str:
+        return f"P{self.name}({self.args})"
+
+    @property
+    def handle(self) -> bool:
+        """MPI_X_c2f returns a Fortran handle, MPI 5's MPI_X_toint an integer one, not an error code."""
+        return self.name.endswith(("_c2f", "_toint"))
+
+
+# A mode's entry for one call: the name of a function to point to (no work of its own), or the statements of a
+# function generated for it (they end in `return rc;`).
+Entry = str | list[str]
+
+
+def own_handles(c: Call) -> bool:
+    """A conversion of echo's own handles (MPI_Request_c2f...): every mode with copies or replicas converts them."""
+    return c.handle and c.written is not None
+
+
+def plain_entry(c: Call) -> Entry:
+    """Records and roles, no copies: the real call, or the semantics that run in every mode (MPI_Init...)."""
+    return f"echo_always_{c.name}" if c.written and not own_handles(c) else f"P{c.name}"
+
+
+def clone_entry(c: Call) -> Entry:
+    """Copies follow their representative: the clone layer's semantics, on the objects it replicates."""
+    if own_handles(c):
+        return f"echo_{c.name}"
+    if c.written:
+        return f"echo_always_{c.name}"
+    comm = communicator_arg(c.p, c.kinds)
+    # calls on MPI_COMM_SELF (and what derives from it) are each copy's own
+    replicated = f"!echo_comm_is_local({comm})" if comm and c.name not in REPLICATED_ON_SELF else ""
+    if c.written is False:
+        call = f"echo_{c.name}({c.args})"
+    elif is_local(c.p, c.kinds):
+        return f"P{c.name}"
+    else:
+        call = f'(echo_unsupported("{c.name}"), MPI_ERR_OTHER)'
+    lines = [f"int rc = {replicated} ? {call} : {c.real};" if replicated else f"int rc = {call};"]
+    # a copy's call returns what its representative's returned: an error must reach the copy's own error
+    # handler too (it may be the user's)
+    raise_error = error_handler_call(c.p)
+    if c.written is False and raise_error and not c.handle:
+        lines.append(f"if (rc != MPI_SUCCESS && {replicated or '1'} && !echo_is_rep()) "
+                     f"{{ echo_depth = 0; {raise_error}; }}")
+    if lines == [f"int rc = {call};"] and c.written is False:
+        return f"echo_{c.name}"
+    return [*lines, "return rc;"]
+
+
+def reinit_entry(c: Call) -> Entry:
+    """Reinit's world is a clone world of one copy each; a failed call repairs the world (echo_reinit.c)."""
+    entry = clone_entry(c)
+    if c.handle:
+        return entry
+    lines = [f"int rc = {entry}({c.args});", "return rc;"] if isinstance(entry, str) else entry
+    return [*lines[:-1], "if (rc != MPI_SUCCESS) rc = echo_reinit_on_error(rc);", lines[-1]]
+
+
+def sdr_entry(c: Call) -> Entry:
+    """Every replica communicates: SDR's semantics on its replicated communicators (echo_sdr.h), and its rounds
+    that find a slow replica (echo_sdr_slow.c)."""
+    fallback = f"echo_always_{c.name}({c.args})" if c.written else c.real
+    sdr = {c.name} if c.sdr else set()
+    call = f"echo_{c.name}({c.args})" if own_handles(c) else sdr_body(c.p, c.kinds, sdr, fallback)
+    # SDR: an error of a replicated call reaches the application's error handler, as MPI's would
+    raise_error = error_handler_call(c.p) if c.sdr else None
+    return [f"sdr_tick({int(bool(SDR_ROUND_CALLS.match(c.name)))});",
+            f"int rc = {call};",
+            *([f"if (rc != MPI_SUCCESS) {{ echo_depth = 0; {raise_error}; }}"] if raise_error else []),
+            "sdr_slow_leave();",
+            "return rc;"]
+
+
+def conversion_entry(mode: str, p: Prototype, written: bool) -> str:
+    """Functions that return no error code (conversions, clocks): echo's own when a mode with copies wrote some."""
+    return f"echo_{p.name}" if written and mode != "plain" else f"P{p.name}"
+
+
+@dataclass(frozen=True)
+class Mode:
+    """A mode's dispatch table: echo_calls_<name>, which its echo_mode_t points to (core/echo_mode.h)."""
+
+    name: str
+    entry: Callable[[Call], Entry]
+
+
+# The table of modes the wrappers dispatch to; the plain one is the table until the plan is read.  A new mode is
+# a line here (and its echo_mode_t's `.calls = &echo_calls_<name>`).
+MODES = (Mode("plain", plain_entry), Mode("clone", clone_entry), Mode("sdr", sdr_entry),
+         Mode("reinit", reinit_entry))
+
+
 def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: dict[str, bool],
            sdr: set[str], macros: set[str] = frozenset()) -> str:
+    """wrappers.c: one dispatch table per mode (MODES), and one wrapper per function that calls the table's entry
+    between the records and the roles' hooks.  The mode is chosen once when the plan is read (core/echo_modes.c):
+    a wrapper makes one indirect call, or a direct one when every mode does the same."""
     names = sorted(protos)
     narrowed = narrowed_forms(protos, kinds, written)
     written = {**written, **dict.fromkeys(narrowed, False)}
     out = [
         "/* GENERATED by preload/gen/gen_wrappers.py at build time: do not edit, do not commit. */",
         '#include "echo_sdr.h"',
+        '#include "echo_reinit_internal.h"',
         '#include "echo_records.h"',
         "",
         *[f"#undef {m}" for m in sorted(macros) if m.removeprefix("P") in protos],
@@ -373,58 +493,51 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
         "};",
         "",
     ]
+    # each mode's entry of each function; a function every mode does alike is called directly
+    entries: dict[str, dict[str, Entry]] = {}
+    for name in names:
+        p = protos[name]
+        if p.ret != "int":
+            row = {m.name: conversion_entry(m.name, p, name in written) for m in MODES}
+        else:
+            call = Call(p, kinds.get(name), written.get(name), name in sdr)
+            row = {m.name: m.entry(call) for m in MODES}
+        if len({str(e) for e in row.values()}) > 1:
+            entries[name] = row
+    for name in names:  # the semantics the entries name
+        p, params = protos[name], protos[name].params or "void"
+        if name in sdr:
+            out.append(f"int echo_sdr_{name}({params});")
+        if name in written:
+            out.append(f"{p.ret} echo_{'always_' if written[name] else ''}{name}({params});")
+    # a table holds a real function's address, which the loader resolves when it loads the library, where a call
+    # is resolved at its first use: MPICH's mpi.h declares functions its library lacks (PMPI_Status_c2f08), which
+    # no program calls. Weak, such an address is NULL and the library still loads.
+    pointed = sorted({e for row in entries.values() for e in row.values() if isinstance(e, str) and e[0] == "P"})
+    out += ["", *[f"extern __typeof__({f}) {f} __attribute__((weak));" for f in pointed]]
+    out += ["", "struct echo_calls {",
+            *[f"    {protos[n].ret} (*{n})({protos[n].params or 'void'});" for n in entries], "};", ""]
+    for mode in MODES:
+        for name, row in entries.items():
+            if isinstance(row[mode.name], list):
+                out += [f"static int {mode.name}_{name}({protos[name].params or 'void'}) {{",
+                        *[f"    {line}" for line in row[mode.name]], "}", ""]
+        out += [f"const struct echo_calls echo_calls_{mode.name} = {{",
+                *[f"    .{n} = {row[mode.name] if isinstance(row[mode.name], str) else f'{mode.name}_{n}'},"
+                  for n, row in entries.items()], "};", ""]
     for fn_id, name in enumerate(names):
         p = protos[name]
-        raise_error = None
         args = ", ".join(p.names)
         params = p.params or "void"
         real = f"P{name}({args})"
+        dispatch = f"echo_calls->{name}({args})" if name in entries else None
         if p.ret != "int":  # conversions and clocks: nothing to replicate or record
-            if name in written:  # a conversion of echo's own handles
-                mine = f"echo.cloned || echo.sdr ? echo_{name}({args}) : {real}"
-                out += [f"{p.ret} echo_{name}({params});", f"ECHO_PUBLIC {p.ret} {name}({params}) {{ return {mine}; }}",
-                        ""]
-            else:
-                out += [f"ECHO_PUBLIC {p.ret} {name}({params}) {{ return {real}; }}", ""]
+            out += [f"ECHO_PUBLIC {p.ret} {name}({params}) {{ return {dispatch or real}; }}", ""]
             continue
-        comm = communicator_arg(p, kinds.get(name))
-        # calls on MPI_COMM_SELF (and what derives from it) are each copy's own
-        cloned = f"echo.cloned && !echo_comm_is_local({comm})" if comm and name not in REPLICATED_ON_SELF \
-            else "echo.cloned"
-        guard = "echo_depth || !echo.active"
-        if name in sdr:
-            out.append(f"int echo_sdr_{name}({params});")
-        if name in written and written[name]:
-            out.append(f"int echo_always_{name}({params});")
-            body, guard = f"echo_always_{name}({args})", "echo_depth"
-            body = f"echo.sdr ? ({sdr_body(p, kinds.get(name), sdr, body)}) : {body}"
-        elif name in written:
-            out.append(f"int echo_{name}({params});")
-            body = f"{cloned} ? echo_{name}({args}) : {real}"
-            raise_error = error_handler_call(p)
-        elif is_local(p, kinds.get(name)):
-            body = real
-        else:
-            body = f"{cloned} ? (echo_unsupported(\"{name}\"), MPI_ERR_OTHER) : {real}"
-        if name.endswith(("_c2f", "_toint")) and name in written:  # echo's own request handles, in either mode
-            body = f"echo.sdr || echo.cloned ? echo_{name}({args}) : {real}"
-        elif not (name in written and written[name]):
-            body = f"echo.sdr ? ({sdr_body(p, kinds.get(name), sdr, real)}) : ({body})"
-        # SDR: an error of a replicated call reaches the application's error handler, as MPI's would
-        sdr_error = [f"    if (rc != MPI_SUCCESS && echo.sdr) {{ echo_depth = 0; {error_handler_call(p)}; }}"] \
-            if name in sdr and error_handler_call(p) else []
-        # a copy's call returns what its representative's returned: an error
-        # must reach the copy's own error handler too (it may be the user's)
-        copy_error = (
-            [f"    if (rc != MPI_SUCCESS && {cloned} && !echo_is_rep()) {{ echo_depth = 0; {raise_error}; }}"]
-            if name in written and not written[name] and raise_error else []
-        )
-        # MPI_X_c2f returns a Fortran handle, MPI_X_toint an integer one, not an error code
-        handle = name.endswith(("_c2f", "_toint"))
-        code = "MPI_SUCCESS" if handle else "rc"
-        reinit_check = [] if handle else ["    if (rc != MPI_SUCCESS && echo.reinit) rc = echo_reinit_on_error(rc);"]
-        if handle:
-            copy_error = []
+        if dispatch is None:  # every mode does the same: the one function they would all point to
+            dispatch = f"{plain_entry(Call(p, kinds.get(name), written.get(name), name in sdr))}({args})"
+        guard = "echo_depth" if written.get(name) else "echo_depth || !echo.active"
+        code = "MPI_SUCCESS" if name.endswith(("_c2f", "_toint")) else "rc"
         rec_comm, peer, tag, nbytes = record_fields(p, kinds.get(name))
         if name in ("MPI_Comm_free", "MPI_Finalize"):
             rec_comm = "-1"  # the handle is gone after the call
@@ -440,13 +553,8 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
             "    uint64_t t0 = echo_ticks();",
             f"    int32_t rec_comm = {rec_comm};",
             "    if (echo_hooks.enter) echo_hooks.enter();",
-            f"    if (echo.sdr) sdr_tick({int(bool(SDR_ROUND_CALLS.match(name)))});",
-            f"    int rc = {body};",
-            *copy_error,
-            *sdr_error,
-            *reinit_check,
+            f"    int rc = {dispatch};",
             "    if (echo_hooks.leave) echo_hooks.leave();",
-            "    if (echo.sdr) sdr_slow_leave();",
             f"    if (echo.active) echo_record({fn_id}, t0, rec_comm, {peer}, {tag}, {nbytes}, {code});",
             "    if (echo_slow_on) echo_slow_after();",
             "    echo_depth = 0;",

@@ -10,7 +10,7 @@
  * reduction (MIN) over the world.  commit and latest are collective. */
 #define _GNU_SOURCE
 #define ECHO_LIBRARY
-#include "echo_internal.h"
+#include "echo_reinit_internal.h"
 #include "echo_reinit.h"
 
 #include <dirent.h>

@@ -7,7 +7,7 @@
  * `echorun --reinit-hosts a,a,b,...` names the hosts of the ranks instead of
  * the real ones, to exercise these choices on one machine (a simulation: the
  * processes are spawned where Open MPI puts them). */
-#include "echo_internal.h"
+#include "echo_reinit_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

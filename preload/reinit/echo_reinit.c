@@ -20,7 +20,7 @@
  * times. */
 #define _GNU_SOURCE
 #define ECHO_LIBRARY
-#include "echo_internal.h"
+#include "echo_reinit_internal.h"
 #include "echo.h"
 #include "echo_reinit.h"
 

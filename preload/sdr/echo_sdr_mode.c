@@ -9,8 +9,11 @@ static void sdr_setup(void) {
 
 static int owns_comm(MPI_Comm app) { return sdr_comm_of(app) != NULL; }
 
+extern const struct echo_calls echo_calls_sdr; /* generated: preload/gen/gen_wrappers.py's MODES */
+
 const echo_mode_t echo_mode_sdr = {
     .name = "sdr",
+    .calls = &echo_calls_sdr,
     .setup = sdr_setup,
     .teardown = echo_sdr_finalize,
     .skips_finalize = echo_sdr_skips_finalize,

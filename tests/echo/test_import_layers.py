@@ -85,3 +85,36 @@ def test_the_client_does_not_import_the_server() -> None:
     up = {m: sorted(t for t in deps if t.startswith("server")) for m, deps in graph.items()
           if m.startswith(("echo", "collectors")) and m != "echo.cli"}
     assert {m: deps for m, deps in up.items() if deps} == {}
+
+
+# docs/architecture.md's table of layers (Python packages): a module imports only modules of its layer or below
+LAYERS = {
+    0: ("echo", "echo.store", "echo.constants", "echo.runfiles", "echo.spec", "echo.resources", "echo.store.models",
+        "echo.copymap", "echo.placement", "echo.progress", "echo.reliability", "echo.slurm"),
+    1: ("echo.records", "echo.procstatus", "echo.sdc", "echo.hostload", "echo.jobstop", "echo.store.db",
+        "echo.uploads", "echo.lib", "echo.report"),
+    2: ("echo.perf", "echo.sdr", "echo.reinit", "echo.injections", "collectors"),
+    3: ("echo.build", "echo.plan", "echo.store.ingest", "echo.junit", "echo.export"),
+    4: ("echo.launch",),
+    5: ("server",),
+    6: ("echo.cli", "echo.__main__"),
+}
+
+
+def layer(module: str) -> int | None:
+    """The layer of a module: its own entry, else its package's (collectors.papi is in collectors')."""
+    for name in (module, *[module.rsplit(".", k)[0] for k in range(1, module.count(".") + 1)]):
+        for level, names in LAYERS.items():
+            if name in names:
+                return level
+    return None
+
+
+def test_every_module_has_a_layer() -> None:
+    assert [m for m in import_graph() if layer(m) is None] == []
+
+
+def test_imports_go_down() -> None:
+    up = [f"{m} (layer {layer(m)}) imports {d} (layer {layer(d)})" for m, deps in sorted(import_graph().items())
+          for d in sorted(deps) if (layer(d) or 0) > (layer(m) or 0)]
+    assert up == []

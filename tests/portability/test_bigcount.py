@@ -38,11 +38,18 @@ def wrappers(tmp_path_factory) -> str:
     return out.read_text()
 
 
-def cloned_branch(text: str, name: str) -> str:
-    """What the wrapper of `name` does with clones (the branch after SDR's)."""
-    body = re.search(rf"ECHO_PUBLIC int {name}\(.*?\n    int rc = (.*?);\n", text, re.S)
-    assert body, f"no wrapper for {name}"
-    return body[1]
+def mode_entry(text: str, mode: str, name: str) -> str:
+    """What `mode`'s dispatch table does for `name`: the expression its generated function returns, or the name of
+    the function its table points to."""
+    body = re.search(rf"^static int {mode}_{name}\(.*?\n(?:    sdr_tick\(\d\);\n)?    int rc = (.*?);\n", text,
+                     re.S | re.M)
+    if body:
+        return body[1]
+    table = re.search(rf"^const struct echo_calls echo_calls_{mode} = {{\n(.*?)^}};", text, re.S | re.M)
+    assert table, f"no dispatch table for {mode}"
+    entry = re.search(rf"\.{name} = (\w+),", table[1])
+    assert entry, f"no {mode} entry for {name}"
+    return entry[1]
 
 
 def test_every_large_count_call_has_its_int_forms_semantics(wrappers):
@@ -52,12 +59,12 @@ def test_every_large_count_call_has_its_int_forms_semantics(wrappers):
     assert "MPI_Send_c" in names and "MPI_Ineighbor_alltoallw_c" in names
     stopped = []
     for name in names:
-        branch = cloned_branch(wrappers, name)
-        int_form = cloned_branch(wrappers, name.removesuffix("_c"))
-        if f'echo_unsupported("{name}")' in branch.split(" : (", 1)[-1]:
+        entry = mode_entry(wrappers, "clone", name)
+        if f'echo_unsupported("{name}")' in entry:
             stopped.append(name)
+            int_form = mode_entry(wrappers, "clone", name.removesuffix("_c"))
             assert f'echo_unsupported("{name.removesuffix("_c")}")' in int_form, f"{name} stops, its int form not"
-        elif f"echo_{name}(" in branch:
+        elif f"echo_{name}" in entry:
             assert re.search(rf"^int echo_{name}\(.*?\n    int rc = echo_{name.removesuffix('_c')}\(", wrappers,
                              re.S | re.M), f"{name}'s semantics are not its int form's"
     assert stopped == ["MPI_Comm_attach_buffer_c", "MPI_Comm_detach_buffer_c", "MPI_Session_attach_buffer_c",
@@ -68,8 +75,7 @@ def test_sdr_refuses_large_count_calls_on_replicated_communicators(wrappers):
     """SDR (Open MPI's ULFM only, whose 5.0 mpi.h declares no MPI_X_c) has no large-count semantics: on a
     replicated communicator the call stops naming itself, never passes through to one replica."""
     for name in ("MPI_Send_c", "MPI_Recv_c", "MPI_Isend_c", "MPI_Bcast_c", "MPI_Allreduce_c", "MPI_Alltoallv_c"):
-        sdr = re.search(rf"ECHO_PUBLIC int {name}\(.*?\n    int rc = echo\.sdr \? \((.*?)\) : \(", wrappers, re.S)
-        assert sdr and sdr[1].startswith(f'sdr_comm_of(comm) ? (echo_unsupported("{name}")'), name
+        assert mode_entry(wrappers, "sdr", name).startswith(f'sdr_comm_of(comm) ? (echo_unsupported("{name}")'), name
 
 
 def test_a_reduction_beyond_an_int_stops_naming_the_call(tmp_path):

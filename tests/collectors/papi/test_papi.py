@@ -1,6 +1,8 @@
-"""PAPI collector with the real system PAPI. This VM has no hardware PMU: the
-perf:: software events count for real, hardware presets must fail with PAPI's
-own reason."""
+"""PAPI collector with the real system PAPI. In a VM without a hardware PMU the
+perf:: software events count for real and hardware presets must fail with PAPI's
+own reason; where PAPI counts nothing at all (its perf_event component disabled,
+e.g. by a libpfm4 that does not know the CPU), echo must say so with PAPI's reason,
+and the tests of counted values skip saying why."""
 
 import subprocess
 import sys
@@ -15,13 +17,14 @@ import collectors.papi as papi
 from echo.records import read_run
 from echo.report import merged_counters
 from echo.store.db import open_store
-from tests.conftest import echorun
+from tests.conftest import PAPI_SETS as SETS
+from tests.conftest import echorun, need_papi_counting, papi_cannot_count
 
-SETS = "perf::TASK-CLOCK,perf::PAGE-FAULTS;perf::TASK-CLOCK,perf::CONTEXT-SWITCHES"
 BIN = Path(sys.executable).parent
 
 
 def test_events_lists_what_counts_and_why_not():
+    need_papi_counting()
     events = {name: status for _, name, status, _ in papi.available_events()}
     assert events["perf::TASK-CLOCK"] == "ok"
     presets = [s for k, _, s, _ in papi.available_events() if k == "preset"]
@@ -31,6 +34,7 @@ def test_events_lists_what_counts_and_why_not():
 
 
 def test_packing_with_an_anchor_in_every_set():
+    need_papi_counting()
     p = papi.plan(SETS)
     assert p.sets == [["perf::TASK-CLOCK", "perf::PAGE-FAULTS"], ["perf::TASK-CLOCK", "perf::CONTEXT-SWITCHES"]]
     assert p.anchor == "perf::TASK-CLOCK"
@@ -41,6 +45,7 @@ def test_packing_with_an_anchor_in_every_set():
 
 
 def test_a_preset_that_cannot_be_added_is_named_with_papis_reason():
+    need_papi_counting()
     status = {name: s for _, name, s, _ in papi.available_events()}
     if status.get("PAPI_TOT_INS") == "ok":
         pytest.skip("this machine has a hardware PMU: PAPI_TOT_INS counts here")
@@ -53,12 +58,14 @@ def test_a_preset_that_cannot_be_added_is_named_with_papis_reason():
 
 
 def test_more_sets_than_copies_says_how_to_get_them_all():
+    need_papi_counting()
     with pytest.raises(papi.PapiError, match=r"2 counter sets need 2 copies .*\(--clones 2\).*--papi-sets "
                                              r"'perf::TASK-CLOCK,perf::CONTEXT-SWITCHES'"):
         papi.check_copies(papi.plan(SETS), [1, 1])
 
 
 def test_each_copy_counts_its_set_and_the_report_merges_them(programs, tmp_path):
+    need_papi_counting()
     db = f"sqlite:///{tmp_path / 'echo.db'}"
     r = echorun(["--db", db, "--papi-sets", SETS + ";PAPI_TOT_INS", "-n", "2", "--clones", "2",
                  *programs["sdc_loop"]], tmp_path / "run")
@@ -104,6 +111,23 @@ def test_each_copy_counts_its_set_and_the_report_merges_them(programs, tmp_path)
 
 
 def test_papi_sets_beyond_the_copies_stop_before_the_run(programs, tmp_path):
+    need_papi_counting()
     r = echorun(["--papi-sets", SETS, "-n", "1", "--clones", "1", *programs["coll"]], tmp_path / "run")
     assert r.returncode == 2 and "2 counter sets need 2 copies" in r.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_a_machine_where_papi_counts_nothing_is_told_why(programs, tmp_path):
+    """Where PAPI disabled the component that counts (here: libpfm4 knows no PMU of this CPU), every way of asking
+    for counters ends before the run in one line with PAPI's own reason, and creates nothing."""
+    why = papi_cannot_count()
+    if why is None:
+        pytest.skip("PAPI counts perf:: events on this machine")
+    assert dict(papi.disabled_components()).get("perf_event"), "PAPI's reason for the disabled component is read"
+    for spec in ("all", "presets", "perf::TASK-CLOCK"):
+        r = echorun(["--papi-sets", spec, "-n", "1", "--clones", "2", *programs["coll"]], tmp_path / spec)
+        assert r.returncode == 2 and "perf_event" in r.stderr and why in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+        assert not (tmp_path / spec).exists()
+    r = subprocess.run([str(BIN / "mpiecho"), "events"], capture_output=True, text=True)
+    assert r.returncode == 2 and why in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -1,4 +1,5 @@
-"""One real run for every export's test: 2 ranks x 2 copies of sdc_loop with a PAPI counter set per copy, SDC
+"""One real run for every export's test: 2 ranks x 2 copies of sdc_loop with a PAPI counter set per copy (where PAPI
+counts), SDC
 detection and a bit flipped in rank 1 copy 1's 20th call (a divergence event at a call), stored in SQLite."""
 
 import json
@@ -9,9 +10,7 @@ from sqlalchemy.orm import Session
 
 from echo.store.db import open_store
 from echo.store.models import CallSummary, Event, Metric, Proc
-from tests.conftest import echorun
-
-SETS = "perf::TASK-CLOCK,perf::PAGE-FAULTS;perf::TASK-CLOCK,perf::CONTEXT-SWITCHES"
+from tests.conftest import echorun, papi_args
 
 
 @pytest.fixture(scope="session")
@@ -19,7 +18,7 @@ def exported_run(programs, tmp_path_factory):
     """(db url, run id, the store's rows of it) of the run."""
     base = tmp_path_factory.mktemp("export")
     db = f"sqlite:///{base / 'echo.db'}"
-    r = echorun(["--db", db, "-n", "2", "--clones", "2", "--papi-sets", SETS, "--sdc", "detect",
+    r = echorun(["--db", db, "-n", "2", "--clones", "2", *papi_args(), "--sdc", "detect",
                  "--inject", "bitflip:rank=1,copy=1,call=20", *programs["sdc_loop"]], base / "run")
     assert r.returncode == 20, r.stderr  # diverged, as injected
     run_id = json.loads((base / "run" / "run.json").read_text())["run_id"]
