@@ -125,4 +125,24 @@ int echo_outgoing_blocks(const char *fn, const void *buf, int n, const int *coun
 int echo_outgoing_wblocks(const char *fn, const void *buf, int n, const int *counts, const int *bdispls,
                            const MPI_Datatype *types, int32_t comm);
 
+/* ---- large-count (MPI_X_c) calls (echo_bigcount.c) ----
+ * gen_wrappers.py writes echo_MPI_X_c as a narrowing of the int form's semantics (echo_MPI_X): one semantics per
+ * call family.  A count beyond an int becomes one element of a contiguous type; other values that do not fit an int
+ * (the counts of v-collectives, a count with an MPI_Op) stop the job naming the call. */
+int echo_narrow_int(long long v, const char *fn, const char *what);
+/* a count and its datatype: beyond an int, one element of a contiguous type of `count` elements (*dt replaced;
+ * echo_widened_free frees it after the call) */
+int echo_narrow_count(MPI_Count count, MPI_Datatype *dt, const char *fn, const char *what);
+void echo_widened_free(MPI_Datatype dt, MPI_Datatype original);
+/* the ints of `n` counts or displacements (NULL for NULL); `keep`: the array must outlive the call (a
+ * nonblocking or persistent operation may read it until it completes): kept, shared by equal arrays */
+const int *echo_narrow_counts(const MPI_Count *a, int n, int keep, const char *fn, const char *what);
+const int *echo_narrow_aints(const MPI_Aint *a, int n, int keep, const char *fn, const char *what);
+void echo_narrow_free(const int *a, int keep);
+/* how many elements an array argument of a v- or w-collective holds on this process: `side` 0 for the send
+ * side's arrays, 1 for the receive side's; `root` the call's root (-1 if it has none); 0 if not significant */
+int echo_narrow_len(MPI_Comm comm, const char *fn, int side, int root);
+/* the neighbours of a communicator's topology (0 and 0 without one) */
+void echo_topo_degrees(const echo_comm_t *c, int *indegree, int *outdegree);
+
 #endif

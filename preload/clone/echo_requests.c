@@ -35,6 +35,8 @@ typedef struct echo_req {
     MPI_Datatype dt;
     int owns_dt;       /* dt was built for this request: freed with it */
     int partitions;    /* > 0: partitioned communication (echo_partitioned.c) */
+    int whole;         /* deliver all `count` elements whatever the status says: MPICH 5 and Intel MPI leave
+                        * MPI_Isendrecv's status unset, so a copy would get part of the message */
     int32_t comm_id, peer; /* a persistent send's, for the SDC check at each start */
     int (*done)(void *arg, int rc); /* run on every side when a Wait/Test retires the request */
     void *arg;
@@ -106,7 +108,8 @@ static int finish(MPI_Request *h, MPI_Status *status, int rc) {
     echo_req_t *r = req_of(*h);
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
     if (r->kind == REQ_RECV) {
-        rc = echo_forward_status(r->buf, r->count, r->dt, st, rc);
+        rc = r->whole ? echo_forward_status_whole(r->buf, r->count, r->dt, st, rc)
+                      : echo_forward_status(r->buf, r->count, r->dt, st, rc);
     } else if (r->kind == REQ_COLL) {
         rc = echo_forward(r->buf, r->count, r->dt, rc);
         if (!echo_is_rep() && status != MPI_STATUS_IGNORE) memset(status, 0, sizeof *status);
@@ -455,7 +458,10 @@ int echo_MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                                             recvtype, source, recvtag, c->real, &real)
                            : echo_check_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                                                  recvtype, source, recvtag, echo_comm_peers(c));
-    if (rc == MPI_SUCCESS) *request = new_req(REQ_RECV, 0, real, recvbuf, recvcount, recvtype);
+    if (rc == MPI_SUCCESS) {
+        *request = new_req(REQ_RECV, 0, real, recvbuf, recvcount, recvtype);
+        req_of(*request)->whole = 1;
+    }
     return rc;
 }
 
@@ -468,7 +474,10 @@ int echo_MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int 
                  ? PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, c->real, &real)
                  : echo_check_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag,
                                                echo_comm_peers(c));
-    if (rc == MPI_SUCCESS) *request = new_req(REQ_RECV, 0, real, buf, count, datatype);
+    if (rc == MPI_SUCCESS) {
+        *request = new_req(REQ_RECV, 0, real, buf, count, datatype);
+        req_of(*request)->whole = 1;
+    }
     return rc;
 }
 
@@ -518,3 +527,17 @@ MPI_Request echo_MPI_Request_f2c(MPI_Fint request) {
     if (request < FORTRAN_BASE || request - FORTRAN_BASE >= nfortran) return PMPI_Request_f2c(request);
     return fortran[request - FORTRAN_BASE];
 }
+
+/* MPI 5's integer handles (MPI_Request_toint/fromint: mpi4py's Request.toint on MPICH 5): echo's requests get the
+ * same integers as their Fortran handles, MPI's own requests MPI's integers */
+#if ECHO_DECLARES(MPI_Request_toint)
+int echo_MPI_Request_toint(MPI_Request request) {
+    if (!is_echo(request) && !(echo_mode->owns_request && echo_mode->owns_request(request)))
+        return PMPI_Request_toint(request);
+    return (int)echo_MPI_Request_c2f(request);
+}
+MPI_Request echo_MPI_Request_fromint(int request) {
+    if (request < FORTRAN_BASE || request - FORTRAN_BASE >= nfortran) return PMPI_Request_fromint(request);
+    return fortran[request - FORTRAN_BASE];
+}
+#endif

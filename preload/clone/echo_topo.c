@@ -214,6 +214,11 @@ int echo_MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const i
 /* ---- queries ---- */
 
 /* the communicator's topology if it is of this kind */
+void echo_topo_degrees(const echo_comm_t *c, int *indegree, int *outdegree) {
+    *indegree = c->topo ? c->topo->indegree : 0;
+    *outdegree = c->topo ? c->topo->outdegree : 0;
+}
+
 static const struct echo_topo *topo_of(echo_comm_t *c, int kind) {
     return c->topo && c->topo->kind == kind ? c->topo : NULL;
 }

@@ -184,8 +184,8 @@ int echo_win_after_barrier(int rc) {
 
 static void add_pending(echo_win_t *w, void *buf, int count, MPI_Datatype dt, int target) {
     if (!echo_has_copies() || count <= 0 || target == MPI_PROC_NULL) return;
-    int ni, na, nd, combiner;
-    PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner);
+    int combiner;
+    echo_type_combiner(dt, &combiner);
     MPI_Datatype keep = dt;
     if (combiner != MPI_COMBINER_NAMED) PMPI_Type_dup(dt, &keep);
     w->pending = realloc(w->pending, sizeof *w->pending * (size_t)(w->npending + 1));
@@ -193,8 +193,8 @@ static void add_pending(echo_win_t *w, void *buf, int count, MPI_Datatype dt, in
 }
 
 static void drop_pending(pending_t *p) {
-    int ni, na, nd, combiner;
-    PMPI_Type_get_envelope(p->dt, &ni, &na, &nd, &combiner);
+    int combiner;
+    echo_type_combiner(p->dt, &combiner);
     if (combiner != MPI_COMBINER_NAMED) PMPI_Type_free(&p->dt);
 }
 

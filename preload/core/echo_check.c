@@ -77,13 +77,25 @@ int echo_check_sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest,
     return rc == MPI_SUCCESS ? PMPI_Wait(&r, MPI_STATUS_IGNORE) : rc;
 }
 
+/* how a datatype was made: MPI-4's form where mpi.h has it, since MPICH refuses the int form for a type of more
+ * than INT_MAX elements (a large-count call's, clone/echo_bigcount.c) */
+int echo_type_combiner(MPI_Datatype dt, int *combiner) {
+#if ECHO_DECLARES(MPI_Type_get_envelope_c)
+    MPI_Count ni, na, nc, nd;
+    return PMPI_Type_get_envelope_c(dt, &ni, &na, &nc, &nd, combiner);
+#else
+    int ni, na, nd;
+    return PMPI_Type_get_envelope(dt, &ni, &na, &nd, combiner);
+#endif
+}
+
 /* a derived datatype kept alive for a later use (a request's completion, a schedule): the application may free
  * its own meanwhile; named types are kept as they are */
 int echo_type_keep(MPI_Datatype dt, MPI_Datatype *kept) {
-    int ni, na, nd, combiner;
+    int combiner;
     *kept = dt;
     if (dt == MPI_DATATYPE_NULL || echo_check_buffer(NULL, 0, dt) != MPI_SUCCESS ||
-        PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner) != MPI_SUCCESS || combiner == MPI_COMBINER_NAMED)
+        echo_type_combiner(dt, &combiner) != MPI_SUCCESS || combiner == MPI_COMBINER_NAMED)
         return 0;
     return PMPI_Type_dup(dt, kept) == MPI_SUCCESS;
 }

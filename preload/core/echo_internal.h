@@ -89,6 +89,8 @@ static inline int echo_has_copies(void) { return echo.ncopies > 1 && !echo.indep
 #define ECHO_REP(call) (echo_is_rep() ? (call) : MPI_SUCCESS)
 int echo_forward(void *buf, int count, MPI_Datatype dt, int rc);
 int echo_forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *status, int rc);
+/* the same, delivering all `count` elements whatever the status says (a status the MPI leaves unset) */
+int echo_forward_status_whole(void *buf, int count, MPI_Datatype dt, MPI_Status *status, int rc);
 int echo_forward_bytes(void *data, size_t len, int rc);
 /* datatype with its blocks at displs (element units of dt); to forward v-buffers */
 int echo_forward_blocks(void *buf, int n, const int *counts, const int *displs, MPI_Datatype dt, int rc);
@@ -113,6 +115,7 @@ static inline void echo_set_status(MPI_Status *status, const MPI_Status *got) {
  * lets them; MPICH's pt2pt/dtype_send and datatype/tfree do), and completion still uses it, so echo holds a
  * duplicate of its own (*kept; 1 if it made one, to free with the operation), else *kept is dt (echo_check.c) */
 int echo_type_keep(MPI_Datatype dt, MPI_Datatype *kept);
+int echo_type_combiner(MPI_Datatype dt, int *combiner); /* MPI_Type_get_envelope's combiner */
 
 /* ---- arguments of calls a copy does not make (echo_check.c) ----
  * The error code MPI gives the same call (MPI_SUCCESS if it accepts it), asked

@@ -16,6 +16,8 @@ mode, rendered from each mode's rule for a call, core/echo_mode.h):
   through; another one aborts naming the function;
 - sdr: `echo_sdr_MPI_X` on a replicated communicator; a call on one that has none
   aborts naming it.
+A large-count `MPI_X_c` whose int form has clone semantics gets `echo_MPI_X_c`, written here: the int form's
+`echo_MPI_X` with the counts narrowed (narrowed_forms).
 
 Beside wrappers.c it writes echo_declared.h (ECHO_DECLARES(MPI_X): what this
 mpi.h declares), which preload/compat/echo_mpi.h includes.
@@ -47,7 +49,8 @@ LOCAL_WITH_HANDLES = {
     "MPI_Comm_get_name", "MPI_Comm_set_name", "MPI_Comm_get_attr", "MPI_Comm_set_attr",
     "MPI_Comm_delete_attr", "MPI_Attr_get", "MPI_Attr_put", "MPI_Attr_delete",
     "MPI_Comm_get_errhandler", "MPI_Comm_call_errhandler", "MPI_Comm_get_info", "MPI_Comm_set_info",
-    "MPI_Pack", "MPI_Unpack", "MPI_Pack_size", "MPI_Comm_c2f", "MPI_Comm_f2c",
+    "MPI_Pack", "MPI_Unpack", "MPI_Pack_size", "MPI_Pack_c", "MPI_Unpack_c", "MPI_Pack_size_c",
+    "MPI_Comm_c2f", "MPI_Comm_f2c",
     "MPI_Win_c2f", "MPI_Win_f2c", "MPI_File_c2f", "MPI_File_f2c",
     "MPI_Message_c2f", "MPI_Message_f2c", "MPI_Session_c2f", "MPI_Session_f2c",
     # each process's session is its own (echo_session.c gives mpi://WORLD its meaning)
@@ -174,7 +177,8 @@ def sdr_written(sources: list[Path]) -> set[str]:
 
 
 def is_local(proto: Prototype, kinds: list[str] | None) -> bool:
-    if proto.name in LOCAL_WITH_HANDLES or proto.ret != "int":
+    # MPI 5's MPI_X_toint converts a handle to an integer (returned, not an error code), as MPI_X_c2f does
+    if proto.name in LOCAL_WITH_HANDLES or proto.ret != "int" or proto.name.endswith("_toint"):
         return True
     if kinds is not None and len(kinds) == len(proto.names):
         return not COMMUNICATION_KINDS.intersection(kinds)
@@ -256,6 +260,93 @@ def sdr_body(p: Prototype, kinds: list[str] | None, sdr: set[str], fallback: str
     return fallback
 
 
+# Large-count forms (MPI-4's MPI_X_c): their semantics are the int form's (echo_MPI_X), called with the counts
+# narrowed to int (preload/clone/echo_bigcount.c), so each call family has one semantics.
+WIDE_SCALARS = {"MPI_Count", "MPI_Aint"}
+NARROW_ARRAY = {"MPI_Count": "echo_narrow_counts", "MPI_Aint": "echo_narrow_aints"}
+
+
+def array_side(name: str, names: list[str]) -> int:
+    """0 for a send-side array of a v- or w-collective, 1 for a receive-side one (`displs` goes with its counts)."""
+    if name.startswith(("send", "sdispls")):
+        return 0
+    if name.startswith(("recv", "rdispls")):
+        return 1
+    return 0 if "sendcounts" in names else 1
+
+
+def narrowing(p: Prototype, base: Prototype, kinds: list[str] | None) -> str | None:
+    """C definition of echo_MPI_X_c calling the int form's semantics echo_MPI_X with its counts narrowed, or None
+    when a parameter differs in a way this does not know (the call then stays unsupported with clones)."""
+    if len(p.names) != len(base.names):
+        return None
+    comm = communicator_arg(p, kinds)
+    # a nonblocking or persistent operation may read its count arrays until it completes
+    keep = int(p.name.startswith("MPI_I") or p.name.endswith("_init_c"))
+    root = "root" if "root" in p.names else "-1"
+    pre, args, post = [], [], []
+    # a count beyond an int travels as one element of a contiguous type of `count` elements: the same type
+    # signature, so the same message (not with an MPI_Op, which applies to predefined types only)
+    elements = {}
+    if kinds is not None and len(kinds) == len(p.names) and "MPI_Op" not in p.types:
+        for i, kind in enumerate(kinds):
+            if "XFER_NUM_ELEM" in kind and p.types[i] == "MPI_Count" and base.types[i] == "int":
+                dt = next((j for j in range(i + 1, len(kinds)) if kinds[j] == "DATATYPE"), None)
+                if dt is not None and p.types[dt] == "MPI_Datatype" and dt not in elements.values():
+                    elements[i] = dt
+    widened = {p.names[dt]: p.names[i] for i, dt in elements.items()}
+    for i, (name, ctype, btype, decl) in enumerate(zip(p.names, p.types, base.types, p.decls, strict=True)):
+        wide = ctype.removeprefix("const ").strip()
+        if i in elements:
+            dt = p.names[elements[i]]
+            pre.append(f"    MPI_Datatype w_{dt} = {dt};")
+            pre.append(f"    int n_{name} = echo_narrow_count({name}, &w_{dt}, \"{p.name}\", \"{name}\");")
+            args.append(f"n_{name}")
+            post.append(f"    echo_widened_free(w_{dt}, {dt});")
+        elif name in widened:
+            args.append(f"w_{name}")
+        elif ctype == btype:
+            args.append(name)
+        elif re.search(r"\[\s*\]$", decl) and btype == "const int" and wide in NARROW_ARRAY and comm:
+            side = array_side(name, p.names)
+            pre.append(f"    const int *n_{name} = {NARROW_ARRAY[wide]}({name}, echo_narrow_len({comm}, \"{p.name}\", "
+                       f"{side}, {root}), {keep}, \"{p.name}\", \"{name}\");")
+            args.append(f"n_{name}")
+            post.append(f"    echo_narrow_free(n_{name}, {keep});")
+        elif ctype in WIDE_SCALARS and btype == "int":
+            args.append(f"echo_narrow_int({name}, \"{p.name}\", \"{name}\")")
+        elif ctype.endswith("*") and ctype[:-1].strip() in WIDE_SCALARS and btype.endswith("*"):
+            pre.append(f"    {btype[:-1].strip()} o_{name} = 0;")  # an output, written back widened
+            args.append(f"&o_{name}")
+            post.append(f"    if ({name}) *{name} = o_{name};")
+        else:
+            return None
+    return "\n".join([
+        f"int echo_{base.name}({base.params});",
+        f"int echo_{p.name}({p.params}) {{",
+        *pre,
+        f"    int rc = echo_{base.name}({', '.join(args)});",
+        *post,
+        "    return rc;",
+        "}",
+        "",
+    ])
+
+
+def narrowed_forms(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: dict[str, bool]) \
+        -> dict[str, str]:
+    """The MPI_X_c of every int form with clone semantics that has none of its own -> its narrowing."""
+    out = {}
+    for name, p in protos.items():
+        base = protos.get(name.removesuffix("_c"))
+        if name.endswith("_c") and name not in written and base and written.get(base.name) is False \
+                and not is_local(p, kinds.get(name)):
+            code = narrowing(p, base, kinds.get(name))
+            if code:
+                out[name] = code
+    return out
+
+
 def declared_header(protos: dict[str, Prototype], standard: set[str]) -> str:
     """echo_declared.h: ECHO_DECLARES(MPI_X) is 1 for each function this mpi.h declares.  A standard function it
     lacks (MPI-4's, in Open MPI 4.1) gets a stand-in PMPI_X that stops the job naming it: the hand-written
@@ -290,8 +381,8 @@ class Call:
 
     @property
     def handle(self) -> bool:
-        """MPI_X_c2f returns a Fortran handle, not an error code."""
-        return self.name.endswith("_c2f")
+        """MPI_X_c2f returns a Fortran handle, MPI 5's MPI_X_toint an integer one, not an error code."""
+        return self.name.endswith(("_c2f", "_toint"))
 
 
 # A mode's entry for one call: the name of a function to point to (no work of its own), or the statements of a
@@ -385,6 +476,8 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
     between the records and the roles' hooks.  The mode is chosen once when the plan is read (core/echo_modes.c):
     a wrapper makes one indirect call, or a direct one when every mode does the same."""
     names = sorted(protos)
+    narrowed = narrowed_forms(protos, kinds, written)
+    written = {**written, **dict.fromkeys(narrowed, False)}
     out = [
         "/* GENERATED by preload/gen/gen_wrappers.py at build time: do not edit, do not commit. */",
         '#include "echo_sdr.h"',
@@ -393,6 +486,7 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
         "",
         *[f"#undef {m}" for m in sorted(macros) if m.removeprefix("P") in protos],
         "",
+        *narrowed.values(),
         f"const int echo_nfunctions = {len(names)};",
         "const char *const echo_function_names[] = {",
         *[f'    "{n}",' for n in names],
@@ -443,7 +537,7 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
         if dispatch is None:  # every mode does the same: the one function they would all point to
             dispatch = f"{plain_entry(Call(p, kinds.get(name), written.get(name), name in sdr))}({args})"
         guard = "echo_depth" if written.get(name) else "echo_depth || !echo.active"
-        code = "MPI_SUCCESS" if name.endswith("_c2f") else "rc"
+        code = "MPI_SUCCESS" if name.endswith(("_c2f", "_toint")) else "rc"
         rec_comm, peer, tag, nbytes = record_fields(p, kinds.get(name))
         if name in ("MPI_Comm_free", "MPI_Finalize"):
             rec_comm = "-1"  # the handle is gone after the call

@@ -37,6 +37,9 @@ from echo.build import cache_root, detect_mpi
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("mpi4py_driver.py")
 VENV_BIN = Path(sys.executable).parent
+# the Python that runs the tests: one whose mpi4py is built against the MPI under test (--python; ECHO_MPICC pins
+# that MPI for echo, as for the other tests)
+APP_PYTHON = sys.executable
 STALL_SECONDS = 300.0
 RETRIES = 20  # aborts in a module after which it is given up
 OUTCOMES = ("pass", "skip", "fail", "error", "xfail", "xpass", "abort", "hang")
@@ -103,9 +106,17 @@ class ConfigRun:
 # ---- the suite ----
 
 
+def mpi4py_version() -> str:
+    """The version of the mpi4py the tests run with (the suite is that version's)."""
+    if APP_PYTHON == sys.executable:
+        return importlib.metadata.version("mpi4py")
+    return subprocess.run([APP_PYTHON, "-c", "import importlib.metadata as m; print(m.version('mpi4py'))"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
 def suite_dir() -> Path:
     """test/ of the sdist of the installed mpi4py, downloaded and unpacked once."""
-    version = importlib.metadata.version("mpi4py")
+    version = mpi4py_version()
     home = cache_root() / f"mpi4py-{version}-suite"
     testdir = home / "test"
     if testdir.is_dir():
@@ -140,15 +151,22 @@ def mpirun() -> str:
     return detect_mpi().mpirun
 
 
+@functools.cache
+def oversubscribe() -> list[str]:
+    """Spawning tests need slots beyond the job's: Open MPI's mpirun must be told (MPICH's hydra runs any number of
+    processes, and refuses the option)."""
+    return ["--oversubscribe"] if detect_mpi().flavor == "openmpi" else []
+
+
 def job_argv(config: Config, testdir: Path, outdir: Path, jobfile: Path, run_dir: Path) -> list[str]:
-    program = [sys.executable, str(DRIVER), str(testdir), str(outdir), str(jobfile)]
+    program = [APP_PYTHON, str(DRIVER), str(testdir), str(outdir), str(jobfile)]
     if config.native:  # as tests/conftest.py runs programs natively
-        argv = [mpirun(), "-n", str(config.nranks), "--oversubscribe"]
-        return argv + (["--allow-run-as-root"] if os.geteuid() == 0 else []) + program
+        argv = [mpirun(), "-n", str(config.nranks), *oversubscribe()]
+        root = ["--allow-run-as-root"] if os.geteuid() == 0 and oversubscribe() else []
+        return argv + root + program
     # the records are not needed here: echorun bounds them (a process spinning on a test call writes gigabytes)
-    # and, as the native runs, --oversubscribe: spawning tests need slots beyond the job's
     return [str(VENV_BIN / "echorun"), "--run-dir", str(run_dir), "--no-store", "--records-max-mb", "64",
-            "--mpirun-args=--oversubscribe", "-n", str(config.nranks),
+            *[f"--mpirun-args={a}" for a in oversubscribe()], "-n", str(config.nranks),
             *(["--mode", "sdr", "--replicas"] if config.sdr else ["--clones"]), str(config.clones), *program]
 
 
@@ -262,6 +280,8 @@ def run_config(config: Config, testdir: Path, modules: list[str], work: Path, st
         jobdir = work / f"{config.slug}-job{run.jobs}"
         outdir = jobdir / "out"
         if replay:
+            if not (jobdir / "result.json").exists():  # the kept run was cut short in this job: the rest is not run
+                break
             result = json.loads((jobdir / "result.json").read_text())
             rc, hung, seconds = result["returncode"], result["hung"], result["seconds"]
             stderr = (jobdir / "stderr").read_text(errors="replace")
@@ -442,7 +462,7 @@ def interruptions_table(runs: list[ConfigRun]) -> list[str]:
 
 def report(runs: list[ConfigRun], modules: list[str], stall: float, retries: int) -> list[str]:
     natives = {r.config.nranks: r for r in runs if r.config.native}
-    version = importlib.metadata.version("mpi4py")
+    version = mpi4py_version()
     mpi = detect_mpi()
     return [
         "# mpi4py's test suite: echo vs native",
@@ -488,7 +508,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="Markdown file to write ('' for none)")
     ap.add_argument("--keep", help="keep the jobs' files in this directory")
     ap.add_argument("--replay", help="run nothing: report again the jobs kept in this directory (by --keep)")
+    ap.add_argument("--python", default=sys.executable,
+                    help="the Python that runs the tests, its mpi4py built against the MPI that ECHO_MPICC names "
+                         "(default: this one)")
     args = ap.parse_args(argv)
+    global APP_PYTHON
+    APP_PYTHON = args.python
+    try:
+        mpi4py_version()
+    except (OSError, subprocess.CalledProcessError, importlib.metadata.PackageNotFoundError):
+        ap.error(f"--python {args.python}: not a Python with mpi4py (scripts/mpis.sh builds one for each MPI)")
     testdir = suite_dir()
     modules = args.modules.split(",") if args.modules else suite_modules(testdir)
     configs = matrix([int(x) for x in args.ranks.split(",")], [int(x) for x in args.clones.split(",") if x],
