@@ -67,15 +67,10 @@ MPI_QUIRKS = {
 }
 # What echo does not do yet on an MPI: (MPI, program) -> why.  Expected to fail (strictly: a fix shows).
 ECHO_GAPS = {
-    ("mpich5-pypi", "attrs"): "on MPICH 5 a copy does not run the user error handler its communicator inherited "
-                              "through MPI_Comm_dup (the representative does)",
     ("mpich5-pypi", "p2pmore"): "MPICH 5.0.2 calls a generalized request's query function at every MPI_Testall "
                                 "poll, so a copy (whose Testall is echo's) prints another count of queries than its "
                                 "representative (the `testall mix ... queried` line)",
-    ("mpich5-pypi", "io"): "on MPICH 5 a copy's file error handler is not called as its representative's "
-                           "(errors of MPI_File_read, MPI_File_call_errhandler)",
 }
-ECHO_GAPS["mpich5-abi", "attrs"] = ECHO_GAPS["mpich5-pypi", "attrs"]
 ECHO_GAPS["mpich5-abi", "p2pmore"] = ECHO_GAPS["mpich5-pypi", "p2pmore"]
 ECHO_GAPS["impi-pypi", "p2pmore"] = ECHO_GAPS["mpich5-pypi", "p2pmore"].replace("MPICH 5.0.2", "Intel MPI 2021.18")
 # Programs the MPI itself fails natively: (MPI, program) -> why.  Checked to fail still, then skipped.
