@@ -153,6 +153,133 @@ static int wait_local(int count, MPI_Request reqs[], MPI_Status statuses[]) {
     return rc;
 }
 
+/* ---- generalized requests: how often MPI asks their query function ----
+ * A copy's generalized request is its own (the program completes it), but a call that mixes it with echo
+ * requests is decided by the representative's MPI alone; MPICH 5 and Intel MPI call a complete generalized
+ * request's query function at every Testall that does not complete them all, so the representative's count
+ * depends on its polls, and a copy's MPI (which makes no call at such a poll) would count fewer.  Every query
+ * function is reached through echo's, which counts its calls; in a mixed call the representative forwards how
+ * often its MPI called each one, and a copy calls its own function that many more times, before its MPI
+ * completes the request (and frees the program's state: the copy's own completion asks once more, as the
+ * representative's did). */
+typedef struct echo_greq {
+    MPI_Grequest_query_function *query;
+    MPI_Grequest_free_function *free_fn;
+    MPI_Grequest_cancel_function *cancel;
+    void *extra;
+    MPI_Request req;
+    int queried, before; /* calls of query: all, and before the current mixed call */
+    int in_call, freed;  /* MPI freed it during a mixed call: kept until the call ends */
+    struct echo_greq *next;
+} echo_greq_t;
+
+static echo_greq_t *greqs;
+
+static int greq_query(void *state, MPI_Status *status) {
+    echo_greq_t *g = state;
+    g->queried++;
+    return g->query(g->extra, status);
+}
+
+static int greq_free(void *state) {
+    echo_greq_t *g = state;
+    int rc = g->free_fn(g->extra);
+    for (echo_greq_t **p = &greqs; *p; p = &(*p)->next)
+        if (*p == g) {
+            *p = g->next;
+            break;
+        }
+    if (g->in_call) g->freed = 1;
+    else free(g);
+    return rc;
+}
+
+static int greq_cancel(void *state, int complete) {
+    echo_greq_t *g = state;
+    return g->cancel(g->extra, complete);
+}
+
+int echo_MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                            MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request) {
+    echo_greq_t *g = calloc(1, sizeof *g);
+    *g = (echo_greq_t){.query = query_fn, .free_fn = free_fn, .cancel = cancel_fn, .extra = extra_state};
+    int rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, g, request);
+    if (rc != MPI_SUCCESS) {
+        free(g);
+        return rc;
+    }
+    g->req = *request;
+    g->next = greqs;
+    greqs = g;
+    return rc;
+}
+
+/* The generalized requests of one mixed call, by index (NULL: none there). */
+typedef struct {
+    int n, found;
+    echo_greq_t **g, *small[16];
+} greq_call_t;
+
+static void queries_start(greq_call_t *q, int n, const MPI_Request reqs[]) {
+    q->n = n;
+    q->found = 0;
+    q->g = n <= 16 ? q->small : calloc((size_t)n, sizeof *q->g);
+    for (int i = 0; i < n; i++) {
+        q->g[i] = NULL;
+        if (is_null(reqs[i]) || is_echo(reqs[i])) continue;
+        for (echo_greq_t *g = greqs; g; g = g->next)
+            if (g->req == reqs[i]) {
+                g->before = g->queried;
+                g->in_call = 1;
+                q->g[i] = g;
+                q->found++;
+                break;
+            }
+    }
+}
+
+/* After the representative's decision, before a copy completes its own requests: `done(i, arg)` says whether
+ * request i completes in this call (its completion asks the query function once on the copy too). */
+static void queries_replay(greq_call_t *q, int (*done)(int i, const void *arg), const void *arg) {
+    if (!q->found || !echo_has_copies()) return;
+    int small[16], *calls = q->n <= 16 ? small : malloc(sizeof *calls * (size_t)q->n);
+    for (int i = 0; i < q->n; i++) calls[i] = q->g[i] ? q->g[i]->queried - q->g[i]->before : 0;
+    echo_forward(calls, q->n, MPI_INT, MPI_SUCCESS);
+    for (int i = 0; i < q->n && !echo_is_rep(); i++) {
+        echo_greq_t *g = q->g[i];
+        if (!g) continue;
+        MPI_Status scratch;
+        for (int k = calls[i] - (done(i, arg) ? 1 : 0) - (g->queried - g->before); k > 0; k--) greq_query(g, &scratch);
+    }
+    if (calls != small) free(calls);
+}
+
+static void queries_end(greq_call_t *q) {
+    for (int i = 0; i < q->n; i++) {
+        echo_greq_t *g = q->g[i];
+        if (!g) continue;
+        g->in_call = 0;
+        if (g->freed) free(g);
+    }
+    if (q->g != q->small) free(q->g);
+}
+
+static int done_all(int i, const void *arg) {
+    (void)i;
+    return *(const int *)arg;
+}
+
+static int done_one(int i, const void *arg) { return i == *(const int *)arg; }
+
+typedef struct { int n; const int *idx; } done_some_t;
+
+static int done_some(int i, const void *arg) {
+    const done_some_t *d = arg;
+    for (int k = 0; k < d->n; k++)
+        if (d->idx[k] == i) return 1;
+    return 0;
+}
+
 /* ---- creating requests ---- */
 
 #define ECHO_DEFINE_ISEND(fn, persistent)                                                                    \
@@ -305,21 +432,24 @@ static void statuses_done(MPI_Status *sts, const MPI_Status *statuses, const MPI
 
 int echo_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
     if (none_echo(count, array_of_requests)) return PMPI_Waitall(count, array_of_requests, array_of_statuses);
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, all = 1;
     MPI_Status small_st[16], *sts = statuses_for(count, array_of_statuses, small_st);
+    greq_call_t q;
+    queries_start(&q, count, array_of_requests);
     if (echo_is_rep()) {
         MPI_Request small[16], *real = reals(count, array_of_requests, small);
         rc = PMPI_Waitall(count, real, sts);
         for (int i = 0; i < count; i++) keep_real(array_of_requests, real, i);
         if (real != small) free(real);
-    } else {
-        rc = wait_local(count, array_of_requests, sts);
     }
+    queries_replay(&q, done_all, &all);
+    if (!echo_is_rep()) rc = wait_local(count, array_of_requests, sts);
     for (int i = 0; i < count; i++) {
         if (!is_echo(array_of_requests[i]) || !req_of(array_of_requests[i])->active) continue;
         int one = finish(&array_of_requests[i], &sts[i], rc == MPI_ERR_IN_STATUS ? sts[i].MPI_ERROR : rc);
         if (!echo_is_rep() && one != MPI_SUCCESS) rc = MPI_ERR_IN_STATUS;
     }
+    queries_end(&q);
     statuses_done(sts, array_of_statuses, small_st);
     return rc;
 }
@@ -329,6 +459,8 @@ int echo_MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_
         return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
     int rc = MPI_SUCCESS;
     MPI_Status small_st[16], *sts = statuses_for(count, array_of_statuses, small_st);
+    greq_call_t q;
+    queries_start(&q, count, array_of_requests);
     if (echo_is_rep()) {
         MPI_Request small[16], *real = reals(count, array_of_requests, small);
         rc = PMPI_Testall(count, real, flag, sts);
@@ -337,12 +469,14 @@ int echo_MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_
         if (real != small) free(real);
     }
     rc = echo_forward(flag, 1, MPI_INT, rc);
+    queries_replay(&q, done_all, flag);
     if (*flag) {
         if (!echo_is_rep()) wait_local(count, array_of_requests, sts); /* rc is the representative's */
         for (int i = 0; i < count; i++)
             if (is_echo(array_of_requests[i]) && req_of(array_of_requests[i])->active)
                 finish(&array_of_requests[i], &sts[i], rc);
     }
+    queries_end(&q);
     statuses_done(sts, array_of_statuses, small_st);
     return rc;
 }
@@ -353,6 +487,8 @@ int echo_MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI
     if (none_echo(count, array_of_requests)) return PMPI_Waitany(count, array_of_requests, index, status);
     int rc = MPI_SUCCESS;
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    greq_call_t q;
+    queries_start(&q, count, array_of_requests);
     if (echo_is_rep()) {
         MPI_Request small[16], *real = reals(count, array_of_requests, small);
         rc = PMPI_Waitany(count, real, index, st);
@@ -360,8 +496,10 @@ int echo_MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI
         if (real != small) free(real);
     }
     rc = echo_forward(index, 1, MPI_INT, rc);
-    if (*index != MPI_UNDEFINED) return complete(&array_of_requests[*index], st, rc);
-    if (!echo_is_rep()) empty_status(status); /* no active request */
+    queries_replay(&q, done_one, index);
+    if (*index != MPI_UNDEFINED) rc = complete(&array_of_requests[*index], st, rc);
+    else if (!echo_is_rep()) empty_status(status); /* no active request */
+    queries_end(&q);
     return rc;
 }
 
@@ -369,6 +507,8 @@ int echo_MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int
     if (none_echo(count, array_of_requests)) return PMPI_Testany(count, array_of_requests, index, flag, status);
     int rc = MPI_SUCCESS, m[2] = {0, MPI_UNDEFINED};
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    greq_call_t q;
+    queries_start(&q, count, array_of_requests);
     if (echo_is_rep()) {
         MPI_Request small[16], *real = reals(count, array_of_requests, small);
         rc = PMPI_Testany(count, real, &m[1], &m[0], st);
@@ -378,8 +518,11 @@ int echo_MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int
     rc = echo_forward(m, 2, MPI_INT, rc);
     *flag = m[0];
     *index = m[1];
-    if (*flag && *index != MPI_UNDEFINED) return complete(&array_of_requests[*index], st, rc);
-    if (*flag && !echo_is_rep()) empty_status(status); /* no active request */
+    int chosen = *flag ? *index : MPI_UNDEFINED;
+    queries_replay(&q, done_one, &chosen);
+    if (*flag && *index != MPI_UNDEFINED) rc = complete(&array_of_requests[*index], st, rc);
+    else if (*flag && !echo_is_rep()) empty_status(status); /* no active request */
+    queries_end(&q);
     return rc;
 }
 
@@ -389,6 +532,8 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI
                     : PMPI_Testsome(count, reqs, outcount, indices, statuses);
     int rc = MPI_SUCCESS;
     MPI_Status small_st[16], *sts = statuses_for(count, statuses, small_st);
+    greq_call_t q;
+    queries_start(&q, count, reqs);
     if (echo_is_rep()) {
         MPI_Request small[16], *real = reals(count, reqs, small);
         rc = wait ? PMPI_Waitsome(count, real, outcount, indices, sts)
@@ -397,10 +542,14 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI
         if (real != small) free(real);
     }
     rc = echo_forward(outcount, 1, MPI_INT, rc);
+    done_some_t done = {0, indices};
     if (*outcount != MPI_UNDEFINED && *outcount > 0) {
         rc = echo_forward(indices, *outcount, MPI_INT, rc);
-        for (int k = 0; k < *outcount; k++) complete(&reqs[indices[k]], &sts[k], rc);
+        done.n = *outcount;
     }
+    queries_replay(&q, done_some, &done);
+    for (int k = 0; k < done.n; k++) complete(&reqs[indices[k]], &sts[k], rc);
+    queries_end(&q);
     statuses_done(sts, statuses, small_st);
     return rc;
 }

@@ -15,10 +15,24 @@
 #define TAG_LARGE 1 /* low bit of the tag: the data follows in a second message */
 
 /* The return code as a tag.  MPICH's error codes hold an index into the process's own error stack (and can
- * exceed MPI_TAG_UB, which is at least 32767): a copy is given the code's class. */
+ * exceed MPI_TAG_UB, which is at least 32767): a copy is given the code's class.  Codes below RC_LIMIT travel
+ * as they are; RAISED + class says the call returned MPI_SUCCESS after the application's error handler ran
+ * with that class (MPICH 5), so that the copy runs its own handler and returns MPI_SUCCESS as well. */
+#define RC_LIMIT 8192
+#define RAISED RC_LIMIT
+
+ECHO_TLS int echo_raised;
+
 static int rc_tag(int rc) {
-    if (rc > 16383) PMPI_Error_class(rc, &rc);
+    if (rc >= RC_LIMIT) PMPI_Error_class(rc, &rc);
+    if (rc == MPI_SUCCESS && echo_raised) rc = RAISED + (echo_raised < RC_LIMIT ? echo_raised : MPI_ERR_OTHER);
     return rc << 1;
+}
+
+static int rc_of_tag(int tag) {
+    int rc = tag >> 1;
+    echo_raised = rc >= RAISED ? rc - RAISED : 0;
+    return rc >= RAISED ? MPI_SUCCESS : rc;
 }
 
 static int recv_from_rep(void *buf, int count, MPI_Datatype dt) {
@@ -46,7 +60,7 @@ int echo_forward(void *buf, int count, MPI_Datatype dt, int rc) {
     }
     if (echo_has_copies()) {
         if (echo_is_rep()) echo_to_copies(buf, count, dt, rc_tag(rc));
-        else rc = recv_from_rep(buf, count, dt) >> 1;
+        else rc = rc_of_tag(recv_from_rep(buf, count, dt));
     }
     delivered(buf, count, dt);
     return rc;
@@ -123,7 +137,7 @@ static int forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *sta
     memcpy(k, packed + sizeof *status, sizeof *k);
     if (st.MPI_TAG & TAG_LARGE) recv_from_rep(buf, *k, dt);
     else if (*k > 0) PMPI_Unpack(packed, SMALL_PACKED, &pos, buf, *k, dt, echo.clone_comm);
-    return st.MPI_TAG >> 1;
+    return rc_of_tag(st.MPI_TAG);
 }
 
 /* A v/w-collective's output description MPI accepts (else the call failed and wrote nothing) */

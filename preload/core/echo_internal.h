@@ -87,6 +87,12 @@ static inline int echo_has_copies(void) { return echo.ncopies > 1 && !echo.indep
 /* the real call, made by the representative; a copy makes none (MPI_SUCCESS:
  * it gets the representative's outcome forwarded) */
 #define ECHO_REP(call) (echo_is_rep() ? (call) : MPI_SUCCESS)
+/* The class of the error an application's error handler was last raised with on this process (its
+ * trampolines: clone/echo_errhandlers.c), 0 for none.  MPICH 5 makes a call return MPI_SUCCESS once a user's
+ * handler returns, so the representative's return code alone cannot tell its copies that the handler ran: a
+ * representative's forward whose rc is MPI_SUCCESS carries this class too, and a copy's sets it from the
+ * representative's.  A replicated call that raises errors on copies clears it first (generated wrappers). */
+extern ECHO_TLS int echo_raised;
 int echo_forward(void *buf, int count, MPI_Datatype dt, int rc);
 int echo_forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *status, int rc);
 /* the same, delivering all `count` elements whatever the status says (a status the MPI leaves unset) */

@@ -208,13 +208,13 @@ ERROR_HANDLE_CALLS = {"MPI_File": "PMPI_File_call_errhandler", "MPI_Win": "PMPI_
                       "MPI_Comm": "PMPI_Comm_call_errhandler"}
 
 
-def error_handler_call(proto: Prototype) -> str | None:
-    """C call that raises an error on the handle the call reports errors on, with `rc`."""
+def error_handler_call(proto: Prototype, code: str = "rc") -> str | None:
+    """C call that raises an error on the handle the call reports errors on, with `code`."""
     for ctype, call in ERROR_HANDLE_CALLS.items():
         for name, t in zip(proto.names, proto.types, strict=True):
             if t == ctype:
                 guard = f"if ({name} != MPI_FILE_NULL) " if ctype == "MPI_File" else ""
-                return f"{guard}{call}({name}, rc)"
+                return f"{guard}{call}({name}, {code})"
     return None
 
 
@@ -417,10 +417,12 @@ def clone_entry(c: Call) -> Entry:
         call = f'(echo_unsupported("{c.name}"), MPI_ERR_OTHER)'
     lines = [f"int rc = {replicated} ? {call} : {c.real};" if replicated else f"int rc = {call};"]
     # a copy's call returns what its representative's returned: an error must reach the copy's own error
-    # handler too (it may be the user's)
-    raise_error = error_handler_call(c.p)
+    # handler too (it may be the user's).  MPICH 5 returns MPI_SUCCESS once a user's handler ran: the forward
+    # then says which class the representative's handler was raised with (echo_raised, cleared before the call)
+    raise_error = error_handler_call(c.p, "rc != MPI_SUCCESS ? rc : echo_raised")
     if c.written is False and raise_error and not c.handle:
-        lines.append(f"if (rc != MPI_SUCCESS && {replicated or '1'} && !echo_is_rep()) "
+        lines.insert(0, "echo_raised = 0;")
+        lines.append(f"if ((rc != MPI_SUCCESS || echo_raised) && {replicated or '1'} && !echo_is_rep()) "
                      f"{{ echo_depth = 0; {raise_error}; }}")
     if lines == [f"int rc = {call};"] and c.written is False:
         return f"echo_{c.name}"
