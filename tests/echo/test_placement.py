@@ -166,3 +166,52 @@ def test_sdr_survives_the_death_of_a_hosts_processes(hosts, programs, mpi, tmp_p
     assert native.returncode == 0
     finals = [line for line in r.stdout.splitlines() if "final" in line]
     assert len(finals) == 2 and sorted(finals) == sorted(x for x in native.stdout.splitlines() if "final" in x)
+
+
+def test_reinit_restarts_the_ranks_of_a_hosts_killed_processes(hosts, programs, mpi, tmp_path):
+    """Reinit on two simulated hosts, 4 ranks (0, 1 on sim1; 2, 3 on sim2): every application process of sim2
+    killed mid-run (its Open MPI daemon stays alive). The survivors restart ranks 2 and 3 on sim1 (sim2 holds no
+    live rank: a lost host, docs/reinit.md) and the job ends with the native run's result."""
+    hostfile, _, net, names = hosts
+    # Reinit places a restarted rank by its host's name (MPI_Get_processor_name), which must be a name Open MPI
+    # knows: the hostfile's address, so this agent names each namespace by its address
+    agent = tmp_path / "agent.sh"
+    agent.write_text(f"""#!/bin/sh
+while [ "${{1#-}}" != "$1" ]; do shift; done
+n=${{1#{net}.1}}; shift
+exec ip netns exec {names[0][:-1]}$n unshare --uts sh -c "hostname {net}.1$n; $*"
+""")
+    agent.chmod(0o755)
+    run_dir, program = tmp_path / "run", [*programs["reinit_iter"], "150", "30"]
+    exe = Path(program[0]).name
+
+    def sim2_pids() -> list[str]:
+        pids = subprocess.run(["ip", "netns", "pids", names[1]], capture_output=True, text=True).stdout.split()
+        return [p for p in pids if Path(f"/proc/{p}").exists() and Path(f"/proc/{p}/comm").read_text().strip() == exe]
+
+    def kill_sim2() -> None:
+        deadline = time.monotonic() + 120
+        while len(sim2_pids()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(2)  # into the run (150 iterations of 30 ms and more), well before its end
+        killed.extend(sim2_pids())
+        for pid in killed:
+            os.kill(int(pid), signal.SIGKILL)
+
+    killed: list[str] = []
+    killer = threading.Thread(target=kill_sim2)
+    killer.start()
+    # --oversubscribe: a restarted rank needs a slot on sim1 while the failed one's still counts as taken;
+    # --map-by ppr:2:node: two ranks per host (with --oversubscribe alone Open MPI put all four on sim1)
+    r = echorun(["--no-store", "-n", "4", "--mode", "reinit", "--hostfile", str(hostfile), "--mpirun-args",
+                 f"--oversubscribe --map-by ppr:2:node --prtemca plm_ssh_agent {agent}", *program],
+                run_dir, timeout=300)
+    killer.join()
+    assert len(killed) == 2, (killed, r.stderr)  # ranks 2 and 3: all of sim2's application processes
+    assert r.returncode == 0, r.stderr
+    assert "echo: Reinit: ranks 2 3 failed; restarted" in r.stderr, r.stderr
+    assert f"rank 2 (host lost) restarted on {net}.11" in r.stderr, r.stderr
+    assert f"rank 3 (host lost) restarted on {net}.11" in r.stderr, r.stderr
+    native = mpirun_native(mpi, 4, program)
+    assert native.returncode == 0
+    assert r.stdout == native.stdout
