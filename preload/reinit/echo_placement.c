@@ -59,8 +59,9 @@ static int slots_of(const char *host) {
 }
 
 /* Choose the host of each failed rank (in `failed` order) into out[i] and
- * record it in the table; returns the number of ranks moved off a lost host. */
-int echo_placement_choose(const int *failed, int nfailed, int size, char (*out)[HOST_LEN]) {
+ * record it in the table; returns the number of ranks moved off a lost host,
+ * and sets moved_rank[r] (by rank) for each of them. */
+int echo_placement_choose(const int *failed, int nfailed, int size, char (*out)[HOST_LEN], int *moved_rank) {
     int *is_failed = calloc((size_t)size, sizeof(int));
     for (int i = 0; i < nfailed; i++) is_failed[failed[i]] = 1;
     /* the distinct hosts, with their live ranks */
@@ -89,6 +90,7 @@ int echo_placement_choose(const int *failed, int nfailed, int size, char (*out)[
             }
             if (best < 0) best = h; /* nothing survived anywhere else: Open MPI decides */
             moved += best != h;
+            if (best != h) moved_rank[failed[i]] = 1;
             h = best;
         }
         live[h]++;

@@ -379,8 +379,8 @@ static void say_repaired(double t_done) {
  * then a member of the world being repaired like the survivors) */
 static MPI_Comm rebuild(MPI_Comm cur) {
     char (*where)[64] = calloc((size_t)echo.app_size, 64);
+    int *moved_rank = calloc((size_t)echo.app_size, sizeof(int)); /* by rank: restarted off a lost host */
     int *present = calloc((size_t)echo.app_size, sizeof(int)), *missing = calloc((size_t)echo.app_size, sizeof(int));
-    int moved = 0;
     for (;;) {
         if (++attempts > MAX_ATTEMPTS)
             echo_fatal("Reinit: the world could not be repaired: processes kept failing during the repair (%d "
@@ -410,7 +410,7 @@ static MPI_Comm rebuild(MPI_Comm cur) {
             a.merged = a.shrunk;
         } else {
             /* every survivor makes the same choice (the root's counts; the others keep their tables up to date) */
-            moved += echo_placement_choose(missing, nmissing, echo.app_size, where);
+            echo_placement_choose(missing, nmissing, echo.app_size, where, moved_rank);
             for (int i = 0; i < nmissing; i++) was_restarted[missing[i]] = 1;
             if (me == 0) root_deadline = echo_epoch_now() + ROOT_LIMIT_S;
             int ok = settle(&a, me != 0 || start(&a, missing, nmissing, where), "MPI_Comm_spawn of the failed ranks");
@@ -433,11 +433,15 @@ static MPI_Comm rebuild(MPI_Comm cur) {
         }
         if (echo.app_rank == 0) {
             say_repaired(echo_epoch_now());
-            for (int i = 0; i < nmissing && moved; i++) /* only when a host was lost: say where they went */
-                fprintf(stderr, "echo: Reinit: rank %d (host lost) restarted on %s%s\n", missing[i], where[i],
-                        echo_placement_simulated() ? " (simulated hosts)" : "");
+            /* the ranks of a lost host: where they went (not a rank that failed where others survived: it
+             * restarts on its own host, and was once labelled "host lost" with them) */
+            for (int i = 0; i < nmissing; i++)
+                if (moved_rank[missing[i]])
+                    fprintf(stderr, "echo: Reinit: rank %d (host lost) restarted on %s%s\n", missing[i], where[i],
+                            echo_placement_simulated() ? " (simulated hosts)" : "");
         }
         free(where);
+        free(moved_rank);
         free(present);
         free(missing);
         return a.world;

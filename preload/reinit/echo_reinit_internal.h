@@ -14,7 +14,7 @@ void echo_reinit_finalize(void);     /* MPI_Finalize after a repair: end without
 /* where failed ranks start again (echo_placement.c) */
 void echo_placement_init(MPI_Comm world, int rank, int size);
 void echo_placement_share(MPI_Comm inter, int root_side, int nchildren, int size);
-int echo_placement_choose(const int *failed, int nfailed, int size, char (*out)[64]);
+int echo_placement_choose(const int *failed, int nfailed, int size, char (*out)[64], int *moved_rank);
 int echo_placement_simulated(void);
 
 #endif
