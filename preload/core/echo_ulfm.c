@@ -7,6 +7,18 @@
  * What each mode does is its echo_mode_t's owns_comm and real_comm. */
 #include "echo_internal.h"
 
+#include <signal.h>
+
+/* The fault-tolerant modes (SDR, Reinit): between hosts MPI talks over TCP, and a write to the socket of a peer
+ * that just died raises SIGPIPE, whose default action ends this survivor before ULFM can report the failure (seen:
+ * a Reinit rank on the surviving simulated host killed by SIGPIPE when every process of the other host was
+ * killed). Ignored, the write fails with EPIPE and the failure reaches the mode's recovery. A handler of the
+ * program's own is kept. (Python ignores SIGPIPE already.) */
+void echo_ft_survive_sigpipe(void) {
+    struct sigaction pipe_action;
+    if (sigaction(SIGPIPE, NULL, &pipe_action) == 0 && pipe_action.sa_handler == SIG_DFL) signal(SIGPIPE, SIG_IGN);
+}
+
 #if ECHO_HAS_ULFM /* elsewhere the application's MPIX_ calls (MPICH's partial ULFM) go to its MPI as they are */
 
 /* echo's own calls, and the application's before MPI_Init, act on the communicator they name */

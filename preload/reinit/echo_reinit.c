@@ -627,12 +627,7 @@ int echo_reinit_repairs(void) { return repairs; }
 /* ---- setting up, and the kill injector for tests and demos ---- */
 
 void echo_reinit_setup(void) {
-    /* Between hosts MPI talks over TCP, and a write to the socket of a peer that just died raises SIGPIPE, whose
-     * default action ends this survivor before ULFM can report the failure (seen: a rank on the surviving host
-     * killed by SIGPIPE when every process of the other host was killed). Ignored, the write fails with EPIPE
-     * and the failure reaches the repair. A handler of the program's own is kept. (Python ignores it already.) */
-    struct sigaction pipe_action;
-    if (sigaction(SIGPIPE, NULL, &pipe_action) == 0 && pipe_action.sa_handler == SIG_DFL) signal(SIGPIPE, SIG_IGN);
+    echo_ft_survive_sigpipe(); /* a survivor must outlive a peer host's killed processes (core/echo_ulfm.c) */
     was_restarted = calloc((size_t)echo.app_size, sizeof *was_restarted);
     PMPI_Comm_dup(MPI_COMM_SELF, &self_comm);
     PMPI_Comm_set_errhandler(self_comm, MPI_ERRORS_RETURN);
