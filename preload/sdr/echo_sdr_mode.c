@@ -3,7 +3,6 @@
 #include "echo_sdr.h"
 
 static void sdr_setup(void) {
-    echo_ft_survive_sigpipe(); /* a replica must outlive a peer host's killed processes (core/echo_ulfm.c) */
     echo_sdr_setup();
     echo_slow_setup();
 }
