@@ -6,6 +6,7 @@ through a small helper, `papi_plan.c`, compiled on first use and cached.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -88,7 +89,9 @@ def _run(*args: str) -> str:
     return r.stdout
 
 
+@functools.cache
 def _listing() -> list[tuple[str, str, str, str]]:
+    """What PAPI knows here, asked once per process: planning asks for events and components several times."""
     return [(p[0], p[1], p[2], p[3]) for p in (line.split("\t") for line in _run("list").splitlines()) if len(p) == 4]
 
 
