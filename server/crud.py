@@ -8,7 +8,6 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from collectors.papi import merged_counters
 from echo.report import copies_text, roles_text
 from echo.store.models import CallSummary, Event, Metric, Proc, Run
 
@@ -75,10 +74,6 @@ def call_summaries(session: Session, *, run_id: str, app_rank: int | None = None
     if app_rank is not None:
         q = q.where(CallSummary.app_rank == app_rank)
     return list(session.scalars(q.order_by(CallSummary.app_rank, CallSummary.copy, CallSummary.function)))
-
-
-def counters(session: Session, *, run_id: str) -> dict[int, dict]:
-    return merged_counters(session, run_id)
 
 
 def divergences(session: Session, *, run_id: str) -> dict:

@@ -30,6 +30,12 @@ SPEC = {
     "from_args": "options_from_args", "flag": "--papi-sets", "listed": 0, "precedence": 1,
     "assign": "assign", "lines": "plan_lines", "given": "given", "meta": "meta",
     "process_metrics": "process_metrics", "ingest": "ingest_rows", "report": "report_section",
+    "events": {"papi-unavailable": {"order": 6}},
+    # its sections of the web pages (pages.py beside this file, with run.html and rank.html), its metrics that
+    # they show (kept out of the run page's table of results) and its JSON answer /api/runs/RUN/counters
+    "pages": {"run": [{"template": "run.html", "context": "pages.run_context"}],
+              "rank": [{"template": "rank.html", "context": "pages.rank_context"}],
+              "apart": ("papi ",), "api": {"counters": "pages.counters_answer"}},
     # its C part (echo/build.py): built in when the probe compiles and links here (the tool stands for the
     # library when the build's cache asks again); a plan that asks for it from a library without it stops there
     "c": {"sources": ["echo_papi.c"], "init": "echo_papi_init", "libs": ["-lpapi"], "tool": "papi_avail",

@@ -45,6 +45,11 @@ SPEC = {
     "flag": "--perturb", "listed": 2, "precedence": 2,
     "assign": "assign", "lines": "plan_lines", "given": "given", "junit": "given", "tagged_output": "given",
     "ingest": "ingest_rows", "run_values": "run_values", "after_job": "after_job",
+    "events": {"sensitivity": {"order": 7}},
+    # the run page: its digits chart (pages.py and run.html beside this file), drawn from the digits per call,
+    # which the table of results leaves out; its other digits are rows of that table, under this label
+    "pages": {"run": [{"template": "run.html", "context": "pages.run_context"}], "results": "sensitivity",
+              "apart": ("digits at call",)},
     # its C part (echo/build.py): needs nothing but libm, so every library has it
     "c": {"sources": ["echo_perturb.c"], "init": "echo_perturb_init", "libs": ["-lm"]},
 }

@@ -36,6 +36,9 @@ SPEC = {
     "flag": "--valgrind", "listed": 1, "precedence": 0,
     "assign": "assign", "lines": "plan_lines", "given": "given", "junit": "memcheck_given",
     "exec_wrapper": "assign", "ingest": "ingest_rows", "report": "report_section",
+    "events": {"memcheck": {"order": 2, "bad": True}},
+    # its results are rows of the run page's table of results, under this label
+    "pages": {"results": "Valgrind"},
     # its C part (echo/build.py): the slices' client requests need Valgrind's headers only, no library
     "c": {"sources": ["echo_valgrind.c"], "init": "echo_valgrind_init", "libs": [], "tool": "valgrind",
           "probe": "#include <valgrind/callgrind.h>\nint main(void) { return RUNNING_ON_VALGRIND; }\n",
