@@ -85,11 +85,6 @@ def folder(name: str) -> Path:
     return Path(role.__file__).resolve().parent
 
 
-def modules(order: str = "listed") -> list[ModuleType]:
-    """The roles' modules in the order asked ("registry", "listed" or "precedence")."""
-    return _ordered(order)
-
-
 def page_sections(page: str) -> list[tuple[str, list[tuple[str, Callable[..., Any]]]]]:
     """Per role as users read them, its results label (None: it has none) and its sections of a web page ("run",
     "rank"): (template as "role/file", the function giving its values)."""

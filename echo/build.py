@@ -195,7 +195,8 @@ def source_hash() -> str:
             h.update(f"{path.parent.name}/{path.name}".encode() + b"\0" + path.read_bytes())
     h.update(b"echo_constants.h\0" + constants.c_header().encode())  # the shared numbers are sources too
     # so are the roles' C parts (their SPEC's "c"; the rest of a SPEC is Python's, and holds types and functions)
-    h.update(b"roles\0" + json.dumps([[s["name"], s["c"]] for s in roles.specs() if s.get("c")], sort_keys=True).encode())
+    c_specs = [[s["name"], s["c"]] for s in roles.specs() if s.get("c")]
+    h.update(b"roles\0" + json.dumps(c_specs, sort_keys=True).encode())
     return h.hexdigest()[:16]
 
 

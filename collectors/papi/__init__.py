@@ -31,6 +31,11 @@ SPEC = {
     "assign": "assign", "lines": "plan_lines", "given": "given", "meta": "meta",
     "process_metrics": "process_metrics", "ingest": "ingest_rows", "report": "report_section",
     "events": {"papi-unavailable": {"order": 6}},
+    # `mpiecho events` (echo/cli.py adds it through collectors/roles.py)
+    "commands": [{"name": "events", "help": "what PAPI can count here, and how it splits into sets",
+                  "arguments": [{"flags": ["--papi-sets"], "default": "all", "metavar": "SPEC",
+                                 "help": "as echorun --papi-sets (default: all)"}],
+                  "run": "events_command"}],
     # its sections of the web pages (pages.py beside this file, with run.html and rank.html), its metrics that
     # they show (kept out of the run page's table of results) and its JSON answer /api/runs/RUN/counters
     "pages": {"run": [{"template": "run.html", "context": "pages.run_context"}],
@@ -256,6 +261,31 @@ def plan_lines(opts: Any, copies: list[int], procs: list[Any], machine: Any) -> 
                          f"--clones gives {min(copies)}")
     return ["papi_sets " + str(len(opts.papi_sets))] + [
         f"papi_set_{k} {','.join(events)}" for k, events in enumerate(opts.papi_sets)]
+
+
+# ---- mpiecho events ----
+
+def events_command(args: Any) -> int:
+    """What PAPI can count here, and how --papi-sets would split it into sets."""
+    p = plan(args.papi_sets)  # first: a set that cannot be counted is an error, before the listing
+    check_copies(p, [len(p.sets)])
+    events = available_events()
+    ok = [e for e in events if e[2] == "ok"]
+    print(f"PAPI can count {len(ok)} of the {len(events)} events it knows here:")
+    for kind, name, _, descr in ok:
+        print(f"  {kind:6}  {name:40}  {descr}")
+    reasons: dict[str, int] = {}
+    for e in events:
+        if e[2] != "ok":
+            reasons[e[2]] = reasons.get(e[2], 0) + 1
+    for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        print(f"  {n} cannot be counted: {why}")
+    for name, why in disabled_components():  # their events are not listed at all
+        print(f"  component {name} is disabled: {why}")
+    print()
+    print(f"--papi-sets {args.papi_sets}: " + p.describe())
+    print(f"one run counts them all with --clones {max(1, len(p.sets))} (one set per copy)")
+    return 0
 
 
 # ---- the store and the report ----
