@@ -10,8 +10,12 @@ name here. Everything generic about a role comes from its SPEC through this modu
   lines; "given": the option that asked for it (None: not asked), named when a mode refuses roles; "junit": whether
   it gives JUnit verdicts; "tagged_output": whether it reads mpirun's tagged output;
 - "meta": what it keeps in run.json, "after_job": what echorun says of the run when it ends (echo/launch.py);
-- "process_metrics" (per record file), "ingest" (per run), "run_values" (its columns of the run): its rows in the
-  store (echo/store/ingest.py); "report": its section of `mpiecho report` (echo/report.py);
+- "process_metrics" (per record file), "ingest" (per run), "run_values" (its values of the whole run, by name: rows
+  of the store's run_values, no column of its own): its rows in the store (echo/store/ingest.py); "report": its
+  section of `mpiecho report` (echo/report.py);
+- "varied": for a role that makes copies differ on purpose, the run value that says so and how to say it: {"value":
+  its name, "word": a run's state in lists ("perturbed"), "verdict": the run page's verdict, "report": the
+  report's, both with {value}}: such a run is not said to agree, and starts no streak of divergence;
 - "events": its event kinds, each {"order": where the report and the run page list it (echo/report.py's
   event_order), "bad": whether the run page marks it as a failure};
 - "junit_suite": its suite of `echorun --junit` (echo/launch.py, through echo/junit.py's format);
@@ -95,6 +99,16 @@ def page_sections(page: str) -> list[tuple[str, list[tuple[str, Callable[..., An
                     for s in declared.get(page, [])]
         out.append((declared.get("results") if page == "run" else None, sections))
     return out
+
+
+def varied(values: dict[str, str]) -> tuple[dict[str, str], str] | None:
+    """(the role's "varied" declaration, its value) when a run's values (Run.role_values) say a role made its copies
+    differ on purpose; None when none did."""
+    for role in _ordered("listed"):
+        how = role.SPEC.get("varied")
+        if how and values.get(how["value"]):
+            return how, values[how["value"]]
+    return None
 
 
 def results_apart() -> tuple[str, ...]:

@@ -104,8 +104,9 @@ def copies_verdict(run: Run) -> str:
     """What the comparison of copies says, without claiming agreement where copies differ on purpose."""
     if run.diverged:
         return "DIVERGED"
-    if run.perturbation:
-        return f"varied on purpose ({run.perturbation}): not compared for corruption (mpiecho sensitivity)"
+    how = roles.varied(run.role_values)
+    if how:
+        return how[0]["report"].format(value=how[1])
     return "agree (or were not compared)"
 
 

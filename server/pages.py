@@ -38,7 +38,7 @@ def _render(template: str, standalone: bool = False, root: str = "/", **context:
     css = (WEB_DIR / "static" / "echo.css").read_text() if standalone else None
     return ENV.get_template(template).render(
         inline_css=css, standalone=standalone, root=root, copies=copies_text, name=lambda r: crud.program_name(r.argv),
-        injections=injections_brief, roles=roles_text,
+        injections=injections_brief, roles=roles_text, varied=roles.varied,
         when=lambda t: time.strftime("%Y-%m-%d %H:%M", time.localtime(t)), **context)
 
 

@@ -47,6 +47,11 @@ SPEC = {
     "tagged_output": "given",
     "ingest": "ingest_rows", "run_values": "run_values", "after_job": "after_job",
     "events": {"sensitivity": {"order": 7}},
+    # its run value "perturbation" says the copies differ on purpose (collectors/roles.py's "varied")
+    "varied": {"value": "perturbation", "word": "perturbed",
+               "verdict": "Copies were perturbed on purpose ({value}): they differ by design and were not compared "
+                          "for corruption; the significant digits below say how much they agree",
+               "report": "varied on purpose ({value}): not compared for corruption (mpiecho sensitivity)"},
     # `mpiecho sensitivity [RUN]` (echo/cli.py adds it, with the run and --db, through collectors/roles.py)
     "commands": [{"name": "sensitivity", "help": "significant digits per call and output of a perturbed run",
                   "takes_run": True, "run": "sensitivity_command"}],
@@ -394,7 +399,7 @@ def ingest_rows(run_dir: Path, procs: list[tuple[int, int, int, str]], meta: dic
 
 
 def run_values(run_dir: Path) -> dict[str, str | None]:
-    """The run's perturbation column: what varied the copies and how their worlds ran, None if nothing did."""
+    """The run's value "perturbation": what varied the copies and how their worlds ran, None if nothing did."""
     from echo.runfiles import plan_value
 
     how = plan_value(run_dir, "perturb")

@@ -19,7 +19,7 @@ from echo.progress import Progress
 from echo.records import FLAG_ERROR, RecordFile, RecordsError, read
 from echo.runfiles import metrics_file, perf_json_file, plan_procs, plan_value, read_meta, record_file
 from echo.sdc import EXIT_CORRECTED, EXIT_DIVERGED, outcome, read_events
-from echo.store.models import CallSummary, Event, Metric, Proc, Run
+from echo.store.models import CallSummary, Event, Metric, Proc, Run, RunValue
 
 
 def run_mode(meta: dict, run_dir: Path) -> str:
@@ -175,15 +175,17 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
                status=run_status(meta.get("exit_status", -1), outcome(sdc_events)),
                diverged=outcome(sdc_events) != "clean",
                host=meta.get("host", ""), mpi_library=mpi_library, run_dir=str(run_dir),
-               injections=injections.as_rows(planned), perturbation=None)
-    for values in roles.hooks("run_values"):  # a role's columns of the run (the perturbation's label)
-        run.update(values(run_dir))
+               injections=injections.as_rows(planned))
+    values = []
+    for named in roles.hooks("run_values"):  # a role's values of the run (the perturbation's label)
+        values += [dict(name=name, value=value) for name, value in named(run_dir).items() if value is not None]
     with Session(engine) as session, session.begin():
-        for table in (CallSummary, Event, Metric, Proc):
+        for table in (CallSummary, Event, Metric, Proc, RunValue):
             session.execute(delete(table).where(table.run_id == run_id))
         session.execute(delete(Run).where(Run.id == run_id))
         session.execute(insert(Run), [run])
-        for table, rows in ((Proc, procs), (CallSummary, summaries), (Event, events), (Metric, metrics)):
+        for table, rows in ((Proc, procs), (CallSummary, summaries), (Event, events), (Metric, metrics),
+                            (RunValue, values)):
             if rows:
                 session.execute(insert(table), [dict(r, run_id=run_id) for r in rows])
     return run_id
