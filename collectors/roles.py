@@ -16,6 +16,9 @@ name here. Everything generic about a role comes from its SPEC through this modu
 - "varied": for a role that makes copies differ on purpose, the run value that says so and how to say it: {"value":
   its name, "word": a run's state in lists ("perturbed"), "verdict": the run page's verdict, "report": the
   report's, both with {value}}: such a run is not said to agree, and starts no streak of divergence;
+- "near_roles": the prefixes of the process roles it gives whose copies stay next to their representative when
+  --copies is not given (echo/placement.py says so in the plan); "slow_roles": the first words of its process roles
+  that make a copy slow by design, neither judged nor the reference of echo/perf.py's diagnosis;
 - "events": its event kinds, each {"order": where the report and the run page list it (echo/report.py's
   event_order), "bad": whether the run page marks it as a failure};
 - "junit_suite": its suite of `echorun --junit` (echo/launch.py, through echo/junit.py's format);
@@ -109,6 +112,16 @@ def varied(values: dict[str, str]) -> tuple[dict[str, str], str] | None:
         if how and values.get(how["value"]):
             return how, values[how["value"]]
     return None
+
+
+def near_roles() -> tuple[str, ...]:
+    """Prefixes of the process roles whose copies stay next to their representative (counter sets, tools)."""
+    return tuple(p for role in _ordered("listed") for p in role.SPEC.get("near_roles", ()))
+
+
+def slow_roles() -> tuple[str, ...]:
+    """First words of the process roles that make a copy slow by design (Valgrind's tools, timing jitter)."""
+    return tuple(p for role in _ordered("listed") for p in role.SPEC.get("slow_roles", ()))
 
 
 def results_apart() -> tuple[str, ...]:

@@ -299,7 +299,7 @@ def placement_of(opts: Options, procs: list[Proc], launcher: str, machine: Machi
     if launcher != "mpirun" or machine.flavor != "openmpi":
         raise placement.PlacementError("--copies places processes with Open MPI's mpirun (a rankfile)")
     policy, why = (opts.copies_policy, "asked") if opts.copies_policy else \
-        placement.default_policy(opts.mode, opts.sdc, {p.role for p in procs})
+        placement.default_policy(opts.mode, opts.sdc, {p.role for p in procs}, roles.near_roles())
     return placement.place([(p.real, p.app, p.copy) for p in procs], list(opts.host_slots), policy, why)
 
 

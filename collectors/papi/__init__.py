@@ -31,6 +31,7 @@ SPEC = {
     "assign": "assign", "lines": "plan_lines", "given": "given", "meta": "meta",
     "process_metrics": "process_metrics", "ingest": "ingest_rows", "report": "report_section",
     "events": {"papi-unavailable": {"order": 6}},
+    "near_roles": ("papi-set-",),  # a counter set counts best next to its representative
     # `mpiecho events` (echo/cli.py adds it through collectors/roles.py)
     "commands": [{"name": "events", "help": "what PAPI can count here, and how it splits into sets",
                   "arguments": [{"flags": ["--papi-sets"], "default": "all", "metavar": "SPEC",

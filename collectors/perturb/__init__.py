@@ -47,6 +47,7 @@ SPEC = {
     "tagged_output": "given",
     "ingest": "ingest_rows", "run_values": "run_values", "after_job": "after_job",
     "events": {"sensitivity": {"order": 7}},
+    "slow_roles": ("jitter",),  # a jittered copy is slow by design
     # its run value "perturbation" says the copies differ on purpose (collectors/roles.py's "varied")
     "varied": {"value": "perturbation", "word": "perturbed",
                "verdict": "Copies were perturbed on purpose ({value}): they differ by design and were not compared "

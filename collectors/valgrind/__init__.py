@@ -37,6 +37,9 @@ SPEC = {
     "assign": "assign", "lines": "plan_lines", "given": "given", "junit": "memcheck_given",
     "junit_suite": "junit_suite", "exec_wrapper": "assign", "ingest": "ingest_rows", "report": "report_section",
     "events": {"memcheck": {"order": 2, "bad": True}},
+    # its tools run next to their representative, and make a copy slow by design
+    "near_roles": ("memcheck", "callgrind", "cachegrind", "massif", "helgrind", "drd"),
+    "slow_roles": ("memcheck", "callgrind", "cachegrind", "massif", "helgrind", "drd"),
     # what the launcher needs of the machine: Valgrind's path and the suppression files (echo/plan.py's Machine)
     "machine": "machine",
     # its results are rows of the run page's table of results, under this label
