@@ -19,12 +19,18 @@ name here. Everything generic about a role comes from its SPEC through this modu
 - "near_roles": the prefixes of the process roles it gives whose copies stay next to their representative when
   --copies is not given (echo/placement.py says so in the plan); "slow_roles": the first words of its process roles
   that make a copy slow by design, neither judged nor the reference of echo/perf.py's diagnosis;
+- "counters": for a role that counts events, its function of a run's metrics giving each count as (rank, copy,
+  event, scope: total, compute, mpi or function, the MPI function, value, unit), which the exports write
+  (echo/export/: CSV's counters.csv, Caliper's "ROLE.EVENT" columns, the counter sets of Chrome's and OTF2's);
 - "events": its event kinds, each {"order": where the report and the run page list it (echo/report.py's
-  event_order), "bad": whether the run page marks it as a failure};
-- "junit_suite": its suite of `echorun --junit` (echo/launch.py, through echo/junit.py's format);
+  event_order), "bad": whether the run page marks it as a failure, "detail": whether the store keeps the event's
+  detail alone as its message (the C part wrote a whole sentence)};
+- "junit_suite": its suite of `echorun --junit` (echo/launch.py, through echo/junit.py's format), "junit_says": what
+  the suite reports, in --junit's help and its error;
 - "commands": its `mpiecho` subcommands, each {"name", "help", "arguments": argparse's settings like "options",
   "run": its function of (args) or, with "takes_run", of (args, the stored run named by args.run)} (echo/cli.py);
-- "machine": what it asks of the machine the job starts on (echo/launch.py fills echo/plan.py's Machine with it);
+- "machine_fields": what it adds to echo/plan.py's Machine, as (default, type) by name; "machine": its function of
+  mpirun's path finding them when echorun starts (echo/launch.py);
 - "pages": its sections of the web pages (server/pages.py), by page ("run", "rank"), each a list of
   {"template": a Jinja file of the role's folder, "context": its function of (session, run, procs, events) for
   the run page, (session, run, rank, procs) for a rank's, giving the template's values or None (nothing to show)};
@@ -114,6 +120,16 @@ def varied(values: dict[str, str]) -> tuple[dict[str, str], str] | None:
     return None
 
 
+def machine_fields() -> list[tuple[str, Any, Any]]:
+    """(name, type, default) of every field the roles add to Machine."""
+    return [(name, kind, default) for s in listed() for name, (default, kind) in s.get("machine_fields", {}).items()]
+
+
+def junit_says() -> list[str]:
+    """What each role's JUnit suite reports, as users read the roles."""
+    return [s["junit_says"] for s in listed() if s.get("junit_says")]
+
+
 def near_roles() -> tuple[str, ...]:
     """Prefixes of the process roles whose copies stay next to their representative (counter sets, tools)."""
     return tuple(p for role in _ordered("listed") for p in role.SPEC.get("near_roles", ()))
@@ -122,6 +138,13 @@ def near_roles() -> tuple[str, ...]:
 def slow_roles() -> tuple[str, ...]:
     """First words of the process roles that make a copy slow by design (Valgrind's tools, timing jitter)."""
     return tuple(p for role in _ordered("listed") for p in role.SPEC.get("slow_roles", ()))
+
+
+def counters(metrics: list[Any]) -> list[tuple[str, int, int, str, str, str, float, str]]:
+    """Every count of the roles that count events, from a run's metrics in their order: (role, rank, copy, event,
+    scope, function, value, unit)."""
+    return [(role.SPEC["name"], *row) for role in _ordered("listed") if role.SPEC.get("counters")
+            for row in function(role, role.SPEC["counters"])(metrics)]
 
 
 def results_apart() -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from collectors import roles
 from echo import __version__, runfiles
 from echo.build import BuildError, ensure_library
 from echo.copymap import CopyMapError
-from echo.plan import Options
+from echo.plan import Options, junit_says
 
 
 class Parser(argparse.ArgumentParser):
@@ -86,8 +86,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--inject", metavar="SPEC", help="fault injection: bitflip:rank=R,copy=K,call=N[,byte=B,bit=b] "
                    "or memflip:rank=R,copy=K,after=2s[,seed=S,bit=b]; in any mode slow:rank=R,copy=K,factor=F"
                    "[,from=N][,to=M] (F times slower compute phases), with the mode's own kinds after ';'")
-    g.add_argument("--junit", metavar="FILE", help="write the verdicts as JUnit XML (for nightly CI): SDC's, "
-                   "memcheck's (--valgrind memcheck: a case per copy) and sensitivity's (--perturb: a case per rank)")
+    g.add_argument("--junit", metavar="FILE",
+                   help=f"write the verdicts as JUnit XML (for nightly CI): {junit_says(' and ')}")
     roles.add_options(p)  # every role's options, from its SPEC (collectors/roles.py)
     p.add_argument("--mode", choices=("clones", "reinit", "sdr"), default="clones",
                    help="reinit: on a process failure, restart the failed ranks and return every rank to its "

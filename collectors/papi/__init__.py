@@ -30,8 +30,9 @@ SPEC = {
     "from_args": "options_from_args", "flag": "--papi-sets", "listed": 0, "precedence": 1,
     "assign": "assign", "lines": "plan_lines", "given": "given", "meta": "meta",
     "process_metrics": "process_metrics", "ingest": "ingest_rows", "report": "report_section",
-    "events": {"papi-unavailable": {"order": 6}},
+    "events": {"papi-unavailable": {"order": 6, "detail": True}},
     "near_roles": ("papi-set-",),  # a counter set counts best next to its representative
+    "counters": "counter_rows",  # what the exports write of its counts
     # `mpiecho events` (echo/cli.py adds it through collectors/roles.py)
     "commands": [{"name": "events", "help": "what PAPI can count here, and how it splits into sets",
                   "arguments": [{"flags": ["--papi-sets"], "default": "all", "metavar": "SPEC",
@@ -325,6 +326,25 @@ def ingest_rows(run_dir: Path, procs: list[tuple[int, int, int, str]], meta: dic
     process's own metrics and its record slots (slot_metrics)."""
     return [dict(kind="papi-unavailable", message=f"PAPI cannot count {ev} here: {why}; it was left out of the sets")
             for ev, why in meta.get("papi_unavailable", [])], []
+
+
+def counter_rows(metrics: list[Any]) -> list[tuple[int, int, str, str, str, float, str]]:
+    """(rank, copy, event, scope, function, value, unit) of the counts among a run's metrics, in their order: scope
+    is total (the whole process), compute (between MPI calls), mpi (inside MPI calls) or function (inside calls of
+    one MPI function); the cost of a read ("papi read") is no count."""
+    rows = []
+    for m in metrics:
+        words = m.name.split(" ", 2)
+        if words[0] != "papi" or m.name == "papi read" or len(words) < 2:
+            continue
+        scope, function = "total", ""
+        if len(words) == 3:
+            if words[2].startswith("in "):
+                scope, function = "function", words[2][3:]
+            else:
+                scope = words[2]
+        rows.append((m.app_rank, m.copy, words[1], scope, function, m.value, m.unit or "count"))
+    return rows
 
 
 def report_section(session: Any, run: Any) -> list[str]:

@@ -44,6 +44,7 @@ SPEC = {
     # the functions below that echo/plan.py and the store call (collectors/roles.py says what each does)
     "flag": "--perturb", "listed": 2, "precedence": 2,
     "assign": "assign", "lines": "plan_lines", "given": "given", "junit": "given", "junit_suite": "junit_suite",
+    "junit_says": "sensitivity's significant digits (--perturb: a case per rank)",
     "tagged_output": "given",
     "ingest": "ingest_rows", "run_values": "run_values", "after_job": "after_job",
     "events": {"sensitivity": {"order": 7}},

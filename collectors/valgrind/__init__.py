@@ -35,13 +35,17 @@ SPEC = {
     # the functions below that echo/plan.py, the store and the report call (collectors/roles.py says what each does)
     "flag": "--valgrind", "listed": 1, "precedence": 0,
     "assign": "assign", "lines": "plan_lines", "given": "given", "junit": "memcheck_given",
-    "junit_suite": "junit_suite", "exec_wrapper": "assign", "ingest": "ingest_rows", "report": "report_section",
+    "junit_suite": "junit_suite", "exec_wrapper": "assign",
+    "junit_says": "memcheck's errors (--valgrind memcheck: a case per copy)",
+    "ingest": "ingest_rows", "report": "report_section",
     "events": {"memcheck": {"order": 2, "bad": True}},
     # its tools run next to their representative, and make a copy slow by design
     "near_roles": ("memcheck", "callgrind", "cachegrind", "massif", "helgrind", "drd"),
     "slow_roles": ("memcheck", "callgrind", "cachegrind", "massif", "helgrind", "drd"),
     # what the launcher needs of the machine: Valgrind's path and the suppression files (echo/plan.py's Machine)
-    "machine": "machine",
+    "machine": "machine", "machine_fields": {"valgrind": (None, str | None),  # its path, if installed
+                                             # applied to the error-reporting tools unless turned off
+                                             "valgrind_suppressions": ((), tuple[str, ...])},
     # its results are rows of the run page's table of results, under this label
     "pages": {"results": "Valgrind"},
     # its C part (echo/build.py): the slices' client requests need Valgrind's headers only, no library

@@ -155,8 +155,9 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
                           calls=calls, bytes=nbytes, mpi_time=mpi_time, wall_time=wall))
         progress.step(size, f"{n} of {len(planned_procs)} processes' records read")
     sdc_events = read_events(run_dir)
+    kinds = roles.event_kinds()  # a role's event whose C part wrote a whole sentence keeps it alone (PAPI's)
     events = [dict(kind=e.kind, app_rank=e.app_rank, copy=e.copy, call_seq=e.call,
-                   message=e.detail if e.kind == "papi-unavailable" else e.describe())
+                   message=e.detail if kinds.get(e.kind, {}).get("detail") else e.describe())
               for e in sdc_events] + events
     planned = injections.check(run_dir, sdc_events)
     events += [dict(kind="injection-not-fired", app_rank=i.rank, copy=i.copy, call_seq=i.call,
