@@ -41,7 +41,9 @@ name here. Everything generic about a role comes from its SPEC through this modu
 Each hook is named by a string, the name of a function of the role's module or of one of its submodules
 ("pages.run_context"), so that the SPEC opens the module as a declaration (Caliper's services declare theirs the
 same way). Nothing outside a role's folder and this registry names a role: tests/echo/test_import_layers.py checks
-that echo/ and server/ import none and that server/ writes none of their metrics' names.
+that echo/ and server/ import none and write none of their names, event kinds or metrics' prefixes (but for
+echo/runfiles.py, the run directory's one owner). A SPEC needs "name", "flag", "given", "listed" and "precedence";
+every other key is optional (a role without "c" is Python only).
 
 "listed" orders the roles as users read them (options, plan lines, store rows, options named in messages);
 "precedence" says which role names a copy that several roles take (lowest first); the report's sections and the C
@@ -94,7 +96,9 @@ def hooks(name: str, order: str = "listed") -> list[Callable[..., Any]]:
 
 def folder(name: str) -> Path:
     """The folder of the role of this name (its C part, its templates), wherever its package is."""
-    role = next(r for r in ROLES if r.SPEC["name"] == name)
+    role = next((r for r in ROLES if r.SPEC["name"] == name), None)
+    if role is None:
+        raise LookupError(f"no role {name!r} in collectors/roles.py")
     return Path(role.__file__).resolve().parent
 
 

@@ -1,4 +1,4 @@
-"""The web reports, rendered on the server from the store (templates in web/)."""
+"""The web reports, rendered on the server from the store (templates in web/; each role's sections from its folder)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class RoleTemplates(BaseLoader):
         name, _, file = template.partition("/")
         try:
             path = roles.folder(name) / file
-        except StopIteration:
+        except LookupError:
             raise TemplateNotFound(template) from None
         if not path.is_file():
             raise TemplateNotFound(template)
