@@ -40,7 +40,8 @@ def test_placement_errors_name_the_fix():
 def test_default_policy_by_role():
     assert default_policy("sdr", None, {"replica"}) == ("other-host", "SDR replicas apart")
     assert default_policy("clones", "detect", {"copy"}) == ("other-host", "SDC copies apart")
-    assert default_policy("clones", None, {"papi-set-1"})[0] == "same-host"
+    assert default_policy("clones", None, {"papi-set-1"}, ("papi-set-",)) == (
+        "same-host", "counter sets and tools next to their representative")
     assert default_policy("clones", None, {"copy"})[0] == "same-host"
 
 
