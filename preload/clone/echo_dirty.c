@@ -93,6 +93,8 @@ struct echo_dirty {
     size_t size;
     uintptr_t start, end;    /* whole system pages */
     unsigned char *written;  /* a byte a system page: found written, not yet taken by this range */
+    int resting;             /* takes left that answer "every page" without a scan (below) */
+    int busy;                /* takes in a row that found most pages written */
     struct echo_dirty *next;
 };
 static echo_dirty_t *ranges;
@@ -169,7 +171,18 @@ static void found(uintptr_t page) {
         if (page >= d->start && page < d->end) d->written[(page - d->start) / syspage] = 1;
 }
 
+/* A range most of whose pages are written between takes pays a fault per page and take to be told "most pages",
+ * more than the comparison of every page it saves: after two such takes in a row (one alone is a program filling
+ * its window once) it rests for REST takes, in which its pages stay writable (no fault after the first write) and
+ * every page counts as written; the last of them protects the pages again and finds every page written since. */
+#define REST 8
+
 int echo_dirty_take(echo_dirty_t *d, unsigned char *pages) {
+    size_t npg = (d->end - d->start) / syspage;
+    if (d->resting > 0) {
+        d->resting--;
+        memset(d->written, 1, npg);
+    }
     struct page_region vec[64];
     struct pm_scan_arg arg = {.size = sizeof arg,
                               .flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,
@@ -180,21 +193,28 @@ int echo_dirty_take(echo_dirty_t *d, unsigned char *pages) {
                               .category_mask = PAGE_IS_WRITTEN,
                               .return_mask = PAGE_IS_WRITTEN};
     int rc = 0;
-    for (;;) {
+    size_t many = 0;
+    for (; !d->resting;) {
         long n = ioctl(pagemap, PAGEMAP_SCAN, &arg);
         if (n < 0) { /* pages it protected again are lost to the ranges that share them: they take everything */
             for (uintptr_t at = d->start; at < d->end; at += syspage) found(at);
             rc = -1;
             break;
         }
-        for (long i = 0; i < n; i++)
+        for (long i = 0; i < n; i++) {
             for (uintptr_t at = vec[i].start; at < vec[i].end; at += syspage) found(at);
+            many += (vec[i].end - vec[i].start) / syspage;
+        }
         if (arg.walk_end >= arg.end) break;
         arg.start = arg.walk_end; /* the vector filled up: go on from where the walk stopped */
     }
+    d->busy = many > npg / 2 && npg >= 16 ? d->busy + 1 : 0;
+    if (d->busy >= 2) {
+        d->resting = REST;
+        d->busy = 0;
+    }
     /* this range's written system pages, in the caller's pages from its base */
     uintptr_t lo = (uintptr_t)d->base, hi = lo + d->size;
-    size_t npg = (d->end - d->start) / syspage;
     for (const unsigned char *w = d->written; (w = memchr(w, 1, npg - (size_t)(w - d->written))) != NULL; w++) {
         uintptr_t s = d->start + (size_t)(w - d->written) * syspage, e = s + syspage;
         s = s > lo ? s : lo;
@@ -203,6 +223,14 @@ int echo_dirty_take(echo_dirty_t *d, unsigned char *pages) {
     }
     memset(d->written, 0, npg);
     return rc;
+}
+
+void echo_dirty_forget(echo_dirty_t *d, unsigned char *pages) {
+    if (!d) return;
+    int busy = d->busy, resting = d->resting;
+    echo_dirty_take(d, pages);
+    d->busy = busy;
+    d->resting = resting;
 }
 
 int echo_dirty_shared_mapping(const void *base, size_t size) {

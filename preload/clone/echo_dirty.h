@@ -24,6 +24,9 @@ void echo_dirty_untrack(echo_dirty_t *d);
  * the last take (or the track) overlaps, and write-protect those pages again.  0, or -1 if the scan failed: the
  * caller must then take every page as written. */
 int echo_dirty_take(echo_dirty_t *d, unsigned char *pages);
+/* Take and forget the pages written since the last take, as writes of no program: the caller's own copy of a whole
+ * range must not look like a program that writes most of its pages (which makes a range rest: echo_dirty.c) */
+void echo_dirty_forget(echo_dirty_t *d, unsigned char *pages);
 /* 1 if some page of [base, base+size) lies in a shared mapping (other processes may store into it), 0 if every
  * page is in private mappings, -1 if a page is not mapped or the mappings could not be read. */
 int echo_dirty_shared_mapping(const void *base, size_t size);

@@ -95,6 +95,9 @@ typedef struct echo_win {
     size_t *word;      /* where a segment's bits start in a representative's board, in 64-bit words */
     int all_consume;   /* every representative forwards every segment (a shared window's copies hold them all) */
     int tracking;      /* regions attached later may be tracked */
+    double published;  /* w->ops when the other segments were last scanned */
+    int stores;        /* the application may store into other segments (it asked MPI_Win_shared_query for one) */
+    int others_whole;  /* other ranks' segments are compared whole: another window exposes this one's memory */
     /* costs, written as metrics when the window is freed */
     double ops, syncs, sent, exposed, compared;
 } echo_win_t;
@@ -177,6 +180,10 @@ static void collect(echo_win_t *w, int publishing) {
         for (size_t k = 0; k < n; k++) r->pend[k] |= pages[k];
         publish(w, r->seg, pages, n);
     }
+    /* a Win_allocate's other segments: written by this process's puts and accumulates, or by stores where
+     * MPI_Win_shared_query told the application where one is; neither since the last scan: nothing to find */
+    if (publishing && w->ops == w->published && !w->stores) return;
+    w->published = w->ops;
     for (int i = 0; publishing && i < w->nspans; i++) {
         span_t *sp = &w->spans[i];
         size_t n = npages(sp->size);
@@ -239,7 +246,7 @@ static int forward_memory(echo_win_t *w, int first, int all, int rc) {
         for (int i = first; i < w->nregions; k0 += npages(w->regions[i++].size)) {
             region_t *r = &w->regions[i];
             size_t n = npages(r->size);
-            const unsigned char *look = all ? NULL : r->pend;
+            const unsigned char *look = all || (w->others_whole && r->seg >= 0 && r->seg != w->group.rank) ? NULL : r->pend;
             for (size_t p = next_page(look, n, 0); p < n; p = next_page(look, n, p + 1)) {
                 size_t off = p * PAGE, len = page_len(r, p);
                 if (!all) w->compared += (double)len;
@@ -303,7 +310,9 @@ static int forward_memory(echo_win_t *w, int first, int all, int rc) {
                 w->compared += (double)len;
                 if (memcmp(r->base + off, r->snap + off, len)) memcpy(r->base + off, r->snap + off, len);
             }
-            /* the pages written here (received, set back) are taken at the next forward: compared, found equal */
+            /* the pages written here (received, set back) are taken at the next forward: compared, found equal;
+             * but not a whole window received at its creation, which would count as a program writing it all */
+            if (r->pend && all) echo_dirty_forget(r->dirty, r->pend);
             if (r->pend) memset(r->pend, 0, n);
         }
     }
@@ -453,8 +462,27 @@ static echo_win_t *new_win(MPI_Win *win, echo_comm_t *c, MPI_Comm comm, int flav
 /* What a representative tells the others about its window when it is created */
 typedef struct {
     long on_node, can_track, has_copies, shared; /* this one's memory is in shared memory (MPI's window file) */
+    long over_board;                            /* it lies in a window with a board */
     long inode, dev, offset, size;              /* its segment: the file it is in, where there, how long */
 } about_t;
+
+/* 1 if a region of w lies in memory of another window with a board */
+static long over_board(const echo_win_t *w) {
+    for (int i = 0; i < w->nregions; i++)
+        for (int j = 0; j < nwins; j++) {
+            if (wins[j] == w || wins[j]->board_win == MPI_WIN_NULL) continue;
+            for (int k = 0; k < wins[j]->nregions; k++) {
+                const region_t *r = &w->regions[i], *o = &wins[j]->regions[k];
+                if (r->base < o->base + o->size && o->base < r->base + r->size) return 1;
+            }
+            for (int k = 0; k < wins[j]->nspans; k++) {
+                const region_t *r = &w->regions[i];
+                const span_t *o = &wins[j]->spans[k];
+                if (r->base < o->base + o->size && o->base < r->base + r->size) return 1;
+            }
+        }
+    return 0;
+}
 
 /* The other segments of a Win_allocate window in shared memory, where this representative maps them: MPIs that
  * keep such a window in one shared file map all of it in every process (Open MPI's osc/sm, MPICH's), and stores
@@ -526,7 +554,7 @@ static void plan_tracking(echo_win_t *w, echo_comm_t *c) {
     PMPI_Comm_split_type(c->real, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     PMPI_Comm_size(node, &on_node);
     PMPI_Comm_free(&node);
-    about_t mine = {on_node == c->size, why == NULL, echo_has_copies(), 0, 0, 0, 0, 0};
+    about_t mine = {on_node == c->size, why == NULL, echo_has_copies(), 0, over_board(w), 0, 0, 0, 0};
     echo_mapping_t m;
     if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE && w->nregions && echo_dirty_mapping(w->regions[0].base, &m) == 0) {
         mine.shared = m.shared;
@@ -537,8 +565,9 @@ static void plan_tracking(echo_win_t *w, echo_comm_t *c) {
     }
     about_t *all = calloc((size_t)c->size, sizeof *all);
     PMPI_Allgather(&mine, sizeof mine / sizeof(long), MPI_LONG, all, sizeof mine / sizeof(long), MPI_LONG, c->real);
-    int everywhere = 1, can = 1, copies = 0, shared = w->flavor == MPI_WIN_FLAVOR_SHARED;
+    int everywhere = 1, can = 1, copies = 0, shared = w->flavor == MPI_WIN_FLAVOR_SHARED, exposed = 0;
     for (int q = 0; q < c->size; q++) {
+        exposed |= all[q].over_board != 0;
         everywhere &= all[q].on_node != 0;
         can &= all[q].can_track != 0;
         copies |= all[q].has_copies != 0;
@@ -546,6 +575,11 @@ static void plan_tracking(echo_win_t *w, echo_comm_t *c) {
     }
     int board = shared, located = w->flavor != MPI_WIN_FLAVOR_ALLOCATE || !shared || locate_segments(w, all);
     free(all);
+    /* A window over memory of a node window (MPICH's rma/win_shared_create): its operations may reach that memory
+     * by the kernel (CMA) in the owner's page table, which the owner publishes at its next synchronization call
+     * only, later than a rank synchronized with the origin may read it.  The node windows' other segments are
+     * compared whole from now on (every node window of this process: which one it is, is not known here). */
+    for (int i = 0; exposed && i < nwins; i++) wins[i]->others_whole |= wins[i]->board_win != MPI_WIN_NULL;
     if (board && w->flavor == MPI_WIN_FLAVOR_ALLOCATE) /* every one must find the others' segments to publish */
         PMPI_Allreduce(MPI_IN_PLACE, &located, 1, MPI_INT, MPI_MIN, c->real);
     if (!copies || !everywhere || !can || !located) { /* no copies anywhere, or tracking cannot be right */
@@ -971,7 +1005,9 @@ int echo_MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_u
     WIN_OR_PASS(MPI_Win_shared_query, win, rank, size, disp_unit, baseptr);
     if (!w->segments) { /* not a shared window: MPI answers with this process's own memory or none */
         int own = echo_is_rep() || rank != w->group.rank ? rank : 0; /* a copy is rank 0 of its stand-in */
-        return echo_forward(NULL, 0, MPI_BYTE, PMPI_Win_shared_query(win, own, size, disp_unit, baseptr));
+        int rc = PMPI_Win_shared_query(win, own, size, disp_unit, baseptr);
+        w->stores |= rc == MPI_SUCCESS && rank != w->group.rank;
+        return echo_forward(NULL, 0, MPI_BYTE, rc);
     }
     if (echo_is_rep()) return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
     int q = rank;
