@@ -26,7 +26,15 @@
  * page still equals it (a local store on the copy may have changed such a
  * page, and a remote update on the representative may have restored it).
  * Pages are sent from the representative's snapshot, not from the live memory
- * other processes may be writing, so copies get exactly what it kept. */
+ * other processes may be writing, so copies get exactly what it kept.
+ *
+ * Only written pages are compared where the kernel tracks writes (echo_dirty.c):
+ * the program's stores, this process's MPI library and the kernel's writes on
+ * another process's behalf (CMA) are in this process's page table; other
+ * representatives' stores into a node window in shared memory are in theirs, and
+ * each sets them on a board before its synchronization calls; a network card's
+ * writes are seen by nothing, so windows across hosts are compared whole
+ * (plan_tracking says which, docs/rma.md the whole table). */
 #include "echo_clone.h"
 #include "echo_dirty.h"
 #include "echo_records.h"
