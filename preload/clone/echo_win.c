@@ -451,7 +451,9 @@ static echo_win_t *new_win(MPI_Win *win, echo_comm_t *c, MPI_Comm comm, int flav
     w->app = *win;
     w->flavor = flavor;
     w->peers = MPI_COMM_NULL;
-    if (echo_is_rep() && echo_has_copies() && app_memory(flavor)) {
+    /* every representative, with copies or not: the dup and the exchange at MPI_Win_free are collective, and a
+     * rank without copies may lock the memory of one with copies */
+    if (echo_is_rep() && app_memory(flavor)) {
         w->locked = calloc((size_t)c->size, 1);
         PMPI_Comm_dup(c->real, &w->peers);
     }

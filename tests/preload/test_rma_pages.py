@@ -39,3 +39,15 @@ def test_only_written_pages_are_compared(programs, tmp_path):
         # each forward after the first looks at the pages written since the one before: a handful of the 2048
         # pages of each 8 MiB window (and the whole window once, after the program cleared MPI's memory)
         assert 0 < metrics["rma window bytes compared"] < metrics["rma window bytes at forwards"] / 10, (app, copy)
+
+
+@pytest.mark.parametrize("clones", ["0=2", "1=2"])
+def test_ranks_with_and_without_copies(mpi, programs, tmp_path, clones):
+    """A window's collectives at creation and at MPI_Win_free are the representatives', with copies or not: a rank
+    without copies once left them to those with copies, and the job hung."""
+    expected = lines_by_rank(mpirun_native(mpi, 2, programs["rma_pages"]).stdout)
+    r = echorun(["--no-store", "-n", "2", "--clones", clones, *programs["rma_pages"]], tmp_path / "run", timeout=90)
+    assert r.returncode == 0, r.stderr
+    assert lines_by_rank(r.stdout) == expected
+    rank = int(clones.split("=")[0])
+    assert lines_by_rank(copy_output(r.run_dir, rank, 1)).get(rank) == expected[rank]
