@@ -95,6 +95,7 @@ struct echo_dirty {
     unsigned char *written;  /* a byte a system page: found written, not yet taken by this range */
     int resting;             /* takes left that answer "every page" without a scan (below) */
     int busy;                /* takes in a row that found most pages written */
+    int rest, since;         /* the length of its next rest; scanned takes since its last rest ended */
     struct echo_dirty *next;
 };
 static echo_dirty_t *ranges;
@@ -174,15 +175,18 @@ static void found(uintptr_t page) {
 /* A range most of whose pages are written between takes pays a fault per page and take to be told "most pages",
  * more than the comparison of every page it saves: after two such takes in a row (one alone is a program filling
  * its window once) it rests for REST takes, in which its pages stay writable (no fault after the first write) and
- * every page counts as written; the last of them protects the pages again and finds every page written since. */
+ * every page counts as written; the last of them protects the pages again and finds every page written since.  A
+ * range busy again right after its rest rests twice as long the next time (up to MAX_REST takes), so a program
+ * that rewrites its window at every epoch pays the faults ever more rarely. */
 #define REST 8
+#define MAX_REST 1024
 
 int echo_dirty_take(echo_dirty_t *d, unsigned char *pages) {
     size_t npg = (d->end - d->start) / syspage;
     if (d->resting > 0) {
-        d->resting--;
+        if (--d->resting == 0) d->since = 0;
         memset(d->written, 1, npg);
-    }
+    } else d->since++;
     struct page_region vec[64];
     struct pm_scan_arg arg = {.size = sizeof arg,
                               .flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,
@@ -210,7 +214,8 @@ int echo_dirty_take(echo_dirty_t *d, unsigned char *pages) {
     }
     d->busy = many > npg / 2 && npg >= 16 ? d->busy + 1 : 0;
     if (d->busy >= 2) {
-        d->resting = REST;
+        d->rest = d->rest && d->since <= 3 ? (d->rest < MAX_REST ? 2 * d->rest : MAX_REST) : REST;
+        d->resting = d->rest;
         d->busy = 0;
     }
     /* this range's written system pages, in the caller's pages from its base */
