@@ -176,8 +176,8 @@ static void found(uintptr_t page) {
  * more than the comparison of every page it saves: after two such takes in a row (one alone is a program filling
  * its window once) it rests for REST takes, in which its pages stay writable (no fault after the first write) and
  * every page counts as written; the last of them protects the pages again and finds every page written since.  A
- * range busy again right after its rest rests twice as long the next time (up to MAX_REST takes), so a program
- * that rewrites its window at every epoch pays the faults ever more rarely. */
+ * range busy again right after its rest rests again, twice as long (up to MAX_REST takes), so a program that
+ * rewrites its window at every epoch pays the faults of two epochs, then almost never. */
 #define REST 8
 #define MAX_REST 1024
 
@@ -213,7 +213,8 @@ int echo_dirty_take(echo_dirty_t *d, unsigned char *pages) {
         arg.start = arg.walk_end; /* the vector filled up: go on from where the walk stopped */
     }
     d->busy = many > npg / 2 && npg >= 16 ? d->busy + 1 : 0;
-    if (d->busy >= 2) {
+    /* the take that ends a rest finds what the rest let be written: most pages again, and the range rests on */
+    if (d->busy >= 2 || (d->busy && d->rest && d->since == 0)) {
         d->rest = d->rest && d->since <= 3 ? (d->rest < MAX_REST ? 2 * d->rest : MAX_REST) : REST;
         d->resting = d->rest;
         d->busy = 0;
