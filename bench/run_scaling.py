@@ -23,7 +23,7 @@ from run_replication import best, compile_all, run
 
 from echo.build import detect_mpi, ensure_library
 
-PROGRAMS = {"collectives": ("us/iter", []), "proxy": ("s", ["100"])}
+PROGRAMS = {"collectives": ("us/iter", []), "proxy": ("s", ["1000"])}
 
 
 def plot(ratios: dict[str, dict[int, dict[int, float]]], path: Path) -> None:
