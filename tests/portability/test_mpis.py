@@ -44,12 +44,12 @@ TARGETS = {
                         "pip install impi-devel impi-rt in .mpis/impi-pypi (scripts/mpis.sh)"),
 }
 C_PROGRAMS = ["p2p", "coll", "comms", "comm_ctors", "anysource", "nonblocking", "intercomm", "attrs", "pcoll",
-              "topo", "rma", "p2pmore", "io", "sdc_loop", "cxx_ring", "bigcount", "spawn", "mpi41"]
+              "topo", "rma", "p2pmore", "io", "sdc_loop", "cxx_ring", "bigcount", "spawn", "mpi41", "errh_threads"]
 # CI's portability job takes this fixed subset (about a minute and a half per MPI here); ECHO_PORTABILITY_FULL=1
 # runs every program above
 if not os.environ.get("ECHO_PORTABILITY_FULL"):
     C_PROGRAMS = ["p2p", "coll", "comms", "anysource", "nonblocking", "attrs", "topo", "io", "sdc_loop", "cxx_ring",
-                  "bigcount", "spawn", "mpi41"]
+                  "bigcount", "spawn", "mpi41", "errh_threads"]
 # Fortran, in the three interfaces: `use mpi` (f_usempi, f_timers), mpif.h (f_stencil), `use mpi_f08` (f_f08).
 # MPICH's mpif.h and `use mpi` call the C MPI_* symbols, which echo wraps; Open MPI's Fortran and MPICH's mpi_f08
 # call PMPI_*, so echo gives them Fortran entry points of its own (preload/gen/gen_fortran.py)
