@@ -21,26 +21,16 @@ static MPI_Comm buffered_on(MPI_Comm comm, const char *fn) {
     return echo_is_rep() ? c->real : comm;
 }
 
-int echo_MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size) {
-    int rc = PMPI_Comm_attach_buffer(buffered_on(comm, "MPI_Comm_attach_buffer"), buffer, size);
-    return echo_forward(NULL, 0, MPI_BYTE, rc);
-}
-
-int echo_MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size) {
-    /* blocks until the buffered messages are out: on a copy, until its representative's are */
-    int rc = PMPI_Comm_detach_buffer(buffered_on(comm, "MPI_Comm_detach_buffer"), buffer_addr, size);
-    return echo_forward(NULL, 0, MPI_BYTE, rc);
-}
-
-int echo_MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size) {
-    int rc = PMPI_Comm_attach_buffer_c(buffered_on(comm, "MPI_Comm_attach_buffer_c"), buffer, size);
-    return echo_forward(NULL, 0, MPI_BYTE, rc);
-}
-
-int echo_MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size) {
-    int rc = PMPI_Comm_detach_buffer_c(buffered_on(comm, "MPI_Comm_detach_buffer_c"), buffer_addr, size);
-    return echo_forward(NULL, 0, MPI_BYTE, rc);
-}
+/* attach and detach (which blocks until the buffered messages are out: on a copy, until its representative's
+ * are), in their int and large-count forms: each process on its own handle, with the representative's code */
+#define ECHO_DEFINE_BUFFER_CALL(fn, SIZE)                                                        \
+    int echo_##fn(MPI_Comm comm, void *buffer, SIZE size) {                                      \
+        return echo_forward(NULL, 0, MPI_BYTE, P##fn(buffered_on(comm, #fn), buffer, size));     \
+    }
+ECHO_DEFINE_BUFFER_CALL(MPI_Comm_attach_buffer, int)
+ECHO_DEFINE_BUFFER_CALL(MPI_Comm_detach_buffer, int *)
+ECHO_DEFINE_BUFFER_CALL(MPI_Comm_attach_buffer_c, MPI_Count)
+ECHO_DEFINE_BUFFER_CALL(MPI_Comm_detach_buffer_c, MPI_Count *)
 
 int echo_MPI_Comm_flush_buffer(MPI_Comm comm) {
     MPI_Comm on = buffered_on(comm, "MPI_Comm_flush_buffer");
