@@ -40,6 +40,7 @@ BIN = Path(sys.executable).parent
 REINIT_ITERATIONS, REINIT_PAUSE_MS = 120, 40  # about 5 s of work: room for 3 kills and their repairs
 SDR_ITERATIONS = 60                          # sdr_stencil's default; py_sdr_loop has its own 300
 LOADED_FRACTION = 0.35
+HISTORY = RESULTS_DIR / "ft_soak_history.md"
 KEEP = Path(tempfile.gettempdir()) / "ft_soak"  # stderr of every failed run, stacks of every hung one
 
 
@@ -310,6 +311,8 @@ def report(started: str) -> None:
               ".venv/bin/python bench/run_ft_soak.py --mode sdr --runs 100",
               ".venv/bin/python bench/run_ft_soak.py --mode reinit --replay SEED -v   # one run again, with its output",
               "```", "", "Every run: `bench/results/ft_soak_<mode>.jsonl`.", ""]
+    if HISTORY.is_file():  # earlier soaks' totals, with what changed between them (kept by hand)
+        lines += ["", HISTORY.read_text().rstrip(), ""]
     write("ft_soak", lines)
 
 

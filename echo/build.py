@@ -18,7 +18,7 @@ from typing import Any
 
 from collectors import roles
 from echo import constants
-from echo.resources import COLLECTORS_DIR, PRELOAD_DIR, cache_root
+from echo.resources import PRELOAD_DIR, cache_root
 
 # The library's layers, one folder each (docs/architecture.md); preload/ itself holds the public headers
 # (echo.h, echo_reinit.h: what `mpiecho --cflags` gives) and gen/ the wrapper generators.
@@ -147,13 +147,13 @@ def _builds(mpicc: str, source: str, *flags: str) -> bool:
 def built_roles(mpicc: str) -> list[dict[str, Any]]:
     """The SPEC of every role (collectors/roles.py) whose C part this machine can build in: one whose probe does
     not compile is left out, and the library's role list says so when a run asks for it (roles_source)."""
-    return [spec for spec in roles.specs()
+    return [spec for spec in roles.specs() if spec.get("c")
             if "probe" not in spec["c"] or _builds(mpicc, spec["c"]["probe"], *spec["c"]["libs"])]
 
 
 def collector_sources(built: list[dict[str, Any]]) -> tuple[list[Path], list[str]]:
     """C sources and link flags of the roles built in."""
-    sources = [COLLECTORS_DIR / spec["name"] / s for spec in built for s in spec["c"]["sources"]]
+    sources = [roles.folder(spec["name"]) / s for spec in built for s in spec["c"]["sources"]]
     return sources, list(dict.fromkeys(f for spec in built for f in spec["c"]["libs"]))
 
 
@@ -161,7 +161,7 @@ def roles_source(built: list[dict[str, Any]]) -> str:
     """echo_roles.c, generated into the build directory: echo_collectors_init, which starts every role built in
     (in registry order) and stops a run that asks for one left out. Core's hook lists name no role."""
     lines, calls = [], []
-    for spec in roles.specs():
+    for spec in (s for s in roles.specs() if s.get("c")):  # a role may be Python only (one that reads records)
         c = spec["c"]
         if spec in built:
             lines.append(f"void {c['init']}(void);")
@@ -177,7 +177,7 @@ def roles_source(built: list[dict[str, Any]]) -> str:
 def built_in_collectors(mpi: MPI) -> str:
     """Which optional roles this machine's library has ("papi+valgrind", or "plain"), probed once per MPI."""
     # probed again when a role's tool appears or goes (it stands for its headers and library here)
-    tools = [c["tool"] for c in (spec["c"] for spec in roles.specs()) if "tool" in c]
+    tools = [c["tool"] for c in (spec.get("c", {}) for spec in roles.specs()) if "tool" in c]
     present = "".join("1" if shutil.which(t) else "0" for t in tools)
     probe = cache_root() / f"collectors-{mpi.identity}-{present}"
     if not probe.is_file():
@@ -189,12 +189,14 @@ def built_in_collectors(mpi: MPI) -> str:
 
 def source_hash() -> str:
     h = hashlib.sha256()
-    for path in sorted(PRELOAD_DIR.rglob("*")) + sorted(COLLECTORS_DIR.glob("*/echo_*.c")):
+    c_parts = sorted(p for spec in roles.specs() if spec.get("c") for p in roles.folder(spec["name"]).glob("echo_*.c"))
+    for path in sorted(PRELOAD_DIR.rglob("*")) + c_parts:
         if path.suffix in (".c", ".h", ".py"):
             h.update(f"{path.parent.name}/{path.name}".encode() + b"\0" + path.read_bytes())
     h.update(b"echo_constants.h\0" + constants.c_header().encode())  # the shared numbers are sources too
     # so are the roles' C parts (their SPEC's "c"; the rest of a SPEC is Python's, and holds types and functions)
-    h.update(b"roles\0" + json.dumps([[s["name"], s.get("c")] for s in roles.specs()], sort_keys=True).encode())
+    c_specs = [[s["name"], s["c"]] for s in roles.specs() if s.get("c")]
+    h.update(b"roles\0" + json.dumps(c_specs, sort_keys=True).encode())
     return h.hexdigest()[:16]
 
 

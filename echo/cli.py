@@ -14,7 +14,7 @@ from collectors import roles
 from echo import __version__, runfiles
 from echo.build import BuildError, ensure_library
 from echo.copymap import CopyMapError
-from echo.plan import Options
+from echo.plan import Options, junit_says
 
 
 class Parser(argparse.ArgumentParser):
@@ -86,8 +86,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--inject", metavar="SPEC", help="fault injection: bitflip:rank=R,copy=K,call=N[,byte=B,bit=b] "
                    "or memflip:rank=R,copy=K,after=2s[,seed=S,bit=b]; in any mode slow:rank=R,copy=K,factor=F"
                    "[,from=N][,to=M] (F times slower compute phases), with the mode's own kinds after ';'")
-    g.add_argument("--junit", metavar="FILE", help="write the verdicts as JUnit XML (for nightly CI): SDC's, "
-                   "memcheck's (--valgrind memcheck: a case per copy) and sensitivity's (--perturb: a case per rank)")
+    g.add_argument("--junit", metavar="FILE",
+                   help=f"write the verdicts as JUnit XML (for nightly CI): {junit_says(' and ')}")
     roles.add_options(p)  # every role's options, from its SPEC (collectors/roles.py)
     p.add_argument("--mode", choices=("clones", "reinit", "sdr"), default="clones",
                    help="reinit: on a process failure, restart the failed ranks and return every rank to its "
@@ -301,52 +301,17 @@ def upload_command(args: argparse.Namespace) -> int:
     return 0 if upload_run(run_dir, server, token, run_id) else EXIT_NOT_UPLOADED
 
 
-def events_command(args: argparse.Namespace) -> int:
-    """What PAPI can count here, and how --papi-sets would split it into sets."""
-    import collectors.papi as papi
-
-    p = papi.plan(args.papi_sets)  # first: a set that cannot be counted is an error, before the listing
-    papi.check_copies(p, [len(p.sets)])
-    events = papi.available_events()
-    ok = [e for e in events if e[2] == "ok"]
-    print(f"PAPI can count {len(ok)} of the {len(events)} events it knows here:")
-    for kind, name, _, descr in ok:
-        print(f"  {kind:6}  {name:40}  {descr}")
-    reasons: dict[str, int] = {}
-    for e in events:
-        if e[2] != "ok":
-            reasons[e[2]] = reasons.get(e[2], 0) + 1
-    for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
-        print(f"  {n} cannot be counted: {why}")
-    for name, why in papi.disabled_components():  # their events are not listed at all
-        print(f"  component {name} is disabled: {why}")
-    print()
-    print(f"--papi-sets {args.papi_sets}: " + p.describe())
-    print(f"one run counts them all with --clones {max(1, len(p.sets))} (one set per copy)")
-    return 0
-
-
-def sensitivity_command(args: argparse.Namespace) -> int:
-    """Significant digits per call and per output, per rank, of a perturbed run."""
+def role_command(args: argparse.Namespace) -> int:
+    """A role's subcommand (its SPEC's "commands"): with "takes_run", on the stored run args.run names."""
+    if not args.role_command.get("takes_run"):
+        return args.role_fn(args)
     from sqlalchemy.orm import Session
 
-    from collectors import perturb
     from echo.report import find_run
 
     with Session(_engine(args)) as s:
         run = find_run(s, args.run)
-        run_dir = Path(run.run_dir)
-    if not runfiles.has_plan(run_dir):  # the digits come from the run's files, which the store does not hold
-        print(f"mpiecho: the files of run {run.id} are gone (no plan in {run_dir}): sensitivity reads the copies' "
-              "records there; run it where the run's directory is", file=sys.stderr)
-        return 2
-    if runfiles.plan_value(run_dir, "perturb") is None:
-        print(f"mpiecho: run {run.id} was not perturbed (echorun --perturb rounding ...)", file=sys.stderr)
-        return 2
-    worlds = runfiles.plan_value(run_dir, "worlds") or "lockstep"
-    print(f"run {run.id}")
-    print(perturb.describe(perturb.analyse(run_dir), worlds))
-    return 0
+    return args.role_fn(args, run)
 
 
 def plan_command(args: argparse.Namespace) -> int:
@@ -429,13 +394,14 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     d.set_defaults(fn=demo_command)
     db_help = "the store (default: $ECHO_DB, else sqlite:///<runs dir>/echo.db)"
     d.add_argument("--db", metavar="URL", help=db_help)
-    ev = sub.add_parser("events", help="what PAPI can count here, and how it splits into sets")
-    ev.add_argument("--papi-sets", default="all", metavar="SPEC", help="as echorun --papi-sets (default: all)")
-    ev.set_defaults(fn=events_command)
-    se = sub.add_parser("sensitivity", help="significant digits per call and output of a perturbed run")
-    se.add_argument("run", nargs="?", help="run id, or a unique prefix of it (default: the latest)")
-    se.add_argument("--db", metavar="URL", help=db_help)
-    se.set_defaults(fn=sensitivity_command)
+    for command, fn in roles.commands():  # the roles' own: PAPI's events, the perturbation's sensitivity
+        rc = sub.add_parser(command["name"], help=command["help"])
+        if command.get("takes_run"):
+            rc.add_argument("run", nargs="?", help="run id, or a unique prefix of it (default: the latest)")
+            rc.add_argument("--db", metavar="URL", help=db_help)
+        for a in command.get("arguments", []):
+            rc.add_argument(*a["flags"], **{k: v for k, v in a.items() if k != "flags"})
+        rc.set_defaults(fn=role_command, role_command=command, role_fn=fn)
     ls = sub.add_parser("runs", help="list stored runs, newest first")
     ls.add_argument("--db", metavar="URL", help=db_help)
     ls.add_argument("--limit", type=int, default=20)

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 from collectors import roles
-from collectors import valgrind as vg
 from echo import runfiles
 from echo.build import detect_mpi, ensure_library
 from echo.constants import EXIT_COPY_FAILED, EXIT_NOT_UPLOADED
@@ -49,11 +48,10 @@ def say(msg: str) -> None:
 def prepare(opts: Options) -> Plan:
     mpi = detect_mpi()
     lib = ensure_library(mpi)
+    tools = {k: v for found in roles.hooks("machine") for k, v in found(mpi.mpirun).items()}  # Valgrind's
     machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib),
-                      valgrind=shutil.which("valgrind"), exec_wrapper=str(Path(__file__).with_name("exec.sh")),
-                      srun=shutil.which("srun"),
-                      valgrind_suppressions=vg.suppressions(mpi.mpirun),
-                      mpi=f"{mpi.name} ({mpi.mpicc})", ulfm=mpi.ulfm)
+                      exec_wrapper=str(Path(__file__).with_name("exec.sh")), srun=shutil.which("srun"),
+                      mpi=f"{mpi.name} ({mpi.mpicc})", ulfm=mpi.ulfm, **tools)
     plan = make_plan(opts, machine)
     why = None if opts.hosts or opts.hostfile else unstartable(opts.program[0])
     if why:  # before a run directory or a stored run exists: nothing ran
@@ -157,11 +155,13 @@ def run(opts: Options) -> int:
     for verdict in roles.hooks("after_job"):  # what a role says of the run (the perturbation's digits)
         for line in verdict(opts, Path(opts.run_dir)):
             say(line)
-    if opts.junit:  # memcheck's and sensitivity's verdicts beside SDC's
+    if opts.junit:  # the roles' verdicts (memcheck's, sensitivity's) beside SDC's
         from echo import junit
 
-        junit.write_run(Path(opts.junit), Path(opts.run_dir), opts.program[0], meta["duration"], sdc=bool(opts.sdc),
-                        perturbed=bool(opts.perturb), min_digits=opts.min_digits)
+        suites = [suite(opts, Path(opts.run_dir), opts.program[0], meta["duration"])
+                  for suite in roles.hooks("junit_suite", "registry")]
+        junit.add_suites(Path(opts.junit), [s for s in suites if s is not None], meta["duration"],
+                         after_sdc=bool(opts.sdc))
         if not opts.sdc:
             say(f"JUnit report: {opts.junit}")
     meta.update(exit_status=rc)  # the store keeps the status echorun returns (a repaired Reinit job's is 0)

@@ -135,13 +135,13 @@ def since_start(f: RecordFile, k: int, origin: float) -> float:
     return round(f.start_time - origin + float(f.seconds("t_start")[k]), 6)
 
 
-# roles that make a copy slow by design (a Valgrind tool or a slice of one, timing jitter): against their rank's
-# other copies they would always look slow, so they are neither judged nor the reference
-SLOW_BY_DESIGN = ("memcheck", "callgrind", "cachegrind", "massif", "helgrind", "drd", "dhat", "jitter")
-
-
 def slow_by_design(role: str) -> bool:
-    return role.split("-")[0] in SLOW_BY_DESIGN
+    """Whether a process role makes a copy slow by design (a Valgrind tool or a slice of one, timing jitter: its
+    role's SPEC "slow_roles"): against its rank's other copies it would always look slow, so it is neither judged
+    nor the reference."""
+    from collectors import roles
+
+    return role.split("-")[0] in roles.slow_roles()
 
 
 def crowded_hosts(files: list[RecordFile], cores: int | None = None,

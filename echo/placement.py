@@ -64,14 +64,14 @@ def _slots(text: str, where: str) -> int:
     return int(text)
 
 
-def default_policy(mode: str, sdc: str | None, roles: set[str]) -> tuple[str, str]:
-    """The policy a run gets when --copies is not given, and the reason said in the plan."""
+def default_policy(mode: str, sdc: str | None, roles: set[str], near: tuple[str, ...] = ()) -> tuple[str, str]:
+    """The policy a run gets when --copies is not given, and the reason said in the plan; `near`: the prefixes of
+    the process roles that stay next to their representative (the roles' SPEC "near_roles")."""
     if mode == "sdr":
         return "other-host", "SDR replicas apart"
     if sdc:
         return "other-host", "SDC copies apart"
-    if any(r.startswith(("papi-set-", "memcheck", "callgrind", "cachegrind", "massif", "helgrind", "drd"))
-           for r in roles):
+    if near and any(r.startswith(near) for r in roles):
         return "same-host", "counter sets and tools next to their representative"
     return "same-host", "copies next to their representative"
 

@@ -74,18 +74,23 @@ Options.__doc__ = "A run's options: BaseOptions and every role's fields (collect
 
 
 @dataclass(frozen=True)
-class Machine:
+class BaseMachine:
     mpirun: str
     flavor: str  # "openmpi" or "mpich"
     cores: int
     is_root: bool
     library: str  # path of libecho.so
-    valgrind: str | None = None  # path of valgrind, if installed
     exec_wrapper: str = ""  # echo/exec.sh: starts a process under the tool its plan line names
     srun: str | None = None  # path of Slurm's srun, if installed
-    valgrind_suppressions: tuple[str, ...] = ()  # applied to the error-reporting tools unless turned off
     mpi: str = ""  # which MPI: its name and mpicc ("Open MPI 5.0.11 (/path/mpicc)"), printed in the plan
     ulfm: bool = True  # whether it has the fault-tolerance extensions (ULFM) that SDR and Reinit need
+
+
+# Machine: the base and what each role asks of the machine (Valgrind's path and suppressions), declared by its SPEC
+# ("machine_fields") and found by its "machine" hook when echorun starts (echo/launch.py)
+Machine = make_dataclass("Machine", [(name, kind, field(default=default)) for name, kind, default in
+                                     roles.machine_fields()], bases=(BaseMachine,), frozen=True)
+Machine.__doc__ = "The machine a job starts on: BaseMachine and every role's fields (collectors/roles.py)."
 
 
 @dataclass(frozen=True)
@@ -155,13 +160,18 @@ def layout(copies: list[int], opts: Options, tools: dict[tuple[int, int], str] |
     return procs
 
 
+def junit_says(last: str) -> str:
+    """What --junit reports: SDC's verdict and each role's suite (its SPEC's "junit_says"), `last` before the last."""
+    says = ["SDC (--sdc detect|stop|vote)", *roles.junit_says()]
+    return ", ".join(says[:-1]) + last + says[-1] if len(says) > 1 else says[0]
+
+
 def sdc_lines(opts: Options, copies: list[int]) -> list[str]:
     if opts.sdc is None:
         if opts.inject:
             raise SdcError("--inject bitflip/memflip goes with --sdc detect|stop|vote")
         if opts.junit and not any(junit(opts) for junit in roles.hooks("junit")):
-            raise SdcError("--junit reports SDC (--sdc detect|stop|vote), memcheck errors (--valgrind memcheck) or "
-                           "significant digits (--perturb): give one of them")
+            raise SdcError(f"--junit reports {junit_says(' or ')}: give one of them")
         return []
     check_mode(opts.sdc, copies)
     if opts.sdc_every < 1:
@@ -299,7 +309,7 @@ def placement_of(opts: Options, procs: list[Proc], launcher: str, machine: Machi
     if launcher != "mpirun" or machine.flavor != "openmpi":
         raise placement.PlacementError("--copies places processes with Open MPI's mpirun (a rankfile)")
     policy, why = (opts.copies_policy, "asked") if opts.copies_policy else \
-        placement.default_policy(opts.mode, opts.sdc, {p.role for p in procs})
+        placement.default_policy(opts.mode, opts.sdc, {p.role for p in procs}, roles.near_roles())
     return placement.place([(p.real, p.app, p.copy) for p in procs], list(opts.host_slots), policy, why)
 
 

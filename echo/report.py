@@ -9,15 +9,33 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from collectors import roles
-from collectors.papi import merged_counters  # noqa: F401 (the counters of a run, read here by its callers)
 from echo.store.models import CallSummary, Event, Proc, Run
 from echo.tables import table
 
-# what a reader must see first: divergences, then what was corrected, then failures
-EVENT_ORDER = {"divergence": 0, "clocks-apart": 0, "copy-parted": 0, "corrected": 1, "memcheck": 2,
+# what a reader must see first: divergences, then what was corrected, then failures; the roles place their own
+# kinds among these (their SPEC's "events": a memcheck error after the corrections, PAPI's left-out events after
+# the injections that did not fire)
+EVENT_ORDER = {"divergence": 0, "clocks-apart": 0, "copy-parted": 0, "corrected": 1,
                "process-ended-abnormally": 3, "records-damaged": 4,
-               "injection-not-fired": 5, "papi-unavailable": 6, "sensitivity": 7, "injection": 8, "perf-not-judged": 9,
+               "injection-not-fired": 5, "injection": 8, "perf-not-judged": 9,
                "slow-host": 10, "slowness": 11, "exclusion": 12}
+BAD_EVENTS = ("divergence", "process-ended-abnormally")  # shown as failures on the run page, with the roles' own
+
+
+def event_order() -> dict[str, int]:
+    """Where each kind of event is listed (the report, the run page): echo's and every role's."""
+    return {**EVENT_ORDER, **{kind: how["order"] for kind, how in roles.event_kinds().items()}}
+
+
+def in_order(events: list[Event]) -> list[Event]:
+    """Events as a reader must see them (event_order), kinds nobody placed last."""
+    order = event_order()
+    return sorted(events, key=lambda e: order.get(e.kind, len(order)))
+
+
+def bad_events() -> tuple[str, ...]:
+    """The kinds of events the run page marks as failures: echo's and the roles' ("bad" in their SPEC)."""
+    return BAD_EVENTS + tuple(kind for kind, how in roles.event_kinds().items() if how.get("bad"))
 
 
 class UnknownRun(LookupError):
@@ -86,8 +104,9 @@ def copies_verdict(run: Run) -> str:
     """What the comparison of copies says, without claiming agreement where copies differ on purpose."""
     if run.diverged:
         return "DIVERGED"
-    if run.perturbation:
-        return f"varied on purpose ({run.perturbation}): not compared for corruption (mpiecho sensitivity)"
+    how = roles.varied(run.role_values)
+    if how:
+        return how[0]["report"].format(value=how[1])
     return "agree (or were not compared)"
 
 
@@ -108,7 +127,7 @@ def report(engine: Engine, run_id: str | None = None, top: int = 5) -> str:
         run = find_run(s, run_id)
         procs = s.scalars(select(Proc).where(Proc.run_id == run.id).order_by(Proc.app_rank, Proc.copy)).all()
         events = s.scalars(select(Event).where(Event.run_id == run.id).order_by(Event.id)).all()
-        events = sorted(events, key=lambda e: EVENT_ORDER.get(e.kind, len(EVENT_ORDER)))
+        events = in_order(events)
         sums = s.scalars(select(CallSummary).where(CallSummary.run_id == run.id)).all()
         out = [
             f"run {run.id}",

@@ -8,7 +8,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from collectors.papi import merged_counters
+from collectors import roles
 from echo.report import copies_text, roles_text
 from echo.store.models import CallSummary, Event, Metric, Proc, Run
 
@@ -77,10 +77,6 @@ def call_summaries(session: Session, *, run_id: str, app_rank: int | None = None
     return list(session.scalars(q.order_by(CallSummary.app_rank, CallSummary.copy, CallSummary.function)))
 
 
-def counters(session: Session, *, run_id: str) -> dict[int, dict]:
-    return merged_counters(session, run_id)
-
-
 def divergences(session: Session, *, run_id: str) -> dict:
     """Which copies of which ranks diverged, their first call, and, over the program's history of runs, since
     when its runs diverge."""
@@ -122,7 +118,7 @@ class Series:
 def deliberate(run: Run) -> bool:
     """A run that differs on purpose: an injection (a flipped bit, a slowed or killed copy) or a perturbation.
     It is expected to diverge, so it neither starts a streak of divergence nor ends a clean one."""
-    return bool(run.injections) or bool(run.perturbation)
+    return bool(run.injections) or bool(roles.varied(run.role_values))
 
 
 def streaks(runs: list[Run]) -> tuple[Run | None, Run | None]:
@@ -141,19 +137,21 @@ def streaks(runs: list[Run]) -> tuple[Run | None, Run | None]:
 def series(session: Session, *, program: str) -> list[Series]:
     """A program's runs grouped by configuration, the series whose last run is newest first."""
     runs = history(session, program=program)
-    roles: dict[str, list[Proc]] = {}
+    procs: dict[str, list[Proc]] = {}
     if runs:
         q = select(Proc).where(Proc.run_id.in_([r.id for r in runs])).order_by(Proc.run_id, Proc.app_rank, Proc.copy)
         for p in session.scalars(q):
-            roles.setdefault(p.run_id, []).append(p)
+            procs.setdefault(p.run_id, []).append(p)
     groups: dict[tuple, Series] = {}
     for r in runs:
         at = program_at(r.argv)
         words = [program_name(r.argv), *(r.argv[at + 1:] if at is not None else [])]
-        key = (tuple(words), r.mode, r.nranks, tuple(r.copies), roles_text(roles.get(r.id, [])), r.perturbation)
+        key = (tuple(words), r.mode, r.nranks, tuple(r.copies), roles_text(procs.get(r.id, [])),
+               tuple(sorted(r.role_values.items())))
+        how = roles.varied(r.role_values)
         label = (f"{' '.join(words)}: {r.mode}, {r.nranks} rank{'s' if r.nranks != 1 else ''} x "
                  f"{copies_text(r.copies)} copies, roles {key[4] or 'none recorded'}"
-                 + (f", perturbed {r.perturbation}" if r.perturbation else ""))
+                 + (f", {how[0]['word']} {how[1]}" if how else ""))
         groups.setdefault(key, Series(label)).runs.append(r)
     for s in groups.values():
         s.diverging_since, s.clean_since = streaks(s.runs)

@@ -1,25 +1,70 @@
-"""The web reports, rendered on the server from the store (templates in web/)."""
+"""The web reports, rendered on the server from the store (templates in web/; each role's sections from its folder)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import BaseLoader, ChoiceLoader, Environment, FileSystemLoader, TemplateNotFound, select_autoescape
 from sqlalchemy.orm import Session
 
-from echo.report import EVENT_ORDER, copies_text, injections_brief, not_judged, roles_text
+from collectors import roles
+from echo.report import bad_events, copies_text, in_order, injections_brief, not_judged, roles_text
 from echo.resources import WEB_DIR
 from server import crud, plots
 
-ENV = Environment(loader=FileSystemLoader(WEB_DIR / "templates"), autoescape=select_autoescape(["html"]))
+
+class RoleTemplates(BaseLoader):
+    """A role's templates, "ROLE/FILE", read from the role's own folder (collectors/roles.py's "pages"), wherever
+    it is: the pages name no role."""
+
+    def get_source(self, environment: Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
+        name, _, file = template.partition("/")
+        try:
+            path = roles.folder(name) / file
+        except LookupError:
+            raise TemplateNotFound(template) from None
+        if not path.is_file():
+            raise TemplateNotFound(template)
+        mtime = path.stat().st_mtime
+        return path.read_text(), str(path), lambda: path.is_file() and path.stat().st_mtime == mtime
+
+
+ENV = Environment(loader=ChoiceLoader([FileSystemLoader(WEB_DIR / "templates"), RoleTemplates()]),
+                  autoescape=select_autoescape(["html"]))
 
 
 def _render(template: str, standalone: bool = False, root: str = "/", **context: object) -> str:
     css = (WEB_DIR / "static" / "echo.css").read_text() if standalone else None
     return ENV.get_template(template).render(
         inline_css=css, standalone=standalone, root=root, copies=copies_text, name=lambda r: crud.program_name(r.argv),
-        injections=injections_brief, roles=roles_text,
+        injections=injections_brief, roles=roles_text, varied=roles.varied,
         when=lambda t: time.strftime("%Y-%m-%d %H:%M", time.localtime(t)), **context)
+
+
+def role_sections(page: str, *args: object, **common: object) -> list[tuple[str, str | None]]:
+    """The roles' sections of a page ("run": args session, run, procs, events; "rank": session, run, rank, procs),
+    in the order users read the roles: ("html", the section) for each that has something to show, and on the run
+    page ("results", None) where the table of results stands (with the first role that labels rows of it, else
+    after them all)."""
+    out: list[tuple[str, str | None]] = []
+    for label, sections in roles.page_sections(page):
+        if label and ("results", None) not in out:
+            out.append(("results", None))
+        for template, context in sections:
+            values = context(*args)
+            if values is not None:
+                out.append(("html", _render(template, **common, **values)))
+    if page == "run" and ("results", None) not in out:
+        out.append(("results", None))
+    return out
+
+
+def results_title() -> str:
+    """The heading of the run page's table of results: the roles' labels of its rows ("Valgrind, sensitivity and
+    other results")."""
+    labels = [label for label, _ in roles.page_sections("run") if label]
+    return f"{', '.join(labels)} and other results" if labels else "Results"
 
 
 def runs_page(session: Session, *, filters: dict) -> str:
@@ -32,7 +77,7 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False) -> str 
     if run is None:
         return None
     procs = crud.procs(session, run_id=run_id)
-    events = sorted(crud.events(session, run_id=run_id), key=lambda e: EVENT_ORDER.get(e.kind, len(EVENT_ORDER)))
+    events = in_order(crud.events(session, run_id=run_id))
     div = crud.divergences(session, run_id=run_id)
     bad = {(d["app_rank"], d["copy"]): d for d in div["copies"]}
     maxcopies = max(run.copies)
@@ -47,25 +92,21 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False) -> str 
                 row[p.copy] = dict(copy=p.copy, role=p.role, state=p.state, calls=p.calls, mpi_time=p.mpi_time,
                                    status=status if p.state == "finalized" or d else "bad", note=note)
         matrix.append((rank, row))
-    merged = crud.counters(session, run_id=run_id)
-    counters = sorted(merged.items())
-    tools = [m for m in crud.metrics(session, run_id=run_id) if not m.name.startswith(("papi ", "digits at call"))
-             and " in " not in m.name]
-    per_rank: dict[int, list[tuple[int, float]]] = {}  # one chart, a line per rank, calls on a numeric axis
-    for m in crud.metrics(session, run_id=run_id, prefix="digits at call"):
-        per_rank.setdefault(m.app_rank, []).append((int(m.name.split("#")[1].split()[0]), m.value))
-    fewest = {m.app_rank: m.value for m in crud.metrics(session, run_id=run_id, prefix="digits fewest")}
-    digits_chart = plots.digits_chart(per_rank, fewest)
+    # the metrics no role shows in a section of its own, per-function values (NAME in FUNCTION) left out
+    apart = roles.results_apart()
+    results = [m for m in crud.metrics(session, run_id=run_id) if not (apart and m.name.startswith(apart))
+               and " in " not in m.name]
     perf_chart = slowness_chart(procs, events)
     exclusion_chart = exclusions_chart(procs, events)
     time_chart = plots.mpi_times(procs, crud.call_summaries(session, run_id=run_id))
-    return _render("run.html", standalone=standalone, root="/" if not standalone else "", title=f"Run {run.id}",
+    root = "/" if not standalone else ""
+    sections = role_sections("run", session, run, procs, events, standalone=standalone, root=root)
+    return _render("run.html", standalone=standalone, root=root, title=f"Run {run.id}",
                    run=run, run_procs=procs, matrix=matrix, maxcopies=maxcopies, events=events, div=div,
-                   counters=counters, tools=tools, digits_chart=digits_chart, time_chart=time_chart,
-                   perf_chart=perf_chart, exclusion_chart=exclusion_chart,
+                   role_sections=sections, results=results, results_title=results_title(), bad_events=bad_events(),
+                   time_chart=time_chart, perf_chart=perf_chart, exclusion_chart=exclusion_chart,
                    call_timeline=plots.call_timeline(run.run_dir, {(p.app_rank, p.copy): p.role for p in procs},
                                                      events),
-                   counter_plots=plots.counter_charts(merged), derived=plots.derived_metrics(merged),
                    slow_hosts=[e for e in events if e.kind == "slow-host"], not_judged=not_judged(events))
 
 
@@ -105,13 +146,7 @@ def rank_page(session: Session, *, run_id: str, rank: int) -> str | None:
         return None
     procs = [p for p in crud.procs(session, run_id=run_id) if p.app_rank == rank]
     copies = [p.copy for p in procs]
-    c = crud.counters(session, run_id=run_id).get(rank)
-    counter_rows, counter_chart = [], ""
-    if c:
-        for ev, per in sorted(c["per_copy"].items()):
-            counter_rows.append((ev, [per.get(k, {}).get("total") for k in copies]))
-        # per unit, a bar per copy that counted the event (not a 0 where it did not)
-        counter_chart = "".join(plots.counter_charts({rank: c}))
+    sections = [html for _, html in role_sections("rank", session, run, rank, procs, procs=procs)]
     sums = crud.call_summaries(session, run_id=run_id, app_rank=rank)
     functions = sorted({s.function for s in sums})
     calls = {(s.copy, s.function): s.calls for s in sums}
@@ -124,7 +159,7 @@ def rank_page(session: Session, *, run_id: str, rank: int) -> str | None:
     timeline = plots.divergence_marks(rank, copies, max((p.calls for p in procs), default=1), marks) if marks \
         else None
     return _render("rank.html", title=f"Rank {rank} of {run.id}", run=run, rank=rank, procs=procs,
-                   counter_rows=counter_rows, counter_chart=counter_chart, calls_chart=calls_chart, timeline=timeline,
+                   role_sections=sections, calls_chart=calls_chart, timeline=timeline,
                    same_calls=same_calls, nfunctions=len(functions))
 
 

@@ -1,53 +1,23 @@
 """Charts of the run page drawn by matplotlib as SVG on the server (offline, no script in the page), with axes,
 units and log scales where values span orders of magnitude; text stays text, so a reader (or a test) can read
-the values off the page. A chart with nothing to show is not drawn (None)."""
+the values off the page (the drawing helpers: echo/charts.py; each role draws its own charts in its folder). A chart
+with nothing to show is not drawn (None)."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
 
+from echo.charts import COLORS, OTHER, figure, grouped_bars, legend, svg
 from echo.records import RecordsError, read_run
 from echo.runfiles import has_records
 
 MAX_SLICES = 2000  # calls drawn per track in the timeline: the longest ones when a copy made more
 MAX_LABELLED = 20  # marks of the rank page's divergence chart labelled with their call number
 MAX_TRACKS = 64  # copies drawn in the timeline (by rank, then copy): a page stays readable and quick
-COLORS = ["#2f6db5", "#e0802c", "#3a9a52", "#b8403b", "#7b5aa6", "#8c6d31", "#d35fa5"]
-OTHER = "#9a9a9a"
 MARKED = {"divergence": ("x", "#c00000"), "corrected": ("+", "#c07000"), "exclusion": ("v", "#7b1fa2"),
           "process-ended-abnormally": ("X", "#000000"), "clocks-apart": ("d", "#c00000")}
-
-
-def _svg(fig: object) -> str:
-    import matplotlib.pyplot as plt
-
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    text = buf.getvalue()
-    return text[text.index("<svg"):]  # inline in the page: no XML prolog or doctype
-
-
-def _figure(height: float) -> tuple[object, object]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "svg.hashsalt": "echo"})
-    return plt.subplots(figsize=(10, height))
-
-
-def _legend(ax: object, first: list | None = None) -> None:
-    """The legend right of the axes: `first` handles, then one entry per distinct label drawn."""
-    seen: dict[str, object] = {}
-    for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-        seen.setdefault(lab, h)
-    ax.legend(handles=(first or []) + list(seen.values()), loc="upper left", bbox_to_anchor=(1.01, 1.0),
-              frameon=False)
 
 
 def call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list) -> str | None:
@@ -73,7 +43,7 @@ def call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list)
             spent[f.functions[i]] = spent.get(f.functions[i], 0.0) + float(per_fn[i])
     top = [n for n, _ in sorted(spent.items(), key=lambda kv: -kv[1])[:len(COLORS)]]
     color = {n: COLORS[i] for i, n in enumerate(top)}
-    fig, ax = _figure(1.0 + 0.42 * len(files))
+    fig, ax = figure(1.0 + 0.42 * len(files))
     cut = False
     labels = []
     for y, f in enumerate(files):
@@ -111,69 +81,8 @@ def call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list)
     ax.grid(axis="x", linewidth=0.3)
     from matplotlib.patches import Patch
 
-    _legend(ax, [Patch(color=color[n], label=n) for n in top] + [Patch(color=OTHER, label="other MPI calls")])
-    return _svg(fig)
-
-
-def _fmt(v: float, unit: str) -> str:
-    return f"{v:,.3f} ms" if unit == "ns" else f"{v:,.0f}" if v >= 1 or v == 0 else f"{v:.3g}"
-
-
-def _grouped_bars(title: str, groups: list[str], slots: list[int], values: dict[tuple[str, int], float],
-                  xlabel: str, missing: str, fmt: object, gid: str) -> str:
-    """Horizontal bars: a group per label, a slot per copy inside it; a value absent from `values` is said in
-    its slot (`copy N: {missing}`), never drawn as 0. Each bar is labelled with fmt(value), the label (or the
-    missing one) being the SVG group `{gid}-{group index}-{copy}`; a log scale when the values span more than
-    100x."""
-    from matplotlib.ticker import FuncFormatter
-
-    fig, ax = _figure(0.8 + 0.2 * len(groups) * len(slots) + 0.2 * len(groups))
-    height = 0.8 / len(slots)
-    positive = [v for v in values.values() if v > 0]
-    log = bool(positive) and max(positive) / min(positive) > 100
-    for j, copy in enumerate(slots):
-        for i, label in enumerate(groups):
-            y = i + (j - (len(slots) - 1) / 2) * height
-            if (label, copy) not in values:  # said where the bar would be
-                ax.text(0.01, y, f"copy {copy}: {missing}", va="center", fontsize=7, color="#666",
-                        transform=ax.get_yaxis_transform(), gid=f"{gid}-{i}-{copy}")
-                continue
-            v = values[label, copy]
-            ax.barh(y, v if v > 0 or not log else 0, height=height * 0.9, color=COLORS[copy % len(COLORS)],
-                    label=f"copy {copy}")
-            ax.text(v if v > 0 else 0, y, " " + fmt(v), va="center", fontsize=8, gid=f"{gid}-{i}-{copy}")
-    ax.set_yticks(range(len(groups)), groups)
-    ax.set_ylim(len(groups) - 0.5, -0.5)  # top to bottom, with room for every copy's slot, drawn or not
-    if log:
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,g}"))  # 1, 10, 100: not 10^0, 10^1
-    ax.set_xlabel(xlabel + (", log scale" if log else ""))
-    ax.set_title(title)
-    _legend(ax)
-    ax.margins(x=0.15)
-    ax.grid(axis="x", linewidth=0.3)
-    return _svg(fig)
-
-
-def counter_charts(counters: dict[int, dict]) -> list[str]:
-    """Per unit: each counted event of each rank, one bar per copy that counted it (copies that did not are
-    named as such, never drawn as 0); a log scale when the values span more than 100x."""
-    by_unit: dict[str, dict[tuple[str, int], float]] = {}
-    for rank, c in sorted(counters.items()):
-        for ev, copies in sorted(c["per_copy"].items()):
-            for copy, v in sorted(copies.items()):
-                if "total" in v:  # PAPI's nanosecond clocks shown in ms
-                    unit = v.get("unit") or "count"
-                    value = v["total"] / 1e6 if unit == "ns" else v["total"]
-                    by_unit.setdefault(unit, {})[f"rank {rank} {ev}", copy] = value
-    out = []
-    for unit, values in sorted(by_unit.items()):
-        groups = list(dict.fromkeys(label for label, _ in values))
-        shown = "ms" if unit == "ns" else unit
-        out.append(_grouped_bars(f"counters in {shown}, side by side per copy", groups,
-                                 sorted({copy for _, copy in values}), values, f"total per process ({shown})",
-                                 "not counted", lambda v, u=unit: _fmt(v, u), gid=f"counters-{shown}"))
-    return out
+    legend(ax, [Patch(color=color[n], label=n) for n in top] + [Patch(color=OTHER, label="other MPI calls")])
+    return svg(fig)
 
 
 STARTUP = ("MPI_Init", "MPI_Init_thread", "MPI_Finalize")  # the MPI library starting and stopping, not the program
@@ -190,7 +99,7 @@ def mpi_times(procs: list, summaries: list) -> str | None:
     if not values:
         return None
     groups = list(dict.fromkeys(f"rank {p.app_rank}" for p in procs))
-    return _grouped_bars("seconds inside MPI calls per copy, MPI_Init and MPI_Finalize left out", groups,
+    return grouped_bars("seconds inside MPI calls per copy, MPI_Init and MPI_Finalize left out", groups,
                          sorted({p.copy for p in procs}), values, "time inside MPI calls (s)", "not recorded",
                          lambda v: f"{v:,.4g} s", gid="mpi-time")
 
@@ -199,35 +108,15 @@ def calls_per_function(rank: int, functions: list[str], copies: list[int], calls
     """How many calls of each MPI function each copy of a rank made (a copy with no summary of a function made
     none: said, not drawn); the labels are the SVG groups `calls-{function index}-{copy}`."""
     values = {(f, k): float(n) for (k, f), n in calls.items()}
-    return _grouped_bars(f"rank {rank}: calls per function and copy", functions, copies, values, "calls",
+    return grouped_bars(f"rank {rank}: calls per function and copy", functions, copies, values, "calls",
                          "no calls", lambda v: f"{v:,.0f}", gid="calls")
-
-
-def digits_chart(per_rank: dict[int, list[tuple[int, float]]], fewest: dict[int, float]) -> str | None:
-    """Significant digits the copies of each rank agree on along its calls (a line per rank, calls on a numeric
-    axis), with each rank's fewest named in the legend. None without measured calls."""
-    per_rank = {r: sorted(pts) for r, pts in per_rank.items() if pts}
-    if not per_rank:
-        return None
-    fig, ax = _figure(3.2)
-    for i, (rank, pts) in enumerate(sorted(per_rank.items())):
-        label = f"rank {rank}" + (f": fewest {fewest[rank]:.1f} digits" if rank in fewest else "")
-        ax.plot([c for c, _ in pts], [d for _, d in pts], marker="o", markersize=3, linewidth=1,
-                color=COLORS[i % len(COLORS)], label=label)
-    ax.set_xlabel("MPI call number of the rank")
-    ax.set_ylabel("significant digits the copies agree on")
-    ax.set_ylim(0, max(17.0, max(d for pts in per_rank.values() for _, d in pts) + 1))
-    ax.set_title("significant digits the copies agree on, by call (double precision has about 16)")
-    ax.grid(linewidth=0.3)
-    _legend(ax)
-    return _svg(fig)
 
 
 def status_timeline(title: str, rows: list[tuple[str, int, list[tuple[int, str]]]], good: str, gid: str) -> str:
     """One bar per process along its calls (label, calls, [(call, status), ...]; each starts `good`): green while
     `good`, red while not. Each change is written at its call (`call N: status`), as the SVG group
     `{gid}-{row}-{change}` (rows from 0, top down; changes from 1)."""
-    fig, ax = _figure(1.0 + 0.45 * len(rows))
+    fig, ax = figure(1.0 + 0.45 * len(rows))
     for i, (_, calls, changes) in enumerate(rows):
         edges = [(0, good), *sorted(changes, key=lambda c: c[0]), (max(calls, 1), None)]
         for k, ((start, status), (end, _)) in enumerate(zip(edges, edges[1:], strict=False)):
@@ -243,14 +132,14 @@ def status_timeline(title: str, rows: list[tuple[str, int, list[tuple[int, str]]
     ax.set_xlabel("MPI call number of the process")
     ax.set_title(title)
     ax.grid(axis="x", linewidth=0.3)
-    _legend(ax)
-    return _svg(fig)
+    legend(ax)
+    return svg(fig)
 
 
 def divergence_marks(rank: int, copies: list[int], calls: int, marks: list[tuple[int, int, str]]) -> str:
     """Where each copy of a rank diverged or was corrected, by call number: a row per copy, a marker per (call,
     copy, kind), labelled with its call number (up to MAX_LABELLED marks: more would overlap)."""
-    fig, ax = _figure(1.0 + 0.4 * len(copies))
+    fig, ax = figure(1.0 + 0.4 * len(copies))
     for call, copy, kind in marks:
         marker, color = MARKED.get(kind, ("o", "#c00000"))
         y = copies.index(copy) if copy in copies else len(copies)
@@ -265,21 +154,8 @@ def divergence_marks(rank: int, copies: list[int], calls: int, marks: list[tuple
                  + (f" ({len(marks)} times, from call {min(c for c, _, _ in marks)})" if len(marks) > MAX_LABELLED
                     else ""))
     ax.grid(axis="x", linewidth=0.3)
-    _legend(ax)
-    return _svg(fig)
-
-
-def derived_metrics(counters: dict[int, dict]) -> list[tuple[int, int, str, float]]:
-    """(rank, copy, name, value) of metrics derived from events one copy counted together: instructions per
-    cycle where PAPI_TOT_INS and PAPI_TOT_CYC were in the same set."""
-    out = []
-    for rank, c in sorted(counters.items()):
-        ins, cyc = c["per_copy"].get("PAPI_TOT_INS", {}), c["per_copy"].get("PAPI_TOT_CYC", {})
-        for copy in sorted(set(ins) & set(cyc)):
-            if cyc[copy].get("total"):
-                out.append((rank, copy, "instructions per cycle (PAPI_TOT_INS / PAPI_TOT_CYC)",
-                            ins[copy].get("total", 0.0) / cyc[copy]["total"]))
-    return out
+    legend(ax)
+    return svg(fig)
 
 
 MARK_STYLE = {"": ("o", "#2f6db5", "copies agreed"), "diverged": ("X", "#c00000", "copies diverged"),
@@ -290,7 +166,7 @@ def wall_times(runs: list[tuple[str, float, str]], gid: str) -> str:
     """A series' wall time per run, oldest first: each run (start time, seconds, mark: "", "diverged" or
     "injection") a point styled by its mark (MARK_STYLE) and labelled with its time; the points of each mark are
     the SVG group `{gid}-{mark or 'agreed'}`, one <use> a run."""
-    fig, ax = _figure(1.6 + 0.1 * min(len(runs), 20))
+    fig, ax = figure(1.6 + 0.1 * min(len(runs), 20))
     xs = range(len(runs))
     ax.plot(xs, [t for _, t, _ in runs], color="#9a9a9a", linewidth=1, zorder=1)
     for mark, (marker, color, label) in MARK_STYLE.items():
@@ -307,5 +183,5 @@ def wall_times(runs: list[tuple[str, float, str]], gid: str) -> str:
     ax.set_ylabel("wall time (s)")
     ax.set_xlabel("run, by start time (oldest first)")
     ax.grid(axis="y", linewidth=0.3)
-    _legend(ax)
-    return _svg(fig)
+    legend(ax)
+    return svg(fig)

@@ -29,7 +29,7 @@ class RunOut(BaseModel):
     host: str
     mpi_library: str
     injections: list[dict[str, Any]] = []
-    perturbation: str | None = None
+    role_values: dict[str, str] = {}  # the roles' values of the run ({"perturbation": "rounding (lockstep)"})
 
 
 class ProcOut(BaseModel):

@@ -175,11 +175,13 @@ def _free_port() -> int:
 
 
 @contextmanager
-def serving(db: str, storage: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """`mpiecho serve` (a real uvicorn) on a free loopback port, with these options; yields its URL."""
+def serving(db: str, storage: Path, *args: str, env: dict[str, str] | None = None,
+            mpiecho: list[str] | None = None) -> Iterator[str]:
+    """`mpiecho serve` (a real uvicorn; `mpiecho`: the command that stands for mpiecho) on a free loopback port,
+    with these options; yields its URL."""
     port = _free_port()
-    proc = subprocess.Popen([str(VENV_BIN / "mpiecho"), "serve", "--db", db, "--port", str(port), "--storage",
-                             str(storage), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    proc = subprocess.Popen([*(mpiecho or [str(VENV_BIN / "mpiecho")]), "serve", "--db", db, "--port", str(port),
+                             "--storage", str(storage), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env=dict(os.environ, **(env or {})))
     url = f"http://127.0.0.1:{port}"
     try:

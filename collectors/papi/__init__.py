@@ -30,6 +30,19 @@ SPEC = {
     "from_args": "options_from_args", "flag": "--papi-sets", "listed": 0, "precedence": 1,
     "assign": "assign", "lines": "plan_lines", "given": "given", "meta": "meta",
     "process_metrics": "process_metrics", "ingest": "ingest_rows", "report": "report_section",
+    "events": {"papi-unavailable": {"order": 6, "detail": True}},
+    "near_roles": ("papi-set-",),  # a counter set counts best next to its representative
+    "counters": "counter_rows",  # what the exports write of its counts
+    # `mpiecho events` (echo/cli.py adds it through collectors/roles.py)
+    "commands": [{"name": "events", "help": "what PAPI can count here, and how it splits into sets",
+                  "arguments": [{"flags": ["--papi-sets"], "default": "all", "metavar": "SPEC",
+                                 "help": "as echorun --papi-sets (default: all)"}],
+                  "run": "events_command"}],
+    # its sections of the web pages (pages.py beside this file, with run.html and rank.html), its metrics that
+    # they show (kept out of the run page's table of results) and its JSON answer /api/runs/RUN/counters
+    "pages": {"run": [{"template": "run.html", "context": "pages.run_context"}],
+              "rank": [{"template": "rank.html", "context": "pages.rank_context"}],
+              "apart": ("papi ",), "api": {"counters": "pages.counters_answer"}},
     # its C part (echo/build.py): built in when the probe compiles and links here (the tool stands for the
     # library when the build's cache asks again); a plan that asks for it from a library without it stops there
     "c": {"sources": ["echo_papi.c"], "init": "echo_papi_init", "libs": ["-lpapi"], "tool": "papi_avail",
@@ -252,6 +265,31 @@ def plan_lines(opts: Any, copies: list[int], procs: list[Any], machine: Any) -> 
         f"papi_set_{k} {','.join(events)}" for k, events in enumerate(opts.papi_sets)]
 
 
+# ---- mpiecho events ----
+
+def events_command(args: Any) -> int:
+    """What PAPI can count here, and how --papi-sets would split it into sets."""
+    p = plan(args.papi_sets)  # first: a set that cannot be counted is an error, before the listing
+    check_copies(p, [len(p.sets)])
+    events = available_events()
+    ok = [e for e in events if e[2] == "ok"]
+    print(f"PAPI can count {len(ok)} of the {len(events)} events it knows here:")
+    for kind, name, _, descr in ok:
+        print(f"  {kind:6}  {name:40}  {descr}")
+    reasons: dict[str, int] = {}
+    for e in events:
+        if e[2] != "ok":
+            reasons[e[2]] = reasons.get(e[2], 0) + 1
+    for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        print(f"  {n} cannot be counted: {why}")
+    for name, why in disabled_components():  # their events are not listed at all
+        print(f"  component {name} is disabled: {why}")
+    print()
+    print(f"--papi-sets {args.papi_sets}: " + p.describe())
+    print(f"one run counts them all with --clones {max(1, len(p.sets))} (one set per copy)")
+    return 0
+
+
 # ---- the store and the report ----
 
 def slot_metrics(f: Any, units: dict[str, str]) -> list[tuple[str, float, str]]:
@@ -288,6 +326,25 @@ def ingest_rows(run_dir: Path, procs: list[tuple[int, int, int, str]], meta: dic
     process's own metrics and its record slots (slot_metrics)."""
     return [dict(kind="papi-unavailable", message=f"PAPI cannot count {ev} here: {why}; it was left out of the sets")
             for ev, why in meta.get("papi_unavailable", [])], []
+
+
+def counter_rows(metrics: list[Any]) -> list[tuple[int, int, str, str, str, float, str]]:
+    """(rank, copy, event, scope, function, value, unit) of the counts among a run's metrics, in their order: scope
+    is total (the whole process), compute (between MPI calls), mpi (inside MPI calls) or function (inside calls of
+    one MPI function); the cost of a read ("papi read") is no count."""
+    rows = []
+    for m in metrics:
+        words = m.name.split(" ", 2)
+        if words[0] != "papi" or m.name == "papi read" or len(words) < 2:
+            continue
+        scope, function = "total", ""
+        if len(words) == 3:
+            if words[2].startswith("in "):
+                scope, function = "function", words[2][3:]
+            else:
+                scope = words[2]
+        rows.append((m.app_rank, m.copy, words[1], scope, function, m.value, m.unit or "count"))
+    return rows
 
 
 def report_section(session: Any, run: Any) -> list[str]:

@@ -43,8 +43,24 @@ SPEC = {
     ],
     # the functions below that echo/plan.py and the store call (collectors/roles.py says what each does)
     "flag": "--perturb", "listed": 2, "precedence": 2,
-    "assign": "assign", "lines": "plan_lines", "given": "given", "junit": "given", "tagged_output": "given",
+    "assign": "assign", "lines": "plan_lines", "given": "given", "junit": "given", "junit_suite": "junit_suite",
+    "junit_says": "sensitivity's significant digits (--perturb: a case per rank)",
+    "tagged_output": "given",
     "ingest": "ingest_rows", "run_values": "run_values", "after_job": "after_job",
+    "events": {"sensitivity": {"order": 7}},
+    "slow_roles": ("jitter",),  # a jittered copy is slow by design
+    # its run value "perturbation" says the copies differ on purpose (collectors/roles.py's "varied")
+    "varied": {"value": "perturbation", "word": "perturbed",
+               "verdict": "Copies were perturbed on purpose ({value}): they differ by design and were not compared "
+                          "for corruption; the significant digits below say how much they agree",
+               "report": "varied on purpose ({value}): not compared for corruption (mpiecho sensitivity)"},
+    # `mpiecho sensitivity [RUN]` (echo/cli.py adds it, with the run and --db, through collectors/roles.py)
+    "commands": [{"name": "sensitivity", "help": "significant digits per call and output of a perturbed run",
+                  "takes_run": True, "run": "sensitivity_command"}],
+    # the run page: its digits chart (pages.py and run.html beside this file), drawn from the digits per call,
+    # which the table of results leaves out; its other digits are rows of that table, under this label
+    "pages": {"run": [{"template": "run.html", "context": "pages.run_context"}], "results": "sensitivity",
+              "apart": ("digits at call",)},
     # its C part (echo/build.py): needs nothing but libm, so every library has it
     "c": {"sources": ["echo_perturb.c"], "init": "echo_perturb_init", "libs": ["-lm"]},
 }
@@ -333,6 +349,50 @@ def sensitivity_rows(run_dir: Path, sites: int = 200) -> tuple[list[dict], list[
     return events, metrics
 
 
+def sensitivity_command(args: Any, run: Any) -> int:
+    """Significant digits per call and per output, per rank, of a perturbed run (`mpiecho sensitivity`)."""
+    import sys
+
+    from echo import runfiles
+
+    run_dir = Path(run.run_dir)
+    if not runfiles.has_plan(run_dir):  # the digits come from the run's files, which the store does not hold
+        print(f"mpiecho: the files of run {run.id} are gone (no plan in {run_dir}): sensitivity reads the copies' "
+              "records there; run it where the run's directory is", file=sys.stderr)
+        return 2
+    if runfiles.plan_value(run_dir, "perturb") is None:
+        print(f"mpiecho: run {run.id} was not perturbed (echorun --perturb rounding ...)", file=sys.stderr)
+        return 2
+    worlds = runfiles.plan_value(run_dir, "worlds") or "lockstep"
+    print(f"run {run.id}")
+    print(describe(analyse(run_dir), worlds))
+    return 0
+
+
+def sensitivity_suite(run_dir: Path, program: str, seconds: float, min_digits: float) -> Any:
+    """A case per rank: its copies' results keep at least `min_digits` significant digits at every call."""
+    from echo import junit
+    from echo.runfiles import plan_procs
+
+    reps = {app: real for real, app, copy, _ in plan_procs(run_dir) if copy == 0}
+    suite = junit.suite(f"echo sensitivity {Path(program).name}", seconds)
+    for r in analyse(run_dir):
+        worst = min(r.calls, key=lambda c: c[2], default=None)
+        name = f"rank {r.rank} keeps at least {min_digits:g} significant digits"
+        failure = None
+        detail = f"fewest digits {r.min_digits:.1f}" + (f" at call #{worst[0]} ({worst[1]})" if worst else "")
+        if r.min_digits < min_digits:
+            failure = f"{detail}, below {min_digits:g}"
+        junit.case(suite, "echo.sensitivity", name, junit.process_seconds(run_dir, reps.get(r.rank, -1)), failure,
+                   detail, "" if failure else detail)
+    return suite
+
+
+def junit_suite(opts: Any, run_dir: Path, program: str, seconds: float) -> Any:
+    """`echorun --junit`'s sensitivity suite of a perturbed run (None when the run was not perturbed)."""
+    return sensitivity_suite(run_dir, program, seconds, opts.min_digits) if opts.perturb else None
+
+
 def ingest_rows(run_dir: Path, procs: list[tuple[int, int, int, str]], meta: dict) -> tuple[list[dict], list[dict]]:
     """The store's rows of a perturbed run (echo/store/ingest.py): sensitivity's events and digits."""
     from echo.runfiles import plan_value
@@ -341,7 +401,7 @@ def ingest_rows(run_dir: Path, procs: list[tuple[int, int, int, str]], meta: dic
 
 
 def run_values(run_dir: Path) -> dict[str, str | None]:
-    """The run's perturbation column: what varied the copies and how their worlds ran, None if nothing did."""
+    """The run's value "perturbation": what varied the copies and how their worlds ran, None if nothing did."""
     from echo.runfiles import plan_value
 
     how = plan_value(run_dir, "perturb")

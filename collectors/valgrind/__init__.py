@@ -35,7 +35,19 @@ SPEC = {
     # the functions below that echo/plan.py, the store and the report call (collectors/roles.py says what each does)
     "flag": "--valgrind", "listed": 1, "precedence": 0,
     "assign": "assign", "lines": "plan_lines", "given": "given", "junit": "memcheck_given",
-    "exec_wrapper": "assign", "ingest": "ingest_rows", "report": "report_section",
+    "junit_suite": "junit_suite", "exec_wrapper": "assign",
+    "junit_says": "memcheck's errors (--valgrind memcheck: a case per copy)",
+    "ingest": "ingest_rows", "report": "report_section",
+    "events": {"memcheck": {"order": 2, "bad": True}},
+    # its tools run next to their representative, and make a copy slow by design
+    "near_roles": ("memcheck", "callgrind", "cachegrind", "massif", "helgrind", "drd"),
+    "slow_roles": ("memcheck", "callgrind", "cachegrind", "massif", "helgrind", "drd"),
+    # what the launcher needs of the machine: Valgrind's path and the suppression files (echo/plan.py's Machine)
+    "machine": "machine", "machine_fields": {"valgrind": (None, str | None),  # its path, if installed
+                                             # applied to the error-reporting tools unless turned off
+                                             "valgrind_suppressions": ((), tuple[str, ...])},
+    # its results are rows of the run page's table of results, under this label
+    "pages": {"results": "Valgrind"},
     # its C part (echo/build.py): the slices' client requests need Valgrind's headers only, no library
     "c": {"sources": ["echo_valgrind.c"], "init": "echo_valgrind_init", "libs": [], "tool": "valgrind",
           "probe": "#include <valgrind/callgrind.h>\nint main(void) { return RUNNING_ON_VALGRIND; }\n",
@@ -175,6 +187,13 @@ def suppressions(mpirun: str) -> tuple[str, ...]:
     prefix = Path(mpirun).resolve().parent.parent
     own = prefix / "share" / "openmpi" / "openmpi-valgrind.supp"
     return (str(OWN_SUPPRESSIONS),) + ((str(own),) if own.is_file() else ())
+
+
+def machine(mpirun: str) -> dict[str, Any]:
+    """Machine's fields for Valgrind (echo/launch.py): where it is (None: not installed) and the suppressions."""
+    import shutil
+
+    return {"valgrind": shutil.which("valgrind"), "valgrind_suppressions": suppressions(mpirun)}
 
 
 def tool_command(valgrind: str, tool: str, run_dir: str, rank: int, copy: int, sliced: bool = False,
@@ -394,6 +413,39 @@ def parse_massif_peak(path: Path) -> int:
 
 
 # ---- the store and the report ----
+
+def junit_suite(opts: Any, run_dir: Path, program: str, seconds: float) -> Any:
+    """`echorun --junit`'s memcheck suite (None when no copy ran under memcheck)."""
+    return memcheck_suite(run_dir, program, seconds)
+
+
+def memcheck_suite(run_dir: Path, program: str, seconds: float) -> Any:
+    """A case per copy that ran under memcheck: failed by errors in the program itself; the errors left in
+    libraries (after the suppressions) are counted in its output."""
+    from echo import junit
+
+    procs = [(real, app, copy) for real, app, copy, role in runfiles.plan_procs(run_dir) if role == "memcheck"]
+    if not procs:
+        return None
+    suite = junit.suite(f"echo memcheck {Path(program).name}", seconds)
+    for real, app, copy in procs:
+        xml = runfiles.valgrind_file(run_dir, app, copy, "memcheck.xml")
+        name = f"rank {app} copy {copy}: no memcheck errors in the program"
+        took = junit.process_seconds(run_dir, real)
+        if not xml.is_file():
+            junit.case(suite, "echo.memcheck", name, took, "memcheck wrote no report (the process did not start "
+                       "under Valgrind, or was killed)")
+            continue
+        errors = parse_memcheck(xml, program)
+        mine = [e for e in errors if e.in_program]
+        others = len(errors) - len(mine)
+        out = f"{others} more in libraries (not the program's)" if others else ""
+        detail = "\n".join(f"{e.kind}: {e.what} at {' < '.join(e.stack[:4])}" for e in mine)
+        junit.case(suite, "echo.memcheck", name, took,
+                   f"{len(mine)} memcheck error{'s' if len(mine) != 1 else ''} in the program" if mine else None,
+                   detail, out)
+    return suite
+
 
 def ingest_rows(run_dir: Path, procs: list[tuple[int, int, int, str]], meta: dict) -> tuple[list[dict], list[dict]]:
     """The store's rows of the tools' outputs (echo/store/ingest.py): collect's events and metrics."""

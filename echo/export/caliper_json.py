@@ -3,7 +3,8 @@ Thicket.from_caliper and Hatchet's CaliperReader read) per copy of each rank, ra
 
 Each profile is a tree: the program at the root, under it one node per MPI function the copy called and one for
 its compute phases (the time between MPI calls). Metrics per node: time (sum#time.duration, seconds), calls,
-bytes, errors, the longest call, and each PAPI event the copy counted (papi.<event>, in the event's unit). An
+bytes, errors, the longest call, and each event the copy counted (<role>.<event>, e.g. papi.PAPI_TOT_INS, in the
+event's unit: the counts of the roles that count events, through collectors/roles.py). An
 event a copy did not count is absent from its profile, so Thicket shows it as missing, never as 0. The run's
 metadata (run, program, rank, copy, role, counter set, mode, MPI) is in each file, so a notebook can group
 profiles by copy, role or run. Reads the store only."""
@@ -16,6 +17,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from collectors import roles
 from echo.export.source import counter_sets, procs_of
 from echo.store.models import CallSummary, Metric, Run
 
@@ -28,8 +30,8 @@ BASE_COLUMNS = ["Node order", "path", "sum#time.duration", "max#time.duration", 
 def profile(run: Run, proc: object, sums: list[CallSummary], counters: dict[tuple[str, str], float],
             counter_set: list[str]) -> dict:
     """The json-split document of one copy of one rank: nodes (the path tree), columns, data, metadata."""
-    events = sorted({ev for ev, _ in counters})
-    columns = BASE_COLUMNS + [f"papi.{ev}" for ev in events]
+    events = sorted({ev for ev, _ in counters})  # "papi.EV": each count's column, named by its role
+    columns = BASE_COLUMNS + events
     program = Path(run.program).name
     nodes = [{"label": program, "column": "path"}]
     data = []
@@ -60,13 +62,11 @@ def write(session: Session, run: Run, output: Path | None) -> str:
     sums: dict[tuple[int, int], list[CallSummary]] = {}
     for c in session.scalars(select(CallSummary).where(CallSummary.run_id == run.id)):
         sums.setdefault((c.app_rank, c.copy), []).append(c)
-    metrics = session.scalars(select(Metric).where(Metric.run_id == run.id, Metric.name.startswith("papi "))).all()
+    metrics = session.scalars(select(Metric).where(Metric.run_id == run.id).order_by(Metric.id)).all()
     counters: dict[tuple[int, int], dict[tuple[str, str], float]] = {}
-    for m in metrics:
-        words = m.name.split(" ", 2)
-        if len(words) == 3 and m.name != "papi read":  # "papi EV compute" / "papi EV in FN"; totals are the sums
-            where = words[2][3:] if words[2].startswith("in ") else words[2]
-            counters.setdefault((m.app_rank, m.copy), {})[words[1], where] = m.value
+    for role, rank, copy, event, scope, function, value, _unit in roles.counters(metrics):
+        if scope != "total":  # compute, mpi and per function: the nodes' values; totals are their sums
+            counters.setdefault((rank, copy), {})[f"{role}.{event}", function or scope] = value
     sets = counter_sets(metrics)
     output.mkdir(parents=True, exist_ok=True)
     for p in procs:

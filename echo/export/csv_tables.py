@@ -1,5 +1,6 @@
 """CSV for spreadsheets: calls.csv (per rank, copy and MPI function: calls, errors, bytes, time) and counters.csv
-(per rank, copy and PAPI event: total, compute phases, in MPI, and per MPI function), each with a header row.
+(per rank, copy and counted event, PAPI's: total, compute phases, in MPI, and per MPI function), each with a
+header row.
 Reads the store only."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from collectors import roles
 from echo.export.source import procs_of
 from echo.store.models import CallSummary, Metric, Run
 
@@ -19,21 +21,10 @@ COUNTERS_HEADER = ["run", "rank", "copy", "role", "event", "scope", "function", 
 
 
 def counter_rows(metrics: list[Metric]) -> list[tuple[int, int, str, str, str, float, str]]:
-    """(rank, copy, event, scope, function, value, unit) of the PAPI metrics: scope is total (the whole process),
-    compute (between MPI calls), mpi (inside MPI calls) or function (inside calls of one MPI function)."""
-    rows = []
-    for m in metrics:
-        words = m.name.split(" ", 2)
-        if words[0] != "papi" or m.name == "papi read" or len(words) < 2:
-            continue
-        scope, function = "total", ""
-        if len(words) == 3:
-            if words[2].startswith("in "):
-                scope, function = "function", words[2][3:]
-            else:
-                scope = words[2]
-        rows.append((m.app_rank, m.copy, words[1], scope, function, m.value, m.unit or "count"))
-    return sorted(rows)
+    """(rank, copy, event, scope, function, value, unit) of every count of the roles that count events (PAPI's):
+    scope is total (the whole process), compute (between MPI calls), mpi (inside MPI calls) or function (inside
+    calls of one MPI function)."""
+    return sorted(tuple(row[1:]) for row in roles.counters(metrics))
 
 
 def write(session: Session, run: Run, output: Path | None) -> str:
@@ -57,4 +48,4 @@ def write(session: Session, run: Run, output: Path | None) -> str:
         for rank, copy, event, scope, function, value, unit in counters:
             w.writerow([run.id, rank, copy, roles.get((rank, copy), ""), event, scope, function, repr(value), unit])
     return (f"wrote run {run.id} as CSV to {output}: calls.csv ({len(sums)} rows), counters.csv ({len(counters)} rows"
-            + ("" if counters else ": the run counted no PAPI events") + ")")
+            + ("" if counters else ": the run counted no events") + ")")

@@ -1,5 +1,5 @@
-"""JSON: everything the store knows about a run, as plain tables (the run, its processes, call summaries, events,
-metrics). Reads the store only."""
+"""JSON: everything the store knows about a run, as plain tables (the run with its roles' values, its processes, call
+summaries, events, metrics). Reads the store only."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ def tables(session: Session, run: Run) -> dict[str, Any]:
         return {c.name: getattr(obj, c.name) for c in obj.__table__.columns if c.name not in skip}
 
     data = plain(run, skip=())
+    data["role_values"] = run.role_values  # the roles' values of the run (the perturbation's label)
     for key, model in (("procs", Proc), ("call_summaries", CallSummary), ("events", Event), ("metrics", Metric)):
         data[key] = [plain(o) for o in session.scalars(select(model).where(model.run_id == run.id).order_by(model.id))]
     return data

@@ -11,6 +11,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from collectors import roles
 from echo import runfiles
 from echo.progress import Progress
 from echo.records import RecordFile, RecordsError, read
@@ -75,10 +76,9 @@ def iter_with_progress(what: str, processes: list[Process]) -> Iterator[Process]
 
 
 def counter_sets(metrics: list) -> dict[tuple[int, int], list[str]]:
-    """(rank, copy) -> the PAPI events that copy counted (its "papi EV" totals)."""
+    """(rank, copy) -> the events that copy counted (their totals, from the roles that count: PAPI's sets)."""
     out: dict[tuple[int, int], list[str]] = {}
-    for m in metrics:
-        words = m.name.split(" ")
-        if words[0] == "papi" and len(words) == 2 and m.name != "papi read":
-            out.setdefault((m.app_rank, m.copy), []).append(words[1])
+    for _role, rank, copy, event, scope, *_ in roles.counters(metrics):
+        if scope == "total":
+            out.setdefault((rank, copy), []).append(event)
     return out

@@ -19,7 +19,7 @@ from echo.progress import Progress
 from echo.records import FLAG_ERROR, RecordFile, RecordsError, read
 from echo.runfiles import metrics_file, perf_json_file, plan_procs, plan_value, read_meta, record_file
 from echo.sdc import EXIT_CORRECTED, EXIT_DIVERGED, outcome, read_events
-from echo.store.models import CallSummary, Event, Metric, Proc, Run
+from echo.store.models import CallSummary, Event, Metric, Proc, Run, RunValue
 
 
 def run_mode(meta: dict, run_dir: Path) -> str:
@@ -155,8 +155,9 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
                           calls=calls, bytes=nbytes, mpi_time=mpi_time, wall_time=wall))
         progress.step(size, f"{n} of {len(planned_procs)} processes' records read")
     sdc_events = read_events(run_dir)
+    kinds = roles.event_kinds()  # a role's event whose C part wrote a whole sentence keeps it alone (PAPI's)
     events = [dict(kind=e.kind, app_rank=e.app_rank, copy=e.copy, call_seq=e.call,
-                   message=e.detail if e.kind == "papi-unavailable" else e.describe())
+                   message=e.detail if kinds.get(e.kind, {}).get("detail") else e.describe())
               for e in sdc_events] + events
     planned = injections.check(run_dir, sdc_events)
     events += [dict(kind="injection-not-fired", app_rank=i.rank, copy=i.copy, call_seq=i.call,
@@ -175,15 +176,17 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
                status=run_status(meta.get("exit_status", -1), outcome(sdc_events)),
                diverged=outcome(sdc_events) != "clean",
                host=meta.get("host", ""), mpi_library=mpi_library, run_dir=str(run_dir),
-               injections=injections.as_rows(planned), perturbation=None)
-    for values in roles.hooks("run_values"):  # a role's columns of the run (the perturbation's label)
-        run.update(values(run_dir))
+               injections=injections.as_rows(planned))
+    values = []
+    for named in roles.hooks("run_values"):  # a role's values of the run (the perturbation's label)
+        values += [dict(name=name, value=value) for name, value in named(run_dir).items() if value is not None]
     with Session(engine) as session, session.begin():
-        for table in (CallSummary, Event, Metric, Proc):
+        for table in (CallSummary, Event, Metric, Proc, RunValue):
             session.execute(delete(table).where(table.run_id == run_id))
         session.execute(delete(Run).where(Run.id == run_id))
         session.execute(insert(Run), [run])
-        for table, rows in ((Proc, procs), (CallSummary, summaries), (Event, events), (Metric, metrics)):
+        for table, rows in ((Proc, procs), (CallSummary, summaries), (Event, events), (Metric, metrics),
+                            (RunValue, values)):
             if rows:
                 session.execute(insert(table), [dict(r, run_id=run_id) for r in rows])
     return run_id

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, String, Text
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
 class Base(DeclarativeBase):
@@ -29,7 +29,23 @@ class Run(Base):
     run_dir: Mapped[str] = mapped_column(Text)
     # planned injections, each {kind, rank, copy, when, text, call, fired, note} (echo/injections.py)
     injections: Mapped[list] = mapped_column(JSON, default=list)
-    perturbation: Mapped[str | None] = mapped_column(String(256), nullable=True)  # "noise:ulp=1,seed=7 (lockstep)"
+    # the roles' values of the run (RunValue), read with it
+    value_rows: Mapped[list[RunValue]] = relationship(lazy="selectin", order_by="RunValue.id", passive_deletes=True)
+
+    @property
+    def role_values(self) -> dict[str, str]:
+        """The roles' values of the run by name ({"perturbation": "noise:ulp=1,seed=7 (lockstep)"})."""
+        return {v.name: v.value for v in self.value_rows}
+
+
+class RunValue(Base):
+    """A value a role keeps of a whole run (its SPEC's "run_values"), by name: a role needs no column of its own."""
+
+    __tablename__ = "run_values"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(64))
+    value: Mapped[str] = mapped_column(Text)
 
 
 class Proc(Base):

@@ -95,6 +95,7 @@ MPI_Request echo_request_then(MPI_Request real, int (*done)(void *arg, int rc), 
 /* ---- one-sided communication (echo_win.c) ----
  * After MPI_Barrier: every window's memory, as its representative holds it,
  * reaches the copies (updates completed before the barrier become visible). */
+void echo_win_before_barrier(void);
 int echo_win_after_barrier(int rc);
 
 /* ---- partitioned communication (echo_partitioned.c) ----

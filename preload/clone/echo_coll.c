@@ -19,7 +19,9 @@
 
 int echo_MPI_Barrier(MPI_Comm comm) {
     COMM(MPI_Barrier);
-    /* a target may read its window after a barrier that follows other ranks' unlocks */
+    /* a target may read its window after a barrier that follows other ranks' unlocks (or their stores into a
+     * shared window): what this process wrote is on the others' boards first */
+    if (echo_is_rep()) echo_win_before_barrier();
     return echo_win_after_barrier(echo_forward(NULL, 0, MPI_BYTE, ECHO_REP(PMPI_Barrier(c->real))));
 }
 

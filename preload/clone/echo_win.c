@@ -26,22 +26,45 @@
  * page still equals it (a local store on the copy may have changed such a
  * page, and a remote update on the representative may have restored it).
  * Pages are sent from the representative's snapshot, not from the live memory
- * other processes may be writing, so copies get exactly what it kept. */
+ * other processes may be writing, so copies get exactly what it kept.
+ *
+ * Only written pages are compared where the kernel tracks writes (echo_dirty.c):
+ * the program's stores, this process's MPI library and the kernel's writes on
+ * another process's behalf (CMA) are in this process's page table; other
+ * representatives' stores into a node window in shared memory are in theirs, and
+ * each sets them on a board before its synchronization calls; a network card's
+ * writes are seen by nothing, so windows across hosts are compared whole
+ * (plan_tracking says which, docs/rma.md the whole table). */
 #include "echo_clone.h"
+#include "echo_dirty.h"
 #include "echo_records.h"
 
 #include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define PAGE 4096
+#define PAGE ECHO_DIRTY_PAGE
 #define ALL_TARGETS (-1)
 
 typedef struct region {
     char *base;
     MPI_Aint size;
-    char *snap; /* the memory as of the last forward (only where the rank has copies) */
+    char *snap;          /* the memory as of the last forward (only where the rank has copies) */
+    unsigned char *pend; /* tracked: pages written since the last forward (one byte a page), else NULL */
+    echo_dirty_t *dirty; /* its tracking by the kernel; NULL (with pend) on a board window: published whole */
+    int seg;             /* a shared-memory window's segment this region is, else -1 */
 } region_t;
+
+/* Memory a representative maps and writes that another rank forwards: the other segments of a node window */
+typedef struct span {
+    char *base;
+    MPI_Aint size;
+    int seg;
+    unsigned char *taken; /* scratch: the pages one take found written */
+    echo_dirty_t *dirty;  /* NULL if the kernel refused: published whole */
+} span_t;
 
 typedef struct pending {
     void *buf; /* an origin-side result buffer, filled when the operation completes */
@@ -70,8 +93,21 @@ typedef struct echo_win {
      * on this one's memory */
     unsigned char *locked;
     MPI_Comm peers;
+    /* node windows whose memory the representatives share (Win_allocate_shared, and Win_allocate where the MPI
+     * gives shared memory): each representative says on a board which pages of the others' segments it wrote
+     * (docs/rma.md, "Only written pages are compared") */
+    span_t *spans;     /* the other segments, where this representative maps them */
+    int nspans;
+    MPI_Win board_win; /* MPI_WIN_NULL when there is no board */
+    uint64_t **board;  /* every representative's bits, where this one maps them: board[q] + word[seg] */
+    size_t *word;      /* where a segment's bits start in a representative's board, in 64-bit words */
+    int all_consume;   /* every representative forwards every segment (a shared window's copies hold them all) */
+    int tracking;      /* regions attached later may be tracked */
+    double published;  /* w->ops when the other segments were last scanned */
+    int stores;        /* the application may store into other segments (it asked MPI_Win_shared_query for one) */
+    int others_whole;  /* other ranks' segments are compared whole: another window exposes this one's memory */
     /* costs, written as metrics when the window is freed */
-    double ops, syncs, sent, exposed;
+    double ops, syncs, sent, exposed, compared;
 } echo_win_t;
 
 static echo_win_t **wins;
@@ -93,40 +129,161 @@ static size_t page_len(const region_t *r, size_t p) {
     return (size_t)r->size - off < PAGE ? (size_t)r->size - off : PAGE;
 }
 
+/* ---- which pages changed: tracked writes (echo_dirty.c), or a comparison of every page ---- */
+
+/* Where tracking is off, the window is compared whole at every forward: said once a process.  `everywhere`:
+ * the reason holds for every representative of the window, so only application rank 0's says it. */
+static void say_compared(const char *why, int everywhere) {
+    static int said;
+    if (said || !echo_has_copies() || (everywhere && echo_is_rep() && echo.app_rank != 0)) return;
+    said = 1;
+    fprintf(stderr, "echo: RMA window memory is compared page by page at each synchronization (%s); windows cost "
+            "what they hold, not what changed (docs/rma.md)\n", why);
+}
+
+static unsigned char *scratch(size_t n) {
+    static unsigned char *buf;
+    static size_t cap;
+    if (n > cap) {
+        cap = n;
+        buf = realloc(buf, cap);
+    }
+    memset(buf, 0, n);
+    return buf;
+}
+
+/* the pages of a range this process wrote since the last take; every page if the kernel could not say */
+static void take(echo_dirty_t *d, MPI_Aint size, unsigned char *pages) {
+    if (!d || echo_dirty_take(d, pages) < 0) memset(pages, 1, npages(size));
+}
+
+/* Tell the representatives that forward segment `seg` which of its pages this one wrote */
+static void publish(echo_win_t *w, int seg, const unsigned char *pages, size_t n) {
+    for (int q = 0; q < w->group.size; q++) {
+        if (q == w->group.rank || (!w->all_consume && q != seg)) continue;
+        uint64_t *bits = w->board[q] + w->word[seg];
+        for (const unsigned char *at = pages; (at = memchr(at, 1, n - (size_t)(at - pages))) != NULL; at++) {
+            size_t k = (size_t)(at - pages);
+            __atomic_fetch_or(&bits[k / 64], (uint64_t)1 << (k % 64), __ATOMIC_RELEASE);
+        }
+    }
+}
+
+/* A representative's writes since the last call: into its tracked regions' pending pages, and onto the board for
+ * the other representatives that forward what it wrote.  On windows with a board, before every synchronization
+ * call and barrier (`publishing`): a rank may learn of this one's writes into memory it forwards only after this
+ * one's next synchronization call (the MPI memory model), so they are on the board by then.  At forwards, the
+ * regions this one forwards: writes into them during the synchronization call, by this process or the kernel.
+ * Each scan walks the page table of what it covers, so each is made only where it can find something. */
+static void collect(echo_win_t *w, int publishing) {
+    if (!echo_is_rep()) return;
+    int board = w->board_win != MPI_WIN_NULL;
+    for (int i = 0; i < w->nregions; i++) {
+        region_t *r = &w->regions[i];
+        if (!r->pend || (publishing && !w->all_consume)) continue; /* nobody else forwards this segment */
+        size_t n = npages(r->size);
+        unsigned char *pages = board && r->seg >= 0 ? scratch(n) : r->pend;
+        take(r->dirty, r->size, pages);
+        if (pages == r->pend) continue;
+        for (size_t k = 0; k < n; k++) r->pend[k] |= pages[k];
+        publish(w, r->seg, pages, n);
+    }
+    /* a Win_allocate's other segments: written by this process's puts and accumulates, or by stores where
+     * MPI_Win_shared_query told the application where one is; neither since the last scan: nothing to find */
+    if (publishing && w->ops == w->published && !w->stores) return;
+    w->published = w->ops;
+    for (int i = 0; publishing && i < w->nspans; i++) {
+        span_t *sp = &w->spans[i];
+        size_t n = npages(sp->size);
+        memset(sp->taken, 0, n);
+        take(sp->dirty, sp->size, sp->taken);
+        publish(w, sp->seg, sp->taken, n);
+    }
+}
+
+/* what the other representatives wrote into the segments this one forwards, from its board */
+static void take_board(echo_win_t *w) {
+    if (w->board_win == MPI_WIN_NULL) return;
+    for (int i = 0; i < w->nregions; i++) {
+        region_t *r = &w->regions[i];
+        if (!r->pend || r->seg < 0) continue;
+        uint64_t *bits = w->board[w->group.rank] + w->word[r->seg];
+        size_t n = npages(r->size);
+        for (size_t j = 0; j < (n + 63) / 64; j++) {
+            if (!__atomic_load_n(&bits[j], __ATOMIC_RELAXED)) continue;
+            uint64_t v = __atomic_exchange_n(&bits[j], 0, __ATOMIC_ACQUIRE); /* their stores happened before */
+            for (size_t b = 0; b < 64; b++)
+                if (v >> b & 1) r->pend[j * 64 + b] = 1;
+        }
+    }
+}
+
+/* Track a region's writes from now on; a region whose writes cannot be tracked is compared whole */
+static void track_region(region_t *r) {
+    if (r->pend || !r->size || !(r->dirty = echo_dirty_track(r->base, (size_t)r->size))) return;
+    r->pend = calloc(npages(r->size), 1);
+}
+
+static void untrack_region(region_t *r) {
+    echo_dirty_untrack(r->dirty);
+    r->dirty = NULL;
+    free(r->pend);
+    r->pend = NULL;
+}
+
+/* The first page from `from` on whose flag is set (every page when there are no flags), or n: memchr skips the
+ * unwritten pages of a large window far faster than a loop over them */
+static size_t next_page(const unsigned char *flags, size_t n, size_t from) {
+    if (!flags || from >= n) return from;
+    const unsigned char *at = memchr(flags + from, 1, n - from);
+    return at ? (size_t)(at - flags) : n;
+}
+
 /* Bring copies' memory of regions first.. to the representative's.  `all`:
- * send every page (the snapshots are not shared yet). */
+ * send every page (the snapshots are not shared yet).  Only the pages written since the last forward are looked
+ * at where writes are tracked; every page elsewhere. */
 static int forward_memory(echo_win_t *w, int first, int all, int rc) {
     if (!echo_has_copies()) return rc;
     size_t total = 0;
     for (int i = first; i < w->nregions; i++) total += npages(w->regions[i].size);
     unsigned char *changed = calloc(total ? total : 1, 1);
+    size_t k0 = 0;
     if (echo_is_rep()) {
-        size_t k = 0;
-        for (int i = first; i < w->nregions; i++) {
+        collect(w, 0);
+        take_board(w);
+        for (int i = first; i < w->nregions; k0 += npages(w->regions[i++].size)) {
             region_t *r = &w->regions[i];
-            for (size_t p = 0; p < npages(r->size); p++, k++) {
+            size_t n = npages(r->size);
+            const unsigned char *look = all || (w->others_whole && r->seg >= 0 && r->seg != w->group.rank) ? NULL : r->pend;
+            for (size_t p = next_page(look, n, 0); p < n; p = next_page(look, n, p + 1)) {
                 size_t off = p * PAGE, len = page_len(r, p);
+                if (!all) w->compared += (double)len;
                 if (all || memcmp(r->base + off, r->snap + off, len)) {
                     memcpy(r->snap + off, r->base + off, len);
-                    changed[k] = 1;
+                    changed[k0 + p] = 1;
                 }
             }
+            if (r->pend) memset(r->pend, 0, n);
         }
+    } else { /* the pages this copy's own stores changed: only those can differ from the snapshot unless sent */
+        for (int i = first; i < w->nregions; i++)
+            if (w->regions[i].pend) take(w->regions[i].dirty, w->regions[i].size, w->regions[i].pend);
     }
     rc = echo_forward_bytes(changed, total, rc);
     /* the changed pages in runs: from the snapshot (representative), into the memory (copy) */
     int nruns = 0, cap = 16;
     int *lens = malloc(sizeof(int) * (size_t)cap);
     MPI_Aint *addrs = malloc(sizeof(MPI_Aint) * (size_t)cap);
-    size_t k = 0, bytes = 0;
-    for (int i = first; i < w->nregions; i++) {
+    size_t bytes = 0;
+    k0 = 0;
+    for (int i = first; i < w->nregions; k0 += npages(w->regions[i++].size)) {
         region_t *r = &w->regions[i];
         char *src = echo_is_rep() ? r->snap : r->base;
-        for (size_t p = 0; p < npages(r->size); p++, k++) {
-            if (!changed[k]) continue;
+        size_t n = npages(r->size);
+        for (size_t p = next_page(changed + k0, n, 0); p < n; p = next_page(changed + k0, n, p + 1)) {
             size_t len = page_len(r, p);
             bytes += len;
-            if (p > 0 && changed[k - 1] && nruns > 0 && lens[nruns - 1] <= INT_MAX - PAGE) { /* extend the run */
+            if (p > 0 && changed[k0 + p - 1] && nruns > 0 && lens[nruns - 1] <= INT_MAX - PAGE) { /* extend the run */
                 lens[nruns - 1] += (int)len;
                 continue;
             }
@@ -147,14 +304,24 @@ static int forward_memory(echo_win_t *w, int first, int all, int rc) {
         PMPI_Type_free(&t);
     }
     if (!echo_is_rep()) {
-        k = 0;
-        for (int i = first; i < w->nregions; i++) {
+        k0 = 0;
+        for (int i = first; i < w->nregions; k0 += npages(w->regions[i++].size)) {
             region_t *r = &w->regions[i];
-            for (size_t p = 0; p < npages(r->size); p++, k++) {
+            size_t n = npages(r->size);
+            for (size_t p = next_page(changed + k0, n, 0); p < n; p = next_page(changed + k0, n, p + 1))
+                memcpy(r->snap + p * PAGE, r->base + p * PAGE, page_len(r, p));
+            /* pages not sent that this copy may have changed: set back to the snapshot, which its representative's
+             * page still equals */
+            for (size_t p = next_page(r->pend, n, 0); !all && p < n; p = next_page(r->pend, n, p + 1)) {
                 size_t off = p * PAGE, len = page_len(r, p);
-                if (changed[k]) memcpy(r->snap + off, r->base + off, len);
-                else if (memcmp(r->base + off, r->snap + off, len)) memcpy(r->base + off, r->snap + off, len);
+                if (changed[k0 + p]) continue;
+                w->compared += (double)len;
+                if (memcmp(r->base + off, r->snap + off, len)) memcpy(r->base + off, r->snap + off, len);
             }
+            /* the pages written here (received, set back) are taken at the next forward: compared, found equal;
+             * but not a whole window received at its creation, which would count as a program writing it all */
+            if (r->pend && all) echo_dirty_forget(r->dirty, r->pend);
+            if (r->pend) memset(r->pend, 0, n);
         }
     }
     for (int i = first; i < w->nregions; i++) w->exposed += (double)w->regions[i].size;
@@ -172,6 +339,15 @@ static void add_region(echo_win_t *w, void *base, MPI_Aint size) {
     r->base = base;
     r->size = size > 0 ? size : 0;
     r->snap = echo_has_copies() && r->size ? malloc((size_t)r->size) : NULL;
+    r->pend = NULL;
+    r->dirty = NULL;
+    r->seg = -1;
+}
+
+/* before MPI_Barrier: what this process wrote into memory other ranks forward is on their boards */
+void echo_win_before_barrier(void) {
+    for (int i = 0; i < nwins; i++)
+        if (wins[i]->board_win != MPI_WIN_NULL) collect(wins[i], 1);
 }
 
 /* after MPI_Barrier: updates other ranks completed before it are visible here */
@@ -275,7 +451,9 @@ static echo_win_t *new_win(MPI_Win *win, echo_comm_t *c, MPI_Comm comm, int flav
     w->app = *win;
     w->flavor = flavor;
     w->peers = MPI_COMM_NULL;
-    if (echo_is_rep() && echo_has_copies() && app_memory(flavor)) {
+    /* every representative, with copies or not: the dup and the exchange at MPI_Win_free are collective, and a
+     * rank without copies may lock the memory of one with copies */
+    if (echo_is_rep() && app_memory(flavor)) {
         w->locked = calloc((size_t)c->size, 1);
         PMPI_Comm_dup(c->real, &w->peers);
     }
@@ -291,6 +469,163 @@ static echo_win_t *new_win(MPI_Win *win, echo_comm_t *c, MPI_Comm comm, int flav
     return w;
 }
 
+/* What a representative tells the others about its window when it is created */
+typedef struct {
+    long on_node, can_track, has_copies, shared; /* this one's memory is in shared memory (MPI's window file) */
+    long over_board;                            /* it lies in a window with a board */
+    long inode, dev, offset, size;              /* its segment: the file it is in, where there, how long */
+} about_t;
+
+/* 1 if a region of w lies in memory of another window with a board */
+static long over_board(const echo_win_t *w) {
+    for (int i = 0; i < w->nregions; i++)
+        for (int j = 0; j < nwins; j++) {
+            if (wins[j] == w || wins[j]->board_win == MPI_WIN_NULL) continue;
+            for (int k = 0; k < wins[j]->nregions; k++) {
+                const region_t *r = &w->regions[i], *o = &wins[j]->regions[k];
+                if (r->base < o->base + o->size && o->base < r->base + r->size) return 1;
+            }
+            for (int k = 0; k < wins[j]->nspans; k++) {
+                const region_t *r = &w->regions[i];
+                const span_t *o = &wins[j]->spans[k];
+                if (r->base < o->base + o->size && o->base < r->base + r->size) return 1;
+            }
+        }
+    return 0;
+}
+
+/* The other segments of a Win_allocate window in shared memory, where this representative maps them: MPIs that
+ * keep such a window in one shared file map all of it in every process (Open MPI's osc/sm, MPICH's), and stores
+ * into other ranks' segments through that mapping (their puts).  Open MPI refuses MPI_Win_shared_query on such a
+ * window, so the segments are found in the file: 1 if every one is in this process's mapping of it, else 0. */
+static int locate_segments(echo_win_t *w, const about_t *all) {
+    const about_t *me = &all[w->group.rank];
+    echo_mapping_t m;
+    if (!w->nregions || echo_dirty_mapping(w->regions[0].base, &m) < 0 || !m.inode) return 0;
+    char *file = (char *)m.start - m.offset; /* where offset 0 of the file would be here */
+    w->spans = calloc((size_t)w->group.size, sizeof *w->spans);
+    for (int q = 0; q < w->group.size; q++) {
+        if (q == w->group.rank || all[q].size == 0) continue;
+        if (all[q].inode != me->inode || all[q].dev != me->dev) return 0;
+        char *base = file + all[q].offset;
+        if ((unsigned long)base < m.start || (unsigned long)(base + all[q].size) > m.end) return 0;
+        w->spans[w->nspans++] = (span_t){base, all[q].size, q, calloc(npages(all[q].size), 1), NULL};
+    }
+    return 1;
+}
+
+static void drop_spans(echo_win_t *w) {
+    for (int i = 0; i < w->nspans; i++) {
+        echo_dirty_untrack(w->spans[i].dirty);
+        free(w->spans[i].taken);
+    }
+    free(w->spans);
+    w->spans = NULL;
+    w->nspans = 0;
+}
+
+/* The board: every representative's bits for every segment, in memory they share; `sizes`: each segment's */
+static void make_board(echo_win_t *w, echo_comm_t *c, const MPI_Aint *sizes) {
+    int n = w->group.size;
+    w->word = calloc((size_t)n + 1, sizeof *w->word);
+    for (int q = 0; q < n; q++) w->word[q + 1] = w->word[q] + (npages(sizes[q]) + 63) / 64;
+    uint64_t *mine;
+    PMPI_Win_allocate_shared((MPI_Aint)(w->word[n] * sizeof *mine), (int)sizeof *mine, MPI_INFO_NULL, c->real,
+                             &mine, &w->board_win);
+    memset(mine, 0, w->word[n] * sizeof *mine);
+    w->board = calloc((size_t)n, sizeof *w->board);
+    for (int q = 0; q < n; q++) {
+        MPI_Aint size;
+        int disp_unit;
+        PMPI_Win_shared_query(w->board_win, q, &size, &disp_unit, &w->board[q]);
+    }
+    PMPI_Barrier(c->real); /* nobody publishes before every board is cleared */
+}
+
+/* Which memory is tracked (docs/rma.md, "Only written pages are compared").  A copy's window memory is written by
+ * the copy alone (echo's stand-in is its own), so tracking its own writes is enough.  A representative's can also
+ * be written by other processes: the kernel sees them in its page table where they arrive by the kernel (CMA) or
+ * by this process (the MPI library, in the application's call or a progress thread), not where another process
+ * stores through its own mapping of shared memory (the board covers those, between the representatives of one
+ * node), nor where a network card writes (any window whose processes span hosts is compared whole). */
+static void plan_tracking(echo_win_t *w, echo_comm_t *c) {
+    w->board_win = MPI_WIN_NULL;
+    const char *why = echo_dirty_unavailable();
+    if (!echo_is_rep()) {
+        if (why && echo_has_copies()) say_compared(why, 0);
+        for (int i = 0; i < w->nregions; i++) track_region(&w->regions[i]);
+        w->tracking = why == NULL;
+        return;
+    }
+    /* the representatives agree (two collectives at creation, three for a Win_allocate in shared memory): every one on this host, able to track, memory
+     * shared or private, and where each one's segment is */
+    MPI_Comm node;
+    int on_node;
+    PMPI_Comm_split_type(c->real, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    PMPI_Comm_size(node, &on_node);
+    PMPI_Comm_free(&node);
+    about_t mine = {on_node == c->size, why == NULL, echo_has_copies(), 0, over_board(w), 0, 0, 0, 0};
+    echo_mapping_t m;
+    if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE && w->nregions && echo_dirty_mapping(w->regions[0].base, &m) == 0) {
+        mine.shared = m.shared;
+        mine.inode = (long)m.inode;
+        mine.dev = (long)m.dev;
+        mine.offset = (long)((unsigned long)w->regions[0].base - m.start + m.offset);
+        mine.size = (long)w->regions[0].size;
+    }
+    about_t *all = calloc((size_t)c->size, sizeof *all);
+    PMPI_Allgather(&mine, sizeof mine / sizeof(long), MPI_LONG, all, sizeof mine / sizeof(long), MPI_LONG, c->real);
+    int everywhere = 1, can = 1, copies = 0, shared = w->flavor == MPI_WIN_FLAVOR_SHARED, exposed = 0;
+    for (int q = 0; q < c->size; q++) {
+        exposed |= all[q].over_board != 0;
+        everywhere &= all[q].on_node != 0;
+        can &= all[q].can_track != 0;
+        copies |= all[q].has_copies != 0;
+        shared |= all[q].shared != 0;
+    }
+    int board = shared, located = w->flavor != MPI_WIN_FLAVOR_ALLOCATE || !shared || locate_segments(w, all);
+    free(all);
+    /* A window over memory of a node window (MPICH's rma/win_shared_create): its operations may reach that memory
+     * by the kernel (CMA) in the owner's page table, which the owner publishes at its next synchronization call
+     * only, later than a rank synchronized with the origin may read it.  The node windows' other segments are
+     * compared whole from now on (every node window of this process: which one it is, is not known here). */
+    for (int i = 0; exposed && i < nwins; i++) wins[i]->others_whole |= wins[i]->board_win != MPI_WIN_NULL;
+    if (board && w->flavor == MPI_WIN_FLAVOR_ALLOCATE) /* every one must find the others' segments to publish */
+        PMPI_Allreduce(MPI_IN_PLACE, &located, 1, MPI_INT, MPI_MIN, c->real);
+    if (!copies || !everywhere || !can || !located) { /* no copies anywhere, or tracking cannot be right */
+        if (copies)
+            say_compared(!everywhere ? "the window's processes span hosts: a network card's writes are not seen"
+                         : !can      ? (why ? why : "a representative cannot track writes")
+                                     : "the MPI's shared window memory is not one file every process maps",
+                         1);
+        drop_spans(w);
+        return;
+    }
+    if (board) {
+        MPI_Aint *sizes = calloc((size_t)c->size, sizeof *sizes);
+        for (int q = 0; q < c->size; q++)
+            sizes[q] = w->segments ? w->segments[q].size : q == c->rank ? (w->nregions ? w->regions[0].size : 0) : 0;
+        for (int i = 0; !w->segments && i < w->nspans; i++) sizes[w->spans[i].seg] = w->spans[i].size;
+        if (!w->segments && w->nregions) w->regions[0].seg = c->rank;
+        w->all_consume = w->segments != NULL; /* a shared window's copies hold every segment */
+        make_board(w, c, sizes);
+        free(sizes);
+        for (int i = 0; i < w->nspans; i++) /* one the kernel refuses cannot be scanned: published whole each time */
+            w->spans[i].dirty = echo_dirty_track(w->spans[i].base, (size_t)w->spans[i].size);
+    } else drop_spans(w);
+    for (int i = 0; i < w->nregions; i++) {
+        region_t *r = &w->regions[i];
+        /* a private region of a window without a board: shared memory there could be stored into by others */
+        if (!board && r->size && echo_dirty_shared_mapping(r->base, (size_t)r->size) != 0) {
+            say_compared("window memory in a shared mapping that other processes may store into", 0);
+            continue;
+        }
+        track_region(r);
+        if (board && !r->pend) r->pend = calloc(npages(r->size), 1); /* the scan fails: published whole */
+    }
+    w->tracking = 1;
+}
+
 /* A window on one region of memory; copies start from exactly the
  * representative's contents. */
 static int register_win(MPI_Win *win, echo_comm_t *c, MPI_Comm comm, int flavor, void *base, MPI_Aint size,
@@ -298,6 +633,7 @@ static int register_win(MPI_Win *win, echo_comm_t *c, MPI_Comm comm, int flavor,
     echo_win_t *w = new_win(win, c, comm, flavor, &rc);
     if (!w) return rc;
     if (flavor != MPI_WIN_FLAVOR_DYNAMIC) add_region(w, base, size);
+    plan_tracking(w, c);
     return forward_memory(w, 0, 1, rc);
 }
 
@@ -356,7 +692,11 @@ int echo_MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MP
     w->lowest = lowest;
     w->my_size = size;
     for (int q = 0; q < n; q++)
-        if (segs[q].size > 0) add_region(w, lowest + segs[q].offset, segs[q].size);
+        if (segs[q].size > 0) {
+            add_region(w, lowest + segs[q].offset, segs[q].size);
+            w->regions[w->nregions - 1].seg = q;
+        }
+    plan_tracking(w, c);
     return forward_memory(w, 0, 1, rc);
 }
 
@@ -373,6 +713,9 @@ int echo_MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
     int rc = echo_forward(NULL, 0, MPI_BYTE, PMPI_Win_attach(win, base, size));
     if (rc != MPI_SUCCESS) return rc;
     add_region(w, base, size);
+    region_t *r = &w->regions[w->nregions - 1];
+    /* a copy's memory is its own; a representative's in shared memory may be stored into by other processes */
+    if (w->tracking && (!echo_is_rep() || echo_dirty_shared_mapping(base, (size_t)size) == 0)) track_region(r);
     return forward_memory(w, w->nregions - 1, 1, rc);
 }
 
@@ -382,6 +725,7 @@ int echo_MPI_Win_detach(MPI_Win win, const void *base) {
     int rc = echo_forward(NULL, 0, MPI_BYTE, PMPI_Win_detach(win, base));
     for (int i = 0; i < w->nregions && rc == MPI_SUCCESS; i++) {
         if (w->regions[i].base != base) continue;
+        untrack_region(&w->regions[i]);
         free(w->regions[i].snap);
         memmove(w->regions + i, w->regions + i + 1, sizeof *w->regions * (size_t)(w->nregions - i - 1));
         w->nregions--;
@@ -394,6 +738,9 @@ int echo_MPI_Win_free(MPI_Win *win) {
     echo_win_t *w = find(*win);
     if (!w) return PMPI_Win_free(win);
     int others = app_memory(w->flavor) && updated_by_others(w, MPI_SUCCESS);
+    if (!app_memory(w->flavor)) /* MPI's memory goes with the window */
+        for (int i = 0; i < w->nregions; i++) untrack_region(&w->regions[i]);
+    drop_spans(w);
     int rc = PMPI_Win_free(win); /* the real window, or the stand-in */
     /* Memory the application owns outlives the window: updates other ranks' passive-target epochs completed
      * must reach copies (a target may read them once MPI_Win_free returned: MPICH's rma/test4).  Otherwise echo
@@ -405,8 +752,15 @@ int echo_MPI_Win_free(MPI_Win *win) {
     echo_metric("rma memory forwards", w->syncs, "count");
     echo_metric("rma window bytes at forwards", w->exposed, "B");
     echo_metric("rma window bytes sent", w->sent, "B");
+    echo_metric("rma window bytes compared", w->compared, "B");
+    if (w->board_win != MPI_WIN_NULL) PMPI_Win_free(&w->board_win);
+    free(w->board);
+    free(w->word);
     for (int i = 0; i < w->npending; i++) drop_pending(&w->pending[i]);
-    for (int i = 0; i < w->nregions; i++) free(w->regions[i].snap);
+    for (int i = 0; i < w->nregions; i++) {
+        untrack_region(&w->regions[i]);
+        free(w->regions[i].snap);
+    }
     free(w->regions);
     free(w->locked);
     free(w->pending);
@@ -545,36 +899,41 @@ int echo_MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Data
 
 /* ---- synchronization ---- */
 
+/* what this representative wrote is on the board before the call can let another rank see it */
+#define SYNC_OR_PASS(fn, ...)         \
+    WIN_OR_PASS(fn, __VA_ARGS__);     \
+    if (w->board_win != MPI_WIN_NULL) collect(w, 1)
+
 
 int echo_MPI_Win_fence(int mpi_assert, MPI_Win win) {
-    WIN_OR_PASS(MPI_Win_fence, mpi_assert, win);
+    SYNC_OR_PASS(MPI_Win_fence, mpi_assert, win);
     return settle(w, ALL_TARGETS, 1, ECHO_REP(PMPI_Win_fence(mpi_assert, win)));
 }
 
 /* PSCW: post and start complete nothing; complete ends the access epoch
  * (results), wait and a successful test the exposure epoch (memory) */
 int echo_MPI_Win_post(MPI_Group group, int mpi_assert, MPI_Win win) {
-    WIN_OR_PASS(MPI_Win_post, group, mpi_assert, win);
+    SYNC_OR_PASS(MPI_Win_post, group, mpi_assert, win);
     return echo_forward(NULL, 0, MPI_BYTE, ECHO_REP(PMPI_Win_post(group, mpi_assert, win)));
 }
 
 int echo_MPI_Win_start(MPI_Group group, int mpi_assert, MPI_Win win) {
-    WIN_OR_PASS(MPI_Win_start, group, mpi_assert, win);
+    SYNC_OR_PASS(MPI_Win_start, group, mpi_assert, win);
     return echo_forward(NULL, 0, MPI_BYTE, ECHO_REP(PMPI_Win_start(group, mpi_assert, win)));
 }
 
 int echo_MPI_Win_complete(MPI_Win win) {
-    WIN_OR_PASS(MPI_Win_complete, win);
+    SYNC_OR_PASS(MPI_Win_complete, win);
     return settle(w, ALL_TARGETS, 0, ECHO_REP(PMPI_Win_complete(win)));
 }
 
 int echo_MPI_Win_wait(MPI_Win win) {
-    WIN_OR_PASS(MPI_Win_wait, win);
+    SYNC_OR_PASS(MPI_Win_wait, win);
     return settle(w, ALL_TARGETS, 1, ECHO_REP(PMPI_Win_wait(win)));
 }
 
 int echo_MPI_Win_test(MPI_Win win, int *flag) {
-    WIN_OR_PASS(MPI_Win_test, win, flag);
+    SYNC_OR_PASS(MPI_Win_test, win, flag);
     int rc = echo_forward(flag, 1, MPI_INT, ECHO_REP(PMPI_Win_test(win, flag)));
     return *flag ? settle(w, ALL_TARGETS, 1, rc) : rc;
 }
@@ -583,52 +942,52 @@ int echo_MPI_Win_test(MPI_Win win, int *flag) {
  * earlier epochs visible; unlock and flush complete results for their target,
  * and updates to this process's window when it is that target. */
 int echo_MPI_Win_lock(int lock_type, int rank, int mpi_assert, MPI_Win win) {
-    WIN_OR_PASS(MPI_Win_lock, lock_type, rank, mpi_assert, win);
+    SYNC_OR_PASS(MPI_Win_lock, lock_type, rank, mpi_assert, win);
     int rc = ECHO_REP(PMPI_Win_lock(lock_type, rank, mpi_assert, win));
     if (w->locked && rank >= 0 && rank < w->group.size && rank != w->group.rank) w->locked[rank] = 1;
     return rank == w->group.rank ? forward_memory(w, 0, 0, rc) : echo_forward(NULL, 0, MPI_BYTE, rc);
 }
 
 int echo_MPI_Win_unlock(int rank, MPI_Win win) {
-    WIN_OR_PASS(MPI_Win_unlock, rank, win);
+    SYNC_OR_PASS(MPI_Win_unlock, rank, win);
     return settle(w, rank, rank == w->group.rank, ECHO_REP(PMPI_Win_unlock(rank, win)));
 }
 
 int echo_MPI_Win_lock_all(int mpi_assert, MPI_Win win) {
-    WIN_OR_PASS(MPI_Win_lock_all, mpi_assert, win);
+    SYNC_OR_PASS(MPI_Win_lock_all, mpi_assert, win);
     for (int q = 0; w->locked && q < w->group.size; q++) w->locked[q] |= q != w->group.rank;
     return forward_memory(w, 0, 0, ECHO_REP(PMPI_Win_lock_all(mpi_assert, win)));
 }
 
 int echo_MPI_Win_unlock_all(MPI_Win win) {
-    WIN_OR_PASS(MPI_Win_unlock_all, win);
+    SYNC_OR_PASS(MPI_Win_unlock_all, win);
     return settle(w, ALL_TARGETS, 1, ECHO_REP(PMPI_Win_unlock_all(win)));
 }
 
 int echo_MPI_Win_flush(int rank, MPI_Win win) {
-    WIN_OR_PASS(MPI_Win_flush, rank, win);
+    SYNC_OR_PASS(MPI_Win_flush, rank, win);
     return settle(w, rank, rank == w->group.rank, ECHO_REP(PMPI_Win_flush(rank, win)));
 }
 
 int echo_MPI_Win_flush_all(MPI_Win win) {
-    WIN_OR_PASS(MPI_Win_flush_all, win);
+    SYNC_OR_PASS(MPI_Win_flush_all, win);
     return settle(w, ALL_TARGETS, 1, ECHO_REP(PMPI_Win_flush_all(win)));
 }
 
 /* local completion is enough for a get's buffer to hold its data */
 int echo_MPI_Win_flush_local(int rank, MPI_Win win) {
-    WIN_OR_PASS(MPI_Win_flush_local, rank, win);
+    SYNC_OR_PASS(MPI_Win_flush_local, rank, win);
     return settle(w, rank, rank == w->group.rank, ECHO_REP(PMPI_Win_flush_local(rank, win)));
 }
 
 int echo_MPI_Win_flush_local_all(MPI_Win win) {
-    WIN_OR_PASS(MPI_Win_flush_local_all, win);
+    SYNC_OR_PASS(MPI_Win_flush_local_all, win);
     return settle(w, ALL_TARGETS, 1, ECHO_REP(PMPI_Win_flush_local_all(win)));
 }
 
 /* the unified model's way for a target to see updates: copies see them too */
 int echo_MPI_Win_sync(MPI_Win win) {
-    WIN_OR_PASS(MPI_Win_sync, win);
+    SYNC_OR_PASS(MPI_Win_sync, win);
     return forward_memory(w, 0, 0, ECHO_REP(PMPI_Win_sync(win)));
 }
 
@@ -666,6 +1025,7 @@ int echo_MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_u
             a.own = rc == MPI_SUCCESS && base != NULL && w->nregions > 0 && base == w->regions[0].base;
         }
         rc = echo_forward_bytes(&a, sizeof a, rc);
+        w->stores |= rc == MPI_SUCCESS && rank != w->group.rank;
         if (rc != MPI_SUCCESS) return rc;
         if (!echo_is_rep()) base = a.own ? w->regions[0].base : NULL;
         *size = a.size;

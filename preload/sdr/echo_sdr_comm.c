@@ -87,9 +87,13 @@ sdr_comm_t *sdr_comm_world(void) {
  * parent takes part; ranks are member*R + replica.  *table: that number for each rank of the result. */
 static int split_real(sdr_comm_t *p, int color, int key, MPI_Comm out[2], int **table, int *nreal) {
     MPI_Comm base = p->chan[SDR_DATA];
-    int here = 1;
-    sdr_meet(base, &here); /* a failure meanwhile shows in the split below */
-    for (int attempt = 0;; attempt++) {
+    /* no split over a parent with a dead member (echo_ft_knows_dead says why): the live processes first agree
+     * whether any of them knows one (an agreement also finds a death nobody has noticed yet, and its flag and its
+     * error are the same everywhere), and if so they split a shrunk communicator from the first try.  (Seen when
+     * a host's replicas died just before a split: MPI_ERR_COMM, or a SIGSEGV after NBC_Progress error 75.) */
+    int none_dead = !echo_ft_knows_dead(base);
+    int first = sdr_meet(base, &none_dead) == MPI_SUCCESS && none_dead ? 0 : 1;
+    for (int attempt = first;; attempt++) {
         MPI_Comm shrunk = MPI_COMM_NULL;
         if (attempt > 0) { /* a process failed during the last try: leave the dead out */
             if (PMPIX_Comm_shrink(p->chan[SDR_DATA], &shrunk) != MPI_SUCCESS) continue;
@@ -98,13 +102,16 @@ static int split_real(sdr_comm_t *p, int color, int key, MPI_Comm out[2], int **
         }
         out[0] = out[1] = MPI_COMM_NULL;
         *table = NULL;
+        /* a failed split or dup leaves its output undefined (Open MPI sets a NULL handle, which MPI_Comm_free
+         * reports as MPI_ERR_COMM on MPI_COMM_WORLD, fatal by default): only a success gives a communicator */
         int ok = PMPI_Comm_split(base, color, key, &out[0]) == MPI_SUCCESS;
+        if (!ok) out[0] = MPI_COMM_NULL;
         if (ok && out[0] != MPI_COMM_NULL) {
             errors_return(out[0]);
             PMPI_Comm_size(out[0], nreal);
             *table = malloc(sizeof(int) * (size_t)*nreal);
-            ok = PMPI_Allgather(&key, 1, MPI_INT, *table, 1, MPI_INT, out[0]) == MPI_SUCCESS &&
-                 PMPI_Comm_dup(out[0], &out[1]) == MPI_SUCCESS;
+            ok = PMPI_Allgather(&key, 1, MPI_INT, *table, 1, MPI_INT, out[0]) == MPI_SUCCESS;
+            if (ok && PMPI_Comm_dup(out[0], &out[1]) != MPI_SUCCESS) ok = 0, out[1] = MPI_COMM_NULL;
         }
         int rc = PMPIX_Comm_agree(base, &ok);
         if (shrunk != MPI_COMM_NULL) PMPI_Comm_free(&shrunk);

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from collectors import roles
 from server import crud, schemas
 from server.deps import reader, settings, token_of
 from server.tokens import is_valid
@@ -85,16 +87,24 @@ def events(run_id: str, kind: str | None = None, s: Session = Depends(reader)) -
 
 @router.get("/api/runs/{run_id}/metrics", response_model=list[schemas.MetricOut])
 def metrics(run_id: str, prefix: str = "", s: Session = Depends(reader)) -> list:
-    """Role results: counters (papi ...), Valgrind (memcheck/callgrind/...), sensitivity (digits ...)."""
+    """The roles' results, each a named number of a copy (or of a rank: copy -1), by name prefix."""
     run_or_404(s, run_id)
     return crud.metrics(s, run_id=run_id, prefix=prefix)
 
 
-@router.get("/api/runs/{run_id}/counters")
-def counters(run_id: str, s: Session = Depends(reader)) -> dict:
-    """Per rank: every counted event, from the copy that counted it, and the anchors' spread."""
-    run_or_404(s, run_id)
-    return {str(k): v for k, v in crud.counters(s, run_id=run_id).items()}
+def role_answer(answer: Callable[[Session, str], dict]) -> Callable[..., dict]:
+    """The route of a role's answer (collectors/roles.py's "api"): the run must exist, then the role answers."""
+
+    def route(run_id: str, s: Session = Depends(reader)) -> dict:
+        run_or_404(s, run_id)
+        return answer(s, run_id)
+
+    route.__doc__ = answer.__doc__
+    return route
+
+
+for name, answer in roles.api().items():  # PAPI's counters: /api/runs/RUN/counters
+    router.add_api_route(f"/api/runs/{{run_id}}/{name}", role_answer(answer), methods=["GET"], name=name)
 
 
 @router.get("/api/runs/{run_id}/divergences", response_model=schemas.Divergences)

@@ -8,15 +8,24 @@ from echo.cli import Parser, add_run_options
 from echo.plan import Options
 
 HOOKS = ("from_args", "assign", "lines", "given", "junit", "tagged_output", "exec_wrapper", "meta", "after_job",
-         "process_metrics", "ingest", "run_values", "report")
+         "process_metrics", "ingest", "run_values", "report", "junit_suite", "machine", "counters")
 
 
 def test_every_hook_named_is_a_function_of_the_role():
+    """Every function a SPEC names exists (in the role's module or a submodule), and every template of its pages is
+    a file of its folder."""
     for role in roles.ROLES:
-        for hook in HOOKS:
-            if role.SPEC.get(hook):
-                assert callable(getattr(role, role.SPEC[hook], None)), f"{role.SPEC['name']}: {hook}"
-        assert callable(getattr(role, role.SPEC["given"])) and role.SPEC["flag"].startswith("--")
+        name = role.SPEC["name"]
+        named = [role.SPEC[hook] for hook in HOOKS if role.SPEC.get(hook)]
+        named += [c["run"] for c in role.SPEC.get("commands", [])]
+        pages = role.SPEC.get("pages", {})
+        named += [s["context"] for page in ("run", "rank") for s in pages.get(page, [])]
+        named += list(pages.get("api", {}).values())
+        for fn in named:
+            assert callable(roles.function(role, fn)), f"{name}: {fn}"
+        for s in (s for page in ("run", "rank") for s in pages.get(page, [])):
+            assert (roles.folder(name) / s["template"]).is_file(), f"{name}: {s['template']}"
+        assert callable(roles.function(role, role.SPEC["given"])) and role.SPEC["flag"].startswith("--")
 
 
 def test_options_come_from_the_spec():

@@ -57,7 +57,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("rma/lockcontention3", "clones"): "the target learns of another rank's passive-target updates by a message "
                                        "after that rank's unlock and reads its window with plain loads, without "
                                        "MPI_Win_sync: its copies see the updates at the next synchronization call "
-                                       "only (docs/rma.md, the rule)",
+                                       "only (docs/rma.md, the rule); it also frees its window memory before "
+                                       "MPI_Win_free while other ranks lock it, so the copy's last forward writes "
+                                       "freed memory and may crash (docs/rma.md)",
     ("pt2pt/rqstatus", "sdr"): "as under clones: it reads a status field Open MPI leaves uninitialized",
     ("pt2pt/rqstatus", "clones"): "it reads the MPI_ERROR field of the status MPI_Request_get_status gives for "
                                   "MPI_REQUEST_NULL, which Open MPI leaves as it was (uninitialized in the test): "

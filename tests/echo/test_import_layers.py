@@ -90,11 +90,12 @@ def test_the_client_does_not_import_the_server() -> None:
 # docs/architecture.md's table of layers (Python packages): a module imports only modules of its layer or below
 LAYERS = {
     0: ("echo", "echo.store", "echo.constants", "echo.runfiles", "echo.spec", "echo.resources", "echo.store.models",
-        "echo.copymap", "echo.placement", "echo.progress", "echo.reliability", "echo.slurm", "echo.tables"),
+        "echo.copymap", "echo.placement", "echo.progress", "echo.reliability", "echo.slurm", "echo.tables",
+        "echo.charts"),
     1: ("echo.records", "echo.procstatus", "echo.sdc", "echo.hostload", "echo.jobstop", "echo.store.db",
-        "echo.uploads", "echo.lib"),
+        "echo.uploads", "echo.lib", "echo.junit"),
     2: ("echo.perf", "echo.sdr", "echo.reinit", "echo.injections", "collectors"),
-    3: ("echo.build", "echo.plan", "echo.store.ingest", "echo.junit", "echo.export", "echo.report"),
+    3: ("echo.build", "echo.plan", "echo.store.ingest", "echo.export", "echo.report"),
     4: ("echo.launch",),
     5: ("server",),
     6: ("echo.cli", "echo.__main__"),
@@ -118,3 +119,76 @@ def test_imports_go_down() -> None:
     up = [f"{m} (layer {layer(m)}) imports {d} (layer {layer(d)})" for m, deps in sorted(import_graph().items())
           for d in sorted(deps) if (layer(d) or 0) > (layer(m) or 0)]
     assert up == []
+
+
+def role_modules() -> set[str]:
+    """The registered roles' packages (collectors.papi, ...): each role's folder."""
+    from collectors import roles
+
+    return {role.__name__ for role in roles.ROLES}
+
+
+def test_echo_and_server_import_no_role() -> None:
+    """echo/ and server/ reach a role only through the registry (collectors/roles.py), never by importing it: a role
+    is its folder and its registry line (docs/architecture.md)."""
+    named = role_modules()
+    graph = import_graph()
+    found = {m: sorted(d for d in deps if any(d == r or d.startswith(r + ".") for r in named))
+             for m, deps in graph.items() if m.startswith(("echo", "server"))}
+    assert {m: deps for m, deps in found.items() if deps} == {}
+
+
+def role_words() -> dict[str, list[str]]:
+    """What names a role in code, per role: its name, its event kinds and the prefixes of the metrics its own
+    sections show (collectors/roles.py's SPEC)."""
+    from collectors import roles
+
+    return {role.SPEC["name"]: [role.SPEC["name"], *role.SPEC.get("events", {}),
+                                *role.SPEC.get("pages", {}).get("apart", ())] for role in roles.ROLES}
+
+
+# the run directory's format has one owner, which names every file of a run, Valgrind's folder among them
+NAMES_FILES_OF_ROLES = ("echo/runfiles.py",)
+
+
+def named_roles(paths: list[Path]) -> list[str]:
+    """Where an identifier or string of the code (docstrings aside: they may give examples) names a role, one of
+    its event kinds or its metrics."""
+    import re
+
+    words = role_words()
+    found = []
+    for path in paths:
+        tree = ast.parse(path.read_text())
+        docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                      if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
+                      and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                text = node.value
+            elif isinstance(node, ast.Name):
+                text = node.id
+            elif isinstance(node, ast.Attribute):
+                text = node.attr
+            else:
+                continue
+            for role, names in words.items():
+                for name in names:
+                    # a prefix ("papi ") names the role wherever it is; a word ("papi", "memcheck") as a whole word
+                    hit = name in text if " " in name else \
+                        re.search(rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])", text, re.IGNORECASE)
+                    if hit:
+                        found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {text!r} names {role}")
+    return found
+
+
+def test_the_server_names_no_role() -> None:
+    """No identifier or string of server/ names a role: its pages, queries and routes iterate the registry."""
+    assert named_roles(sorted((ROOT / "server").rglob("*.py"))) == []
+
+
+def test_echo_names_no_role() -> None:
+    """Nor does echo/ (its migrations aside: they are history), but for the owner of the run directory's format."""
+    paths = [p for p in sorted((ROOT / "echo").rglob("*.py")) if "migrations" not in p.parts
+             and str(p.relative_to(ROOT)) not in NAMES_FILES_OF_ROLES]
+    assert named_roles(paths) == []

@@ -36,6 +36,11 @@ def test_memcheck_beside_sdc(programs, tmp_path):
     assert all(c.is_passed for c in suites["echo sdc memerror"])
 
 
+def judge(out, run, program, min_digits):
+    """The JUnit file of a perturbed run judged again: its sensitivity suite (the role's) alone."""
+    junit.add_suites(out, [perturb.sensitivity_suite(run, program, 1.0, min_digits)], 1.0, after_sdc=False)
+
+
 def test_sensitivity_threshold(programs, tmp_path):
     run = tmp_path / "run"
     out = tmp_path / "digits.xml"
@@ -52,11 +57,11 @@ def test_sensitivity_threshold(programs, tmp_path):
         assert case.result[0].message.startswith(f"fewest digits {fewest[rank]:.1f} at call #")
     # the same run judged against a threshold each rank meets, and one only the better rank meets
     low = min(fewest.values())
-    junit.write_run(out, run, str(programs["cancel"][0]), 1.0, sdc=False, perturbed=True, min_digits=low - 0.5)
+    judge(out, run, str(programs["cancel"][0]), min_digits=low - 0.5)
     suites, _ = suites_of(out)
     assert all(c.is_passed for c in suites["echo sensitivity cancel"])
     if max(fewest.values()) - low > 0.2:
-        junit.write_run(out, run, str(programs["cancel"][0]), 1.0, sdc=False, perturbed=True, min_digits=low + 0.1)
+        judge(out, run, str(programs["cancel"][0]), min_digits=low + 0.1)
         suites, _ = suites_of(out)
         failed = {int(c.name.split()[1]) for c in suites["echo sensitivity cancel"] if not c.is_passed}
         assert failed == {r for r, d in fewest.items() if d < low + 0.1}

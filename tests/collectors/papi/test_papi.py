@@ -14,8 +14,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import collectors.papi as papi
+from collectors.papi import merged_counters
 from echo.records import read_run
-from echo.report import merged_counters
 from echo.store.db import open_store
 from tests.conftest import PAPI_SETS as SETS
 from tests.conftest import echorun, need_papi_counting, papi_cannot_count

@@ -82,12 +82,11 @@ def test_damaged_records_become_events(programs, tmp_path):
     assert meta["exit_status"] == 0
 
 
-def test_runs_stored_as_echo_get_the_mode_the_store_can_tell(store_url):
-    """Before revision 0003 every run said mode "echo": replicas make it SDR, copies clones; one process per rank
-    could be interception only or Reinit, and the store says it does not know."""
+def store_at(store_url: str, revision: str):  # noqa: ANN201 (an Engine and Alembic's Config)
+    """A store migrated up to `revision` only, as an older echo left it, and the Alembic configuration that did it."""
     from alembic import command
     from alembic.config import Config
-    from sqlalchemy import create_engine, text
+    from sqlalchemy import create_engine
 
     from echo.store.db import MIGRATIONS
 
@@ -96,7 +95,16 @@ def test_runs_stored_as_echo_get_the_mode_the_store_can_tell(store_url):
     cfg.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "0002")
+        command.upgrade(cfg, revision)
+    return engine, cfg
+
+
+def test_runs_stored_as_echo_get_the_mode_the_store_can_tell(store_url):
+    """Before revision 0003 every run said mode "echo": replicas make it SDR, copies clones; one process per rank
+    could be interception only or Reinit, and the store says it does not know."""
+    from sqlalchemy import text
+
+    engine, _ = store_at(store_url, "0002")
     run = ("INSERT INTO runs (id, program, argv, mode, nranks, nprocs, copies, started_at, duration, exit_status, "
            "status, diverged, host, mpi_library, run_dir) VALUES (:id, 'app', '[]', 'echo', 2, :n, :copies, 0, 0, 0, "
            "'ok', false, 'h', 'mpi', '/tmp')")
@@ -108,5 +116,33 @@ def test_runs_stored_as_echo_get_the_mode_the_store_can_tell(store_url):
             conn.execute(text(run), dict(id=run_id, n=sum(json.loads(copies)), copies=copies))
             conn.execute(text(proc), dict(id=run_id, role=role))
     with Session(open_store(store_url)) as s:
-        got = {r.id: (r.mode, r.injections, r.perturbation) for r in s.scalars(select(Run))}
+        got = {r.id: (r.mode, r.injections, r.role_values.get("perturbation")) for r in s.scalars(select(Run))}
     assert got == {"sdr": ("sdr", [], None), "clones": ("clones", [], None), "single": ("unknown", [], None)}
+
+
+def test_a_perturbation_stored_as_a_column_becomes_a_run_value(store_url):
+    """Revision 0004 moves the perturbation's label from its column of runs into the roles' run values, and back."""
+    from alembic import command
+    from sqlalchemy import text
+
+    engine, cfg = store_at(store_url, "0003")
+    with engine.begin() as conn:
+        for run_id, perturbation in (("noisy", "noise:ulp=1,seed=7 (lockstep)"), ("plain", None)):
+            conn.execute(text("INSERT INTO runs (id, program, argv, mode, nranks, nprocs, copies, started_at, "
+                              "duration, exit_status, status, diverged, host, mpi_library, run_dir, injections, "
+                              "perturbation) VALUES (:id, 'app', '[]', 'clones', 1, 3, '[3]', 0, 0, 0, 'ok', false, "
+                              "'h', 'mpi', '/tmp', '[]', :p)"), dict(id=run_id, p=perturbation))
+            conn.execute(text("INSERT INTO procs (run_id, real_rank, app_rank, copy, role, host, pid, state, calls, "
+                              "bytes, mpi_time, wall_time) VALUES (:id, 0, 0, 0, 'representative', 'h', 1, "
+                              "'finalized', 0, 0, 0, 0)"), dict(id=run_id))
+    with Session(open_store(store_url)) as s:
+        got = {r.id: r.role_values for r in s.scalars(select(Run))}
+        procs = {p.run_id for p in s.scalars(select(Proc))}
+    assert got == {"noisy": {"perturbation": "noise:ulp=1,seed=7 (lockstep)"}, "plain": {}}
+    assert procs == {"noisy", "plain"}  # the runs' rows elsewhere stay (a copied runs table would cascade them away)
+    assert "perturbation" not in {c["name"] for c in inspect(engine).get_columns("runs")}
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0003")
+        back = dict(conn.execute(text("SELECT id, perturbation FROM runs")).all())
+    assert back == {"noisy": "noise:ulp=1,seed=7 (lockstep)", "plain": None}

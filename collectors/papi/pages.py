@@ -1,0 +1,75 @@
+"""PAPI's sections of the web pages (collectors/roles.py's "pages"): the counters merged per rank and side by side
+per copy on the run page (run.html), each copy's counts on a rank's page (rank.html), and the counters' JSON
+answer (/api/runs/RUN/counters)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from collectors.papi import merged_counters
+from echo.charts import grouped_bars
+
+
+def _fmt(v: float, unit: str) -> str:
+    return f"{v:,.3f} ms" if unit == "ns" else f"{v:,.0f}" if v >= 1 or v == 0 else f"{v:.3g}"
+
+
+def counter_charts(counters: dict[int, dict]) -> list[str]:
+    """Per unit: each counted event of each rank, one bar per copy that counted it (copies that did not are
+    named as such, never drawn as 0); a log scale when the values span more than 100x."""
+    by_unit: dict[str, dict[tuple[str, int], float]] = {}
+    for rank, c in sorted(counters.items()):
+        for ev, copies in sorted(c["per_copy"].items()):
+            for copy, v in sorted(copies.items()):
+                if "total" in v:  # PAPI's nanosecond clocks shown in ms
+                    unit = v.get("unit") or "count"
+                    value = v["total"] / 1e6 if unit == "ns" else v["total"]
+                    by_unit.setdefault(unit, {})[f"rank {rank} {ev}", copy] = value
+    out = []
+    for unit, values in sorted(by_unit.items()):
+        groups = list(dict.fromkeys(label for label, _ in values))
+        shown = "ms" if unit == "ns" else unit
+        out.append(grouped_bars(f"counters in {shown}, side by side per copy", groups,
+                                sorted({copy for _, copy in values}), values, f"total per process ({shown})",
+                                "not counted", lambda v, u=unit: _fmt(v, u), gid=f"counters-{shown}"))
+    return out
+
+
+def derived_metrics(counters: dict[int, dict]) -> list[tuple[int, int, str, float]]:
+    """(rank, copy, name, value) of metrics derived from events one copy counted together: instructions per
+    cycle where PAPI_TOT_INS and PAPI_TOT_CYC were in the same set."""
+    out = []
+    for rank, c in sorted(counters.items()):
+        ins, cyc = c["per_copy"].get("PAPI_TOT_INS", {}), c["per_copy"].get("PAPI_TOT_CYC", {})
+        for copy in sorted(set(ins) & set(cyc)):
+            if cyc[copy].get("total"):
+                out.append((rank, copy, "instructions per cycle (PAPI_TOT_INS / PAPI_TOT_CYC)",
+                            ins[copy].get("total", 0.0) / cyc[copy]["total"]))
+    return out
+
+
+def run_context(session: Any, run: Any, procs: list, events: list) -> dict[str, Any] | None:
+    """The run page's counters: merged per rank (each event from the copy that counted it), side by side per
+    copy, and the metrics derived from them; None when no copy counted."""
+    merged = merged_counters(session, run.id)
+    if not merged:
+        return None
+    return dict(counters=sorted(merged.items()), counter_plots=counter_charts(merged),
+                derived=derived_metrics(merged))
+
+
+def rank_context(session: Any, run: Any, rank: int, procs: list) -> dict[str, Any] | None:
+    """A rank's page: each event's total per copy (none where a copy did not count it) and its chart per unit;
+    None when no copy of the rank counted."""
+    c = merged_counters(session, run.id).get(rank)
+    if not c:
+        return None
+    copies = [p.copy for p in procs]
+    counter_rows = [(ev, [per.get(k, {}).get("total") for k in copies]) for ev, per in sorted(c["per_copy"].items())]
+    # per unit, a bar per copy that counted the event (not a 0 where it did not)
+    return dict(counter_rows=counter_rows, counter_chart="".join(counter_charts({rank: c})))
+
+
+def counters_answer(session: Any, run_id: str) -> dict[str, dict]:
+    """Per rank: every counted event, from the copy that counted it, and the anchors' spread."""
+    return {str(k): v for k, v in merged_counters(session, run_id).items()}
