@@ -11,10 +11,17 @@
  * forward carries the note (echo_forward.c); the copy raises the same class on
  * its own handle and returns MPI_SUCCESS, as its representative did.
  *
- * MPI calls an error handler with the handle and the code only, so the
- * trampoline finds the application's function by the handler attached to that
- * handle.  The predefined handlers (MPI_ERRORS_RETURN, MPI_ERRORS_ARE_FATAL,
- * MPI_ERRORS_ABORT) are MPI's own: a call returns their errors. */
+ * MPI calls an error handler with the handle and the code only.  Each handler
+ * the application creates gets a trampoline of its own, from a fixed set per
+ * kind, that knows the application's function without asking MPI: MPICH with
+ * MPI_THREAD_MULTIPLE (mpi4py's default) holds a lock while it runs a handler,
+ * and asking it then for the handle's error handler deadlocks (MPICH aborts:
+ * "Resource deadlock avoided").  A slot is free again once MPI gives out its
+ * handler's number anew (so that handler is gone).  When every slot is taken, a
+ * shared trampoline finds the function by the handler attached to the handle
+ * (an MPI call: fine without threads, and on Open MPI).  The predefined
+ * handlers (MPI_ERRORS_RETURN, MPI_ERRORS_ARE_FATAL, MPI_ERRORS_ABORT) are
+ * MPI's own: a call returns their errors. */
 #include "echo_clone.h"
 
 #include <stdarg.h>
@@ -55,24 +62,69 @@ static void noted(int *code) {
     echo_raised = cls;
 }
 
-/* The arguments after the code are the MPI's own (Open MPI passes a message and NULL): passed on as they came.
- * echo_MPI_X_create_errhandler (gen_wrappers.py reads the name on the ECHO_DEFINE_ line) gives MPI the trampoline. */
+/* The arguments after the code are the MPI's own (Open MPI passes a message and NULL): passed on as they came. */
+static void call_user(user_fn user, void *h, int *code, va_list ap) {
+    void *a = va_arg(ap, void *), *b = va_arg(ap, void *);
+    noted(code);
+    user(h, code, a, b);
+}
+
+/* ---- a trampoline per handler: 64 slots per kind, numbered in octal 000..077 ---- */
+enum { SLOTS = 64 };
+typedef struct {
+    user_fn fn;
+    MPI_Errhandler eh;
+    int used;
+} slot_t;
+
+#define R8(M, K, H, p) M(K, H, p##0) M(K, H, p##1) M(K, H, p##2) M(K, H, p##3) M(K, H, p##4) M(K, H, p##5) \
+    M(K, H, p##6) M(K, H, p##7)
+#define R64(M, K, H) R8(M, K, H, 0) R8(M, K, H, 1) R8(M, K, H, 2) R8(M, K, H, 3) R8(M, K, H, 4) R8(M, K, H, 5) \
+    R8(M, K, H, 6) R8(M, K, H, 7)
+#define SLOT_TRAMPOLINE(KIND, HANDLE, i)                      \
+    static void KIND##_slot##i(HANDLE *h, int *code, ...) {   \
+        va_list ap;                                           \
+        va_start(ap, code);                                   \
+        call_user(KIND##_slots[0##i].fn, h, code, ap);        \
+        va_end(ap);                                           \
+    }
+#define SLOT_ADDRESS(KIND, HANDLE, i) KIND##_slot##i,
+
+/* a free slot for a handler MPI is about to create (-1: none) */
+static int free_slot(const slot_t *slots) {
+    for (int i = 0; i < SLOTS; i++)
+        if (!slots[i].used) return i;
+    return -1;
+}
+
+/* MPI created `eh` with slot i's trampoline (i < 0: the shared one) */
+static void bind_slot(slot_t *slots, int i, MPI_Errhandler eh, user_fn fn) {
+    for (int k = 0; k < SLOTS; k++) /* the handler that had this number is gone: its slot is free */
+        if (k != i && slots[k].used && slots[k].eh == eh) slots[k].used = 0;
+    if (i >= 0) slots[i] = (slot_t){.fn = fn, .eh = eh, .used = 1};
+}
+
+/* echo_MPI_X_create_errhandler (gen_wrappers.py reads the name on the ECHO_DEFINE_ line) gives MPI a trampoline. */
 #define ECHO_DEFINE_ERRHANDLER(fn, KIND, HANDLE)                                                                    \
+    static slot_t KIND##_slots[SLOTS];                                                                              \
+    R64(SLOT_TRAMPOLINE, KIND, HANDLE)                                                                              \
+    static MPI_##KIND##_errhandler_function *const KIND##_slot_fns[SLOTS] = {R64(SLOT_ADDRESS, KIND, HANDLE)};      \
     static void KIND##_trampoline(HANDLE *h, int *code, ...) {                                                      \
         MPI_Errhandler eh;                                                                                          \
         PMPI_##KIND##_get_errhandler(*h, &eh);                                                                      \
         user_fn user = lookup(eh);                                                                                  \
         PMPI_Errhandler_free(&eh);                                                                                  \
-        noted(code);                                                                                                \
         va_list ap;                                                                                                 \
         va_start(ap, code);                                                                                         \
-        void *a = va_arg(ap, void *), *b = va_arg(ap, void *);                                                      \
+        call_user(user, h, code, ap);                                                                               \
         va_end(ap);                                                                                                 \
-        user(h, code, a, b);                                                                                        \
     }                                                                                                               \
     int echo_##fn(MPI_##KIND##_errhandler_function *f, MPI_Errhandler *errhandler) {                                \
-        int rc = P##fn(KIND##_trampoline, errhandler);                                                              \
-        if (rc == MPI_SUCCESS) remember(*errhandler, (user_fn)f);                                                   \
+        int i = free_slot(KIND##_slots);                                                                            \
+        int rc = P##fn(i >= 0 ? KIND##_slot_fns[i] : KIND##_trampoline, errhandler);                                \
+        if (rc != MPI_SUCCESS) return rc;                                                                           \
+        bind_slot(KIND##_slots, i, *errhandler, (user_fn)f);                                                        \
+        if (i < 0) remember(*errhandler, (user_fn)f);                                                               \
         return rc;                                                                                                  \
     }
 

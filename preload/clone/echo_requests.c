@@ -418,6 +418,67 @@ int echo_MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *stat
     return rc;
 }
 
+/* MPI-4.1's get_status over many requests: as MPI_Request_get_status, nothing is retired and nothing delivered
+ * (a Wait or Test that retires a request delivers it); the representative's answer (flags, index, statuses) is
+ * every copy's.  A local request among them is answered by the representative's MPI too: the same operation of
+ * the same program, which a copy's own Wait completes later. */
+#if ECHO_DECLARES(MPI_Request_get_status_all)
+int echo_MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
+                                    MPI_Status array_of_statuses[]) {
+    if (none_echo(count, array_of_requests))
+        return PMPI_Request_get_status_all(count, array_of_requests, flag, array_of_statuses);
+    int rc = MPI_SUCCESS;
+    if (echo_is_rep()) {
+        MPI_Request small[16], *real = reals(count, (MPI_Request *)array_of_requests, small);
+        rc = PMPI_Request_get_status_all(count, real, flag, array_of_statuses);
+        if (real != small) free(real);
+    }
+    rc = echo_forward(flag, 1, MPI_INT, rc);
+    /* MPI writes the statuses when all are complete, or when one failed (MPI_ERR_IN_STATUS) */
+    if ((*flag || rc == MPI_ERR_IN_STATUS) && array_of_statuses != MPI_STATUSES_IGNORE)
+        echo_forward_bytes(array_of_statuses, sizeof *array_of_statuses * (size_t)count, rc);
+    return rc;
+}
+
+int echo_MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *indx, int *flag,
+                                    MPI_Status *status) {
+    if (none_echo(count, array_of_requests))
+        return PMPI_Request_get_status_any(count, array_of_requests, indx, flag, status);
+    struct { int index, flag; MPI_Status st; } m = {MPI_UNDEFINED, 0, {0}};
+    int rc = MPI_SUCCESS;
+    if (echo_is_rep()) {
+        MPI_Request small[16], *real = reals(count, (MPI_Request *)array_of_requests, small);
+        rc = PMPI_Request_get_status_any(count, real, &m.index, &m.flag, &m.st);
+        if (real != small) free(real);
+    }
+    rc = echo_forward_bytes(&m, sizeof m, rc);
+    *indx = m.index;
+    *flag = m.flag;
+    if (m.flag && status != MPI_STATUS_IGNORE) *status = m.st;
+    return rc;
+}
+
+int echo_MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
+                                     int array_of_indices[], MPI_Status array_of_statuses[]) {
+    if (none_echo(incount, array_of_requests))
+        return PMPI_Request_get_status_some(incount, array_of_requests, outcount, array_of_indices,
+                                            array_of_statuses);
+    int rc = MPI_SUCCESS;
+    if (echo_is_rep()) {
+        MPI_Request small[16], *real = reals(incount, (MPI_Request *)array_of_requests, small);
+        rc = PMPI_Request_get_status_some(incount, real, outcount, array_of_indices, array_of_statuses);
+        if (real != small) free(real);
+    }
+    rc = echo_forward(outcount, 1, MPI_INT, rc);
+    if (*outcount != MPI_UNDEFINED && *outcount > 0) {
+        echo_forward(array_of_indices, *outcount, MPI_INT, rc);
+        if (array_of_statuses != MPI_STATUSES_IGNORE)
+            echo_forward_bytes(array_of_statuses, sizeof *array_of_statuses * (size_t)*outcount, rc);
+    }
+    return rc;
+}
+#endif
+
 /* Statuses for a call on many requests: the application's, or ours if it
  * ignores them, since the representative forwards every completed receive's
  * status (its element count says how much data goes to copies). */

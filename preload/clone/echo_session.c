@@ -54,9 +54,33 @@ static int application_pset(MPI_Session session, const char *pset_name, MPI_Grou
     return rc;
 }
 
+/* The application's world group.  A representative's is its real world's members taken from the session's own
+ * mpi://WORLD, so that what MPI makes of it belongs to the session as natively: a communicator created from it
+ * buffers its MPI_Bsend in the session's buffer (MPI-4.1's MPI_Session_attach_buffer), which MPI gives no
+ * communicator of the world model.  A copy's is its stand-in's (it sends nothing); so is a restarted Reinit
+ * world's, whose processes are not all in the session's. */
+static int world_group(MPI_Session session, MPI_Group *newgroup) {
+    echo_comm_t *w = echo_comm_get(MPI_COMM_WORLD, "MPI_Group_from_session_pset");
+    if (!echo_is_rep() || echo.reinit) return echo_comm_group(w, newgroup);
+    MPI_Group all, real;
+    int rc = PMPI_Group_from_session_pset(session, "mpi://WORLD", &all);
+    if (rc != MPI_SUCCESS) return rc;
+    PMPI_Comm_group(w->real, &real);
+    int n = 0;
+    PMPI_Group_size(real, &n);
+    int *idx = malloc(sizeof(int) * (size_t)n), *in_all = malloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++) idx[i] = i;
+    rc = PMPI_Group_translate_ranks(real, n, idx, all, in_all);
+    if (rc == MPI_SUCCESS) rc = PMPI_Group_incl(all, n, in_all, newgroup);
+    PMPI_Group_free(&real);
+    PMPI_Group_free(&all);
+    free(idx);
+    free(in_all);
+    return rc;
+}
+
 int echo_MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) {
-    if (is_world(pset_name)) return echo_comm_group(echo_comm_get(MPI_COMM_WORLD, "MPI_Group_from_session_pset"),
-                                                    newgroup);
+    if (is_world(pset_name)) return world_group(session, newgroup);
     if (strcmp(pset_name, "mpi://SELF") == 0) return PMPI_Group_from_session_pset(session, pset_name, newgroup);
     return application_pset(session, pset_name, newgroup);
 }

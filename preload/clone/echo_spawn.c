@@ -1,8 +1,9 @@
 /* Dynamic processes under cloning.
  *
  * MPI_Comm_spawn(_multiple): the representatives spawn the children once, and
- * the children are not cloned (mpirun does not pass echo's environment to
- * spawned processes, so they run natively).  The intercommunicator is real on
+ * the children are not cloned: they run natively (Open MPI's mpirun does not
+ * pass echo's environment to spawned processes; under MPICH's hydra, which
+ * does, the library steps aside in them: echo_process.c's spawned_child).  The intercommunicator is real on
  * the representatives; copies get a stand-in that answers rank, size and remote
  * size as their representative's does, and receive what the representative
  * receives from the children.  Children that ask for their parent

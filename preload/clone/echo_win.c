@@ -1013,11 +1013,25 @@ int echo_MPI_Win_set_info(MPI_Win win, MPI_Info info) {
 /* A copy answers from the representative's layout, in its own memory */
 int echo_MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) {
     WIN_OR_PASS(MPI_Win_shared_query, win, rank, size, disp_unit, baseptr);
-    if (!w->segments) { /* not a shared window: MPI answers with this process's own memory or none */
-        int own = echo_is_rep() || rank != w->group.rank ? rank : 0; /* a copy is rank 0 of its stand-in */
-        int rc = PMPI_Win_shared_query(win, own, size, disp_unit, baseptr);
+    if (!w->segments) {
+        /* not a shared window: MPI-4.1 lets MPI answer with another rank's memory where it can reach it (MPICH
+         * does on one host), or none.  A copy takes its representative's size and displacement unit, and its own
+         * memory where the representative got its own; another process's memory it cannot reach: NULL */
+        struct { MPI_Aint size; int disp_unit, own; } a = {0, 0, 0};
+        void *base = NULL;
+        int rc = MPI_SUCCESS;
+        if (echo_is_rep()) {
+            rc = PMPI_Win_shared_query(win, rank, &a.size, &a.disp_unit, &base);
+            a.own = rc == MPI_SUCCESS && base != NULL && w->nregions > 0 && base == w->regions[0].base;
+        }
+        rc = echo_forward_bytes(&a, sizeof a, rc);
         w->stores |= rc == MPI_SUCCESS && rank != w->group.rank;
-        return echo_forward(NULL, 0, MPI_BYTE, rc);
+        if (rc != MPI_SUCCESS) return rc;
+        if (!echo_is_rep()) base = a.own ? w->regions[0].base : NULL;
+        *size = a.size;
+        *disp_unit = a.disp_unit;
+        *(void **)baseptr = base;
+        return rc;
     }
     if (echo_is_rep()) return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
     int q = rank;

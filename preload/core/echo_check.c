@@ -58,10 +58,16 @@ int echo_check_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     return PMPI_Sendrecv(sendbuf, sendcount, sendtype, probe_peer(dest, peers, 0), sendtag, recvbuf, recvcount,
                          recvtype, probe_peer(source, peers, 1), recvtag, probe(), MPI_STATUS_IGNORE);
 #endif
-    /* MPI checks the arguments of Isendrecv in its own order: ask Isendrecv itself */
+    /* MPI checks the arguments of Isendrecv in its own order: ask Isendrecv itself where a peer is invalid (it
+     * fails at once).  With both peers valid, Sendrecv checks the rest: MPICH 4.0's Isendrecv between two
+     * MPI_PROC_NULL peers never completes (natively too) */
+    int to = probe_peer(dest, peers, 0), from = probe_peer(source, peers, 1);
+    if (to == MPI_PROC_NULL && from == MPI_PROC_NULL)
+        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, to, sendtag, recvbuf, recvcount, recvtype, from, recvtag,
+                             probe(), MPI_STATUS_IGNORE);
     MPI_Request r;
-    int rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, probe_peer(dest, peers, 0), sendtag, recvbuf, recvcount,
-                            recvtype, probe_peer(source, peers, 1), recvtag, probe(), &r);
+    int rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, to, sendtag, recvbuf, recvcount, recvtype, from, recvtag,
+                            probe(), &r);
     return rc == MPI_SUCCESS ? PMPI_Wait(&r, MPI_STATUS_IGNORE) : rc;
 }
 
@@ -71,9 +77,11 @@ int echo_check_sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest,
     return PMPI_Sendrecv_replace(buf, count, dt, probe_peer(dest, peers, 0), sendtag, probe_peer(source, peers, 1),
                                  recvtag, probe(), MPI_STATUS_IGNORE);
 #endif
+    int to = probe_peer(dest, peers, 0), from = probe_peer(source, peers, 1);
+    if (to == MPI_PROC_NULL && from == MPI_PROC_NULL) /* as above */
+        return PMPI_Sendrecv_replace(buf, count, dt, to, sendtag, from, recvtag, probe(), MPI_STATUS_IGNORE);
     MPI_Request r;
-    int rc = PMPI_Isendrecv_replace(buf, count, dt, probe_peer(dest, peers, 0), sendtag, probe_peer(source, peers, 1),
-                                    recvtag, probe(), &r);
+    int rc = PMPI_Isendrecv_replace(buf, count, dt, to, sendtag, from, recvtag, probe(), &r);
     return rc == MPI_SUCCESS ? PMPI_Wait(&r, MPI_STATUS_IGNORE) : rc;
 }
 

@@ -246,9 +246,35 @@ static void read_plan(const char *path, int me) {
     snprintf(echo.run_dir, sizeof echo.run_dir, "%s", v ? v : ".");
 }
 
+/* A process that MPI_Comm_spawn started.  Open MPI 5's mpirun starts spawned children without the job's -x
+ * environment, so they run natively; Open MPI 4's mpirun and MPICH's hydra (and Intel MPI's) give them the job's
+ * environment, echo's plan and LD_PRELOAD among it, and tell them apart: OMPI_PARENT_PORT (the parents' port),
+ * PMI_SPAWNED (hydra's PMI flag of a spawned world). */
+static int spawned_child(void) {
+    const char *v = getenv("PMI_SPAWNED"), *port = getenv("OMPI_PARENT_PORT");
+    return (v && *v && strcmp(v, "0") != 0) || (port && *port);
+}
+
+/* A process a rank started (a shell, `nm`, a Python subprocess) inherits the rank's environment, its rank variables
+ * too: it is not the rank, and must neither take the rank's output files (a copy's stdout would leave the pipe its
+ * parent reads) nor write its status.  The rank leaves its process id in the environment; exec keeps the id, so a
+ * rank started through a program that execs it (echo/exec.sh) is still the rank. */
+static int started_by_a_rank(void) {
+    const char *v = getenv("ECHO_RANK_PID");
+    return v && *v && atol(v) != (long)getpid();
+}
+
 __attribute__((constructor)) static void echo_load(void) {
     const char *plan = getenv("ECHO_PLAN");
     if (!plan || !*plan) return; /* not started by echorun: every wrapper passes through */
+    if (spawned_child()) {
+        /* as on Open MPI: not one of the plan's processes (its ranks would take the parents' places), and what
+         * it starts in turn runs without echo too */
+        unsetenv("ECHO_PLAN");
+        unsetenv("LD_PRELOAD");
+        return;
+    }
+    if (started_by_a_rank()) return; /* every wrapper passes through */
     int me = real_rank_from_env();
     if (me < 0) return;           /* a helper process (e.g. a shell) under the same env */
     read_plan(plan, me);
@@ -262,8 +288,10 @@ __attribute__((constructor)) static void echo_load(void) {
     echo.copy = plan_copy[me];
     echo.ncopies = plan_ncopies[me];
 
-    /* for the program itself (and its children): which copy of which rank it is */
-    char num[16];
+    /* for the program itself (and its children): which copy of which rank it is, and which process is the rank */
+    char num[24];
+    snprintf(num, sizeof num, "%ld", (long)getpid());
+    setenv("ECHO_RANK_PID", num, 1);
     snprintf(num, sizeof num, "%d", echo.app_rank);
     setenv("ECHO_APP_RANK", num, 1);
     snprintf(num, sizeof num, "%d", echo.copy);

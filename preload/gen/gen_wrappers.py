@@ -63,6 +63,10 @@ LOCAL_WITH_HANDLES = {
     "MPI_Grequest_start", "MPI_Grequest_complete",
     # a copy's file handle is a real stand-in file (echo_file.c): its error handler is its own
     "MPI_File_set_errhandler", "MPI_File_get_errhandler", "MPI_File_call_errhandler",
+    # MPI-4.1: the process's and a session's buffers for buffered sends are each process's own (a copy's holds
+    # nothing: it sends nothing), and so is the request of flushing them (echo_buffers.c: a communicator's)
+    "MPI_Buffer_iflush", "MPI_Session_attach_buffer", "MPI_Session_attach_buffer_c", "MPI_Session_detach_buffer",
+    "MPI_Session_detach_buffer_c", "MPI_Session_flush_buffer", "MPI_Session_iflush_buffer",
 }
 
 # `int echo_MPI_X(` or `int echo_always_MPI_X(` defines semantics (`double echo_MPI_Wtime(`: the clocks); so

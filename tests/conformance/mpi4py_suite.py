@@ -300,6 +300,7 @@ def run_config(config: Config, testdir: Path, modules: list[str], work: Path, st
         done: dict[Process, dict[str, Outcome]] = {p: {} for p in procs}
         running: dict[Process, str] = {}  # the test a process was in when the job ended
         current: dict[Process, str] = {}  # the module it was in
+        last: dict[Process, str] = {}  # the last test it finished
         for proc, lg in logs.items():
             for module, rec in lg:
                 if rec.get("event") == "start" and "module" in rec:
@@ -309,6 +310,7 @@ def run_config(config: Config, testdir: Path, modules: list[str], work: Path, st
                 elif "outcome" in rec:
                     done[proc][rec["test"]] = Outcome(rec["outcome"], rec.get("detail", ""))
                     running.pop(proc, None)
+                    last[proc] = rec["test"]
                 elif "test" in rec:
                     running[proc] = rec["test"]
         settled = {t for t in set().union(*done.values()) if all(t in done[p] for p in procs)}
@@ -330,10 +332,18 @@ def run_config(config: Config, testdir: Path, modules: list[str], work: Path, st
         kind = "hang" if hung else "abort"
         message = f"no result for {stall:.0f} s" if hung else failure_message(stderr, rc)
         module, test = stopped_at(None if hung else failing_process(stderr), running, current)
+        if not test and not hung:
+            # processes that ended between tests, in a module (a copy whose path parted from its representative's
+            # after a test failed on it alone ends in that test's tear-down): after the last test they finished
+            after = Counter(last[p] for p in procs if p in last and p in current and p not in running)
+            if after:
+                test = after.most_common(1)[0][0]
+                module = module_of(test)
         module = module or unfinished[0]
         if test:
-            for proc in procs:
-                run.outcomes[proc][test] = Outcome(kind, message)
+            for proc in procs:  # what every process finished keeps its outcome
+                if test not in run.outcomes[proc]:
+                    run.outcomes[proc][test] = Outcome(kind, message)
             skip.add(test)
         run.interruptions.append(Interruption(module, kind, message, test))
         if log:

@@ -44,17 +44,17 @@ TARGETS = {
                         "pip install impi-devel impi-rt in .mpis/impi-pypi (scripts/mpis.sh)"),
 }
 C_PROGRAMS = ["p2p", "coll", "comms", "comm_ctors", "anysource", "nonblocking", "intercomm", "attrs", "pcoll",
-              "topo", "rma", "p2pmore", "io", "sdc_loop", "cxx_ring", "bigcount"]
+              "topo", "rma", "p2pmore", "io", "sdc_loop", "cxx_ring", "bigcount", "spawn", "mpi41", "errh_threads"]
 # CI's portability job takes this fixed subset (about a minute and a half per MPI here); ECHO_PORTABILITY_FULL=1
 # runs every program above
 if not os.environ.get("ECHO_PORTABILITY_FULL"):
     C_PROGRAMS = ["p2p", "coll", "comms", "anysource", "nonblocking", "attrs", "topo", "io", "sdc_loop", "cxx_ring",
-                  "bigcount"]
+                  "bigcount", "spawn", "mpi41", "errh_threads"]
 # Fortran, in the three interfaces: `use mpi` (f_usempi, f_timers), mpif.h (f_stencil), `use mpi_f08` (f_f08).
 # MPICH's mpif.h and `use mpi` call the C MPI_* symbols, which echo wraps; Open MPI's Fortran and MPICH's mpi_f08
 # call PMPI_*, so echo gives them Fortran entry points of its own (preload/gen/gen_fortran.py)
 F_PROGRAMS = ["f_usempi", "f_stencil", "f_f08", "f_timers"]
-PY_PROGRAMS = ["py_p2p", "py_coll", "py_bigcount"]
+PY_PROGRAMS = ["py_p2p", "py_coll", "py_bigcount", "py_subprocess"]
 # programs whose copies differ by nature, on every MPI (the primary's tests/preload/test_sdc.py leaves them out
 # too): they run with clones only.  rma exchanges the addresses of dynamic windows, io a process id.
 SDC_DIFFERS = {"rma", "io"}
@@ -83,6 +83,9 @@ NATIVE_FAILS = {
                             "(Invalid MPI_Request), natively",
     ("mpich4-debian", "pcoll"): "MPICH 4.0.2 aborts in MPI_Testall on started persistent collectives, natively",
     ("mpich4-debian", "p2pmore"): "MPICH 4.0.2 aborts in MPI_Parrived (partitioned receive), natively",
+    ("mpich4-debian", "spawn"): "MPICH 4.0.2 fails MPI_Comm_spawn natively (MPID_Comm_spawn_multiple: Error in "
+                                "spawn call)",
+    ("impi-pypi", "spawn"): "Intel MPI 2021.18 dies of SIGSEGV in MPI_Comm_spawn, natively",
 }
 
 

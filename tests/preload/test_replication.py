@@ -12,7 +12,7 @@ from tests.conftest import copy_output, echorun, lines_by_rank, mpirun_native
 
 BATTERY = ["p2p", "coll", "comms", "comm_ctors", "anysource", "nonblocking", "cxx_ring", "py_p2p", "py_coll", "py_comm",
            "intercomm", "attrs", "pcoll", "session", "topo", "rma", "p2pmore", "io",
-           "bigcount", "py_bigcount"]
+           "bigcount", "py_bigcount", "py_subprocess"]
 _native_cache: dict[tuple[str, int], dict[int, list[str]]] = {}
 
 
