@@ -24,6 +24,10 @@
 
 #define ECHO_TLS __thread __attribute__((tls_model("initial-exec")))
 
+/* set in the environment of a process a mode starts itself (Reinit's restarted ranks): one of the job's processes,
+ * not a child the application spawned, although MPI started it with MPI_Comm_spawn */
+#define ECHO_RESTARTED_ENV "ECHO_REINIT_CHILD"
+
 typedef struct echo_state {
     int active;          /* between our MPI_Init setup and MPI_Finalize */
     int cloned;          /* some rank has more than one copy */

@@ -267,14 +267,15 @@ static int started_by_a_rank(void) {
 __attribute__((constructor)) static void echo_load(void) {
     const char *plan = getenv("ECHO_PLAN");
     if (!plan || !*plan) return; /* not started by echorun: every wrapper passes through */
-    if (spawned_child()) {
+    int restarted = getenv(ECHO_RESTARTED_ENV) != NULL; /* spawned, by echo: one of the job's processes */
+    if (!restarted && spawned_child()) {
         /* as on Open MPI: not one of the plan's processes (its ranks would take the parents' places), and what
          * it starts in turn runs without echo too */
         unsetenv("ECHO_PLAN");
         unsetenv("LD_PRELOAD");
         return;
     }
-    if (started_by_a_rank()) return; /* every wrapper passes through */
+    if (!restarted && started_by_a_rank()) return; /* every wrapper passes through */
     int me = real_rank_from_env();
     if (me < 0) return;           /* a helper process (e.g. a shell) under the same env */
     read_plan(plan, me);

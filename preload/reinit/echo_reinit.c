@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHILD_ENV "ECHO_REINIT_CHILD"
+#define CHILD_ENV ECHO_RESTARTED_ENV
 
 static sigjmp_buf restart_point;
 static volatile int restart_ready;    /* inside MPI_Reinit: failures return there */
