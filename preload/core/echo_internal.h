@@ -65,6 +65,7 @@ void echo_mark_stopped(void); /* SDR stopped this excluded replica at the end (n
 void echo_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void echo_ft_survive_sigpipe(void); /* SDR and Reinit: a dead peer's socket must not end a survivor */
 int echo_ft_knows_dead(MPI_Comm comm);  /* SDR and Reinit, before creating a communicator */
+int echo_ft_agree_none_dead(MPI_Comm comm, int *none_dead); /* Reinit, before creating a communicator */
 void echo_unsupported(const char *fn) __attribute__((noreturn));
 double echo_epoch_now(void);        /* Unix time, in seconds */
 void echo_kill_at(double epoch);    /* the kill injectors: SIGKILL this process at that time */

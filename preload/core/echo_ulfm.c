@@ -33,6 +33,14 @@ int echo_ft_knows_dead(MPI_Comm comm) {
     return n > 0;
 }
 
+/* The live processes of comm agree whether none of them knows a dead member (*none_dead); an agreement also finds
+ * a death nobody noticed yet, and its flag and its error are the same everywhere, so all act alike.  Returns the
+ * agreement's code. */
+int echo_ft_agree_none_dead(MPI_Comm comm, int *none_dead) {
+    *none_dead = !echo_ft_knows_dead(comm);
+    return PMPIX_Comm_agree(comm, none_dead);
+}
+
 #if ECHO_HAS_ULFM /* elsewhere the application's MPIX_ calls (MPICH's partial ULFM) go to its MPI as they are */
 
 /* echo's own calls, and the application's before MPI_Init, act on the communicator they name */

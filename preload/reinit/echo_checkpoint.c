@@ -43,10 +43,9 @@ static int ok(int rc) { return rc == MPI_SUCCESS ? rc : echo_reinit_on_error(rc)
  * repaired like any other: C never returns here, Python gets echo's error code) */
 static int ckpt_comm(MPI_Comm *out) {
     if (comm_of != echo.reps_world) {
-        /* no dup over a world with a dead member (echo_ft_knows_dead says why): the ranks agree first whether one
-         * of them knows one (an agreement also finds a death nobody noticed), so that all of them repair or none */
-        int none_dead = !echo_ft_knows_dead(echo.reps_world);
-        int rc = PMPIX_Comm_agree(echo.reps_world, &none_dead);
+        /* no dup over a world with a dead member (echo_ft_knows_dead says why): all of them repair or none */
+        int none_dead;
+        int rc = echo_ft_agree_none_dead(echo.reps_world, &none_dead);
         if (rc == MPI_SUCCESS && !none_dead) rc = MPIX_ERR_PROC_FAILED;
         if (rc != MPI_SUCCESS) return ok(rc);
         MPI_Comm dup;

@@ -279,8 +279,8 @@ static void kid_settle(attempt_t *a, int ok, const char *step) {
 
 /* the last step, where every process holds `merged`: order it by the old ranks (every rank keeps its number) */
 static int order(attempt_t *a) {
-    int none_dead = !echo_ft_knows_dead(a->merged); /* no split over a dead member: echo_ft_knows_dead says why */
-    if (PMPIX_Comm_agree(a->merged, &none_dead) != MPI_SUCCESS || !none_dead) {
+    int none_dead; /* no split over a dead member: echo_ft_knows_dead says why */
+    if (echo_ft_agree_none_dead(a->merged, &none_dead) != MPI_SUCCESS || !none_dead) {
         debug("attempt %d: a process of the merged world died", attempts);
         abandon(a);
         return 0;
