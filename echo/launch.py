@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from collectors import roles
-from echo import runfiles
+from echo import reinit, runfiles
 from echo.build import detect_mpi, ensure_library
 from echo.constants import EXIT_COPY_FAILED, EXIT_NOT_UPLOADED
 from echo.constants import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
@@ -94,22 +94,18 @@ def run(opts: Options) -> int:
     start = time.monotonic()
     stopper = JobStopper(Path(opts.run_dir))
     load = LoadSampler(Path(opts.run_dir))  # phase times judge cores only where the host was not busy (perf.py)
-    for attempt in range(1, LAUNCH_TRIES + 1):
-        if opts.output == "all" or tagged_output(opts):
-            rc, launcher_failed = _run_relabelled(plan, env, stopper,
-                                                  Path(opts.run_dir) if tagged_output(opts) else None,
-                                                  opts.output == "all")
-        else:
-            rc, launcher_failed = _run_plain(plan.argv, env, stopper)
-        started = any(read_status(Path(opts.run_dir), real) for real in range(plan.nprocs))
-        if rc == 0 or not launcher_failed or started or attempt == LAUNCH_TRIES or stopper.signal:
+    deployment = 1
+    while True:
+        rc = launch(plan, env, opts, stopper)
+        if opts.mode != "reinit" or stopper.signal or not redeploy(Path(opts.run_dir), plan.nprocs, deployment):
             break
-        say(f"mpirun failed to start its launcher before any process ran (a transient Open MPI failure); "
-            f"starting again ({attempt + 1} of {LAUNCH_TRIES})")
+        deployment += 1
+        env = dict(env, **{reinit.DEPLOYMENT_ENV: str(deployment)})
+    if deployment > 1:
+        meta.update(deployments=deployment)
     stopper.restore()
     load.stop()
     meta.update(duration=time.monotonic() - start, exit_status=stopper.status if stopper.signal else rc)
-    wait_final(Path(opts.run_dir), plan.nprocs)  # every verdict below reads how each process ended
     remove_channels(opts.run_id)
     if not stopper.signal and not runfiles.record_files(Path(opts.run_dir)):
         # no process reached MPI_Init, where echo starts recording: nothing to judge or to store
@@ -125,7 +121,7 @@ def run(opts: Options) -> int:
         return stopper.status
     stopped_by_sdc = opts.sdc == "stop" and rc == ECHO_EXIT_DIVERGED  # the SDC report explains it
     if opts.mode == "reinit":  # mpirun's status counts the processes the repairs replaced, or misses a failure
-        rc = reinit_verdict(Path(opts.run_dir), plan.nprocs, rc)
+        rc = reinit_verdict(Path(opts.run_dir), plan.nprocs, rc, deployment)
     if opts.mode == "sdr":  # mpirun's status counts the replicas that died
         from echo import sdr
 
@@ -174,6 +170,44 @@ def run(opts: Options) -> int:
     return rc
 
 
+def launch(plan: Plan, env: dict[str, str], opts: Options, stopper: JobStopper) -> int:
+    """Start mpirun and relay the job's output until it ends (again if mpirun failed to start, which loses
+    nothing); returns its exit status once every process's status is final."""
+    for attempt in range(1, LAUNCH_TRIES + 1):
+        if opts.output == "all" or tagged_output(opts):
+            rc, launcher_failed = _run_relabelled(plan, env, stopper,
+                                                  Path(opts.run_dir) if tagged_output(opts) else None,
+                                                  opts.output == "all")
+        else:
+            rc, launcher_failed = _run_plain(plan.argv, env, stopper)
+        started = any(read_status(Path(opts.run_dir), real) for real in range(plan.nprocs))
+        if rc == 0 or not launcher_failed or started or attempt == LAUNCH_TRIES or stopper.signal:
+            break
+        say(f"mpirun failed to start its launcher before any process ran (a transient Open MPI failure); "
+            f"starting again ({attempt + 1} of {LAUNCH_TRIES})")
+    wait_final(Path(opts.run_dir), plan.nprocs)  # every verdict reads how each process ended
+    return rc
+
+
+def redeploy(run_dir: Path, nprocs: int, deployment: int) -> bool:
+    """Whether a Reinit job whose deployment `deployment` just ended is to be started again: every process of it
+    was killed, so no survivor was left to repair the world (docs/reinit.md). What it wrote is set aside."""
+    if not reinit.nothing_left(run_dir, nprocs):
+        return False
+    if deployment == reinit.MAX_DEPLOYMENTS:
+        say(f"Reinit: every process of the job failed again, in each of its {deployment} deployments: the job ends")
+        return False
+    kept = runfiles.set_aside_deployment(run_dir, deployment)
+    checkpoints = runfiles.plan_value(run_dir, "checkpoint") or "memory"
+    say(f"Reinit: every process of the job failed, so none was left to repair the world (mpirun's messages above): "
+        f"the job starts again ({deployment + 1} of at most {reinit.MAX_DEPLOYMENTS} deployments), every process in "
+        f"the RESTARTED state, from " + ("the newest checkpoint every rank has in " + checkpoints[6:]
+                                         if checkpoints.startswith("files:") else
+                                         "its beginning (checkpoints in memory died with the processes)")
+        + f"; what the failed deployment wrote: {kept}")
+    return True
+
+
 def never_started(rc: int, run_dir: str) -> list[str]:
     """What to say of a job in which no process reached MPI_Init (where echo starts recording and cloning)."""
     if rc == 0:
@@ -184,20 +218,23 @@ def never_started(rc: int, run_dir: str) -> list[str]:
             "run is not stored"]
 
 
-def reinit_verdict(run_dir: Path, nprocs: int, rc: int) -> int:
+def reinit_verdict(run_dir: Path, nprocs: int, rc: int, deployment: int) -> int:
     """A Reinit job's exit status: 0 if it was repaired and then finished (failures were replaced, not lost);
     not 0 if it ended without finishing (with ULFM, mpirun may report 0 for a job whose processes failed)."""
     done = run_dir / runfiles.REINIT_DONE
+    again = f" in its deployment {deployment} (started again after every process failed)" if deployment > 1 else ""
     if not done.exists():
         ends = [read_status(run_dir, real) for real in range(nprocs)]
         if rc == 0 and any(e is None or e.state != "finalized" for e in ends):
             say("Reinit: the application did not finish: a process failed where no restart point could take "
                 "it back (see the messages above)")
             return 1
+        if rc == 0 and again:
+            say(f"Reinit: the application finished{again}")
         return rc
     words = done.read_text().split()
     repairs = int(words[1]) if len(words) == 2 and words[1].isdigit() else 0
-    say(f"Reinit: the application finished after {repairs} repair{'s' if repairs != 1 else ''} of its world "
+    say(f"Reinit: the application finished{again} after {repairs} repair{'s' if repairs != 1 else ''} of its world "
         "(mpirun's messages about processes that ended without MPI_Finalize are those repairs: after one, "
         "processes end without Open MPI's closing fence, which would wait for the failed ones)")
     return 0

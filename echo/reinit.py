@@ -7,18 +7,30 @@ that saw the failure raises mpi4py's MPI.Exception with echo's error code:
 `reinit` catches it and calls `main("reinited")`. Outside echorun's reinit
 mode it just calls `main("new")`.
 
-`parse_kills` turns echorun's `--inject kill:rank=R,after=T[;...]` into plan lines.
+`parse_kills` turns echorun's `--inject kill:rank=R,after=T[;...]` into plan lines; `nothing_left` tells echorun
+that every process of a job failed, so that only starting the job again can restart it.
 """
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
+from echo import runfiles
+from echo.procstatus import read_status
 from echo.spec import parse_spec, seconds, split_specs
 
 T = TypeVar("T")
 STATES = {0: "new", 1: "reinited", 2: "restarted"}
+# A job whose every process failed is started again (deployed anew) at most this often in all; the library reads
+# the deployment's number from this variable, and every process of a later deployment starts RESTARTED
+DEPLOYMENT_ENV = "ECHO_REINIT_DEPLOYMENT"
+MAX_DEPLOYMENTS = 3
+# the ends of a process that failed from outside (killed: SIGKILL leaves no word; a stop) rather than crashing by
+# itself, whose fault a new deployment would meet again
+KILLED = (None, signal.SIGKILL, signal.SIGTERM, signal.SIGHUP)
 
 
 class ReinitError(ValueError):
@@ -48,6 +60,29 @@ def parse_kills(spec: str, nranks: int) -> list[str]:
             raise ReinitError(f"--inject {one}: after must be >= 0, repair >= 1")
         lines.append(f"reinit_kill_{k} {rank} {when}" if "after" in values else f"reinit_kill_{k} {rank} repair {when}")
     return lines
+
+
+def nothing_left(run_dir: Path, nprocs: int) -> bool:
+    """Whether every process of the job's world was killed before the application finished (none exited, none
+    crashed by itself): no survivor was left to repair from, the last ones dying while they started the others
+    again, or all at once. The library's note that the application finished (reinit.done) says otherwise."""
+    if (Path(run_dir) / runfiles.REINIT_DONE).exists():
+        return False
+    ends = [read_status(Path(run_dir), real) for real in range(nprocs)]
+    return all(e is not None and e.exit_status is None and e.state not in ("finalizing", "finalized")
+               and e.signal in KILLED for e in ends)
+
+
+def earlier_deployments(run_dir: Path) -> list[str]:
+    """A line for each deployment of a Reinit job that ended with every process failed, for the store: how each
+    of its processes ended, and where its files are."""
+    out = []
+    for kept in sorted(Path(run_dir, "deployments").glob("*/procs"), key=lambda p: int(p.parent.name)):
+        ends = [(int(f.stem), read_status(kept.parent, int(f.stem))) for f in kept.glob("*.status")]
+        said = ", ".join(f"process {real} {end.text() if end else 'unknown'}" for real, end in sorted(ends))
+        out.append(f"deployment {kept.parent.name}: every process failed ({said}), no survivor was left to repair "
+                   f"the world, and echorun started the job again; its files: {kept.parent}")
+    return out
 
 
 def _checked(call: Callable[[], int]) -> int:

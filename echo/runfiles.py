@@ -2,9 +2,10 @@
 
 A run directory holds what echorun wrote before the job (the plan, run.json, a rankfile), what the processes
 write during it (per process: procs/, records/, events/, metrics/, perf/; per rank and copy: output/,
-valgrind/) and what the verdicts after it wrote (perf.json, reinit.done, sdr.*). The preload library reads the
-plan (a line "key value..." each; its C reader is preload's plan reader) and writes the per-process files under
-the names below. Everything in Python asks this module for a path, a plan value or the upload of a run.
+valgrind/; a Reinit job started again keeps its earlier deployments' in deployments/<n>/) and what the verdicts
+after it wrote (perf.json, reinit.done, sdr.*). The preload library reads the plan (a line "key value..." each;
+its C reader is preload's plan reader) and writes the per-process files under the names below. Everything in
+Python asks this module for a path, a plan value or the upload of a run.
 """
 
 from __future__ import annotations
@@ -77,7 +78,9 @@ def metrics_file(run_dir: Path, real: int) -> Path:
 
 
 def event_files(run_dir: Path) -> list[Path]:
-    return sorted(Path(run_dir, "events").glob("*.jsonl"))
+    """Every process's events, those of a Reinit job's earlier deployments first (injections fired, repairs)."""
+    earlier = sorted(Path(run_dir, "deployments").glob("*/events/*.jsonl"), key=lambda p: int(p.parts[-3]))
+    return earlier + sorted(Path(run_dir, "events").glob("*.jsonl"))
 
 
 def perf_test_files(run_dir: Path) -> list[Path]:
@@ -165,6 +168,19 @@ def write_run_dir(run_dir: Path, plan: str, files: dict[str, str]) -> None:
 
 
 # ---- run.json ----
+
+
+def set_aside_deployment(run_dir: Path, deployment: int) -> Path:
+    """Before a job is started again in the same run directory (Reinit, when every process failed): what the
+    processes of deployment `deployment` wrote moves to deployments/<deployment>/, and the next one starts with
+    empty folders. Returns where it went."""
+    kept = Path(run_dir) / "deployments" / str(deployment)
+    kept.mkdir(parents=True, exist_ok=True)
+    for sub in PROCESS_DIRS:
+        if (Path(run_dir) / sub).exists():
+            (Path(run_dir) / sub).rename(kept / sub)
+        (Path(run_dir) / sub).mkdir()
+    return kept
 
 
 def is_run_dir(run_dir: Path) -> bool:

@@ -107,6 +107,13 @@ def exclusion_rows(run_dir: Path) -> list[dict]:
             for e in exclusions(run_dir)]
 
 
+def redeployment_rows(run_dir: Path) -> list[dict]:
+    """A Reinit job started again after every process failed (echo/reinit.py): an event per failed deployment."""
+    from echo.reinit import earlier_deployments
+
+    return [dict(kind="redeployed", message=line) for line in earlier_deployments(run_dir)]
+
+
 def ingest(run_dir: str | Path, engine: Engine) -> str:
     """Store the run in `run_dir`; returns its id."""
     run_dir = Path(run_dir)
@@ -167,7 +174,7 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
         events += role_events
         metrics += role_metrics
     perf_ev, perf_me = perf_rows(run_dir)
-    events += perf_ev + exclusion_rows(run_dir)
+    events += perf_ev + exclusion_rows(run_dir) + redeployment_rows(run_dir)
     metrics += perf_me
     run_id = meta["run_id"]
     run = dict(id=run_id, program=meta["program"], argv=meta["argv"], mode=run_mode(meta, run_dir),

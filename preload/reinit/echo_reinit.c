@@ -645,6 +645,10 @@ void echo_reinit_setup(void) {
     if (echo_reinit_is_child()) {
         join_survivors();
     } else {
+        /* a job echorun started again after every process of it failed (echo/reinit.py): each process replaces a
+         * failed one */
+        const char *deployment = getenv("ECHO_REINIT_DEPLOYMENT");
+        if (deployment && atoi(deployment) > 1) start_state = MPI_REINIT_RESTARTED;
         PMPI_Comm_dup(MPI_COMM_WORLD, &echo.reps_world);
         PMPI_Comm_set_errhandler(echo.reps_world, MPI_ERRORS_RETURN);
         job_start = echo_epoch_now();

@@ -97,3 +97,18 @@ def test_a_repaired_reinit_run_is_stored_as_ok(programs, tmp_path):
     assert run.injections[0]["fired"]
     report = mpiecho("report", "--db", db)
     assert "exit status 0 (ok)" in report and "  mode     reinit" in report
+
+
+def test_a_reinit_run_started_again_after_every_process_failed_is_stored_with_both_deployments(programs, tmp_path):
+    """The kills fired in the failed deployment count as fired; the store says the job was started again."""
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    kills = "kill:rank=0,after=1s;kill:rank=1,after=1s"
+    r = echorun(["--db", db, "-n", "2", "--mode", "reinit", "--inject", kills, *programs["reinit_iter"], "60", "40"],
+                tmp_path / "run", timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert "never fired" not in r.stderr and r.stderr.count(": fired at call ") == 2, r.stderr
+    run, _ = stored(db)
+    assert (run.status, run.exit_status) == ("ok", 0) and all(i["fired"] for i in run.injections)
+    report = mpiecho("report", "--db", db)
+    assert "redeployed: deployment 1: every process failed" in report, report
+    assert f"its files: {tmp_path / 'run' / 'deployments' / '1'}" in report

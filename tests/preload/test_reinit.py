@@ -130,3 +130,47 @@ def test_ranks_of_a_lost_host_restart_on_the_least_loaded_remaining_host(program
     assert r.returncode == 0, r.stderr
     assert "rank 2 (host lost) restarted on c (simulated hosts)" in r.stderr
     assert "rank 3 (host lost) restarted on a (simulated hosts)" in r.stderr
+
+
+@pytest.mark.parametrize("spec", [
+    # the only survivor dies while it starts the failed rank again: the process it started ends itself
+    "kill:rank=1,after=1s;kill:rank=0,repair=1",
+    # every rank at once
+    "kill:rank=0,after=1s;kill:rank=1,after=1s",
+])
+def test_a_job_whose_every_process_failed_is_started_again(mpi, programs, tmp_path, spec):
+    args = [*programs["reinit_iter"], "60", PAUSE_MS]
+    clean = mpirun_native(mpi, 2, args)
+    r = echorun(["--no-store", "-n", "2", "--mode", "reinit", "--inject", spec, *args], tmp_path / "run", timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == clean.stdout
+    assert "every process of the job failed, so none was left to repair the world" in r.stderr, r.stderr
+    assert "the application finished in its deployment 2" in r.stderr, r.stderr
+    # every process of the new deployment replaces a failed one, and starts over: its checkpoints died with it
+    assert r.stderr.count(": restarted, resuming at iteration 0") == 2, r.stderr
+    kept = tmp_path / "run" / "deployments" / "1"
+    assert sorted(p.name for p in (kept / "records").glob("*.rec")) == ["0.rec", "1.rec"]
+    assert not (tmp_path / "run" / "deployments" / "2").exists()
+
+
+def test_a_job_started_again_resumes_from_its_file_checkpoints(programs, failure_free, tmp_path):
+    r = echorun(["--no-store", "-n", "4", "--mode", "reinit", "--checkpoint", f"files:{tmp_path / 'ckpt'}",
+                 "--inject", ";".join(f"kill:rank={k},after=2s" for k in range(4)),
+                 *programs["reinit_iter"], ITERATIONS, PAUSE_MS], tmp_path / "run", timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == failure_free["c"]
+    assert f"from the newest checkpoint every rank has in {tmp_path / 'ckpt'}" in r.stderr, r.stderr
+    resumed = [int(line.rsplit(" ", 1)[1]) for line in r.stderr.splitlines() if ": restarted, resuming at" in line]
+    assert len(resumed) == 4 and min(resumed) > 0, r.stderr  # every rank from its files, none from the beginning
+
+
+def test_a_job_whose_processes_keep_failing_is_started_again_a_bounded_number_of_times(programs, tmp_path):
+    # both ranks are killed in every deployment: a planned kill strikes once (its time counts from the MPI_Init of
+    # the deployment it strikes in), so each deployment has its own, the later ones later: those a process armed
+    # but did not live to fire are armed again in the next deployment
+    spec = ";".join(f"kill:rank={rank},after={after}s" for after in (0.8, 1.2, 1.6) for rank in (0, 1))
+    r = echorun(["--no-store", "-n", "2", "--mode", "reinit", "--inject", spec, *programs["reinit_iter"], "60",
+                 PAUSE_MS], tmp_path / "run", timeout=240)
+    assert r.returncode != 0, r.stderr
+    assert "every process of the job failed again, in each of its 3 deployments: the job ends" in r.stderr, r.stderr
+    assert "result" not in r.stdout
