@@ -29,6 +29,8 @@ static int plan_nkeys, plan_capkeys;
 static int term_fd = 2;      /* the terminal's stderr, even for redirected copies */
 static int output_redirected; /* a copy whose stdout/stderr go to files */
 static int status_fd = -1;   /* run_dir/procs/<real>.status */
+static int exit_status;       /* and the rest of the status file: below */
+static void write_status(void);
 static int *plan_app, *plan_copy, *plan_ncopies; /* per real rank */
 
 const char *echo_plan_value(const char *key) {
@@ -58,6 +60,11 @@ void echo_fatal(const char *fmt, ...) {
     if (output_redirected) write_all(2, msg, (size_t)n); /* the copy's own error file too */
     /* under ULFM (Reinit) MPI_Abort can wait forever once a process has failed;
      * there every survivor sees the failure and ends itself */
+    if (echo.reinit) { /* its status says it exited (70), not that it was killed: echorun starts a Reinit job whose
+                        * every process was killed again, never one that echo ended (echo/reinit.py) */
+        exit_status = 70;
+        write_status();
+    }
     if (!echo.reinit && !echo.sdr) PMPI_Abort(MPI_COMM_WORLD, 70);
     _exit(70);
 }
@@ -106,7 +113,7 @@ void echo_unsupported(const char *fn) {
  * "finalized" (or "stopped"); "signal" if a fatal signal came before MPI_Finalize (in or after it the state
  * stays: the process had done its work).  <signal>: the signal that ended it (0: none); <exit>: its exit status
  * once it returned from main or called exit() ("-" until then, and for ever if it was killed or echo ended it
- * with _exit).  echorun reads them after the job: who died, and what the application itself returned, which
+ * with _exit, but for Reinit's: 70).  echorun reads them after the job: who died, and what the application itself returned, which
  * mpirun's status does not always say (under ULFM it counts the dead, and mpirun ends every process, even one
  * still in MPI_Finalize, once one exits non-zero). */
 #define STATUS_LINE 96
