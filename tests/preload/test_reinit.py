@@ -153,6 +153,17 @@ def test_a_job_whose_every_process_failed_is_started_again(mpi, programs, tmp_pa
     assert not (tmp_path / "run" / "deployments" / "2").exists()
 
 
+def test_a_python_job_whose_every_process_failed_is_started_again(mpi, programs, tmp_path):
+    args = [*programs["py_reinit"], "60", PAUSE_MS]
+    clean = mpirun_native(mpi, 2, args)
+    r = echorun(["--no-store", "-n", "2", "--mode", "reinit", "--inject", "kill:rank=0,after=2s;kill:rank=1,after=2s",
+                 *args], tmp_path / "run", timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == clean.stdout
+    assert "the application finished in its deployment 2" in r.stderr, r.stderr
+    assert r.stderr.count(": restarted, resuming at iteration 0") == 2, r.stderr
+
+
 def test_a_job_started_again_resumes_from_its_file_checkpoints(programs, failure_free, tmp_path):
     r = echorun(["--no-store", "-n", "4", "--mode", "reinit", "--checkpoint", f"files:{tmp_path / 'ckpt'}",
                  "--inject", ";".join(f"kill:rank={k},after=2s" for k in range(4)),
