@@ -323,10 +323,13 @@ def _join_relays(threads: list[threading.Thread], stopper: JobStopper) -> None:
         t.join(RELAY_AFTER_STOP if stopper.signal else None)
 
 
-def without_launcher_nul(line: bytes) -> bytes:
+def launcher_line(line: bytes) -> bytes:
     """PRRTE ends some of its messages (an abort's banner) with a NUL byte, which would start the next line
-    written: dropped, and only there, so that the application's own bytes pass untouched."""
-    return line[1:] if line.startswith(b"\0") else line
+    written: dropped, and only there, so that the application's own bytes pass untouched. The last bytes of the
+    stream may lack a newline (PRRTE's "LAUNCHER JOB OBJECT NOT FOUND" after a job whose processes all died):
+    given one, so that echorun's next line starts a line of its own."""
+    line = line[1:] if line.startswith(b"\0") else line
+    return line if line.endswith(b"\n") else line + b"\n"
 
 
 def write_out(dst, data: bytes) -> None:  # noqa: ANN001 (a binary stream)
@@ -350,7 +353,7 @@ def _run_plain(argv: list[str], env: dict[str, str], stopper: JobStopper) -> tup
         for line in proc.stderr:
             if LAUNCHER_FAILED_TO_START in line:
                 failed.set()
-            write_out(sys.stderr.buffer, without_launcher_nul(line))
+            write_out(sys.stderr.buffer, launcher_line(line))
 
     relayer = threading.Thread(target=relay, daemon=True)
     relayer.start()
@@ -383,7 +386,7 @@ def _run_relabelled(plan: Plan, env: dict[str, str], stopper: JobStopper, save: 
                         files[p.app] = open(runfiles.output_file(save, p.app, 0), "ab")  # noqa: SIM115 (closed below)
                     files[p.app].write(body)
                 line = f"[rank {p.app} copy {p.copy}] ".encode() + body if label else body
-            write_out(dst, line if m else without_launcher_nul(line))
+            write_out(dst, line if m else launcher_line(line))
 
     threads = [threading.Thread(target=relay, args=(proc.stdout, sys.stdout.buffer, True), daemon=True),
                threading.Thread(target=relay, args=(proc.stderr, sys.stderr.buffer, False), daemon=True)]
