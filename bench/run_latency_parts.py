@@ -379,8 +379,8 @@ def findings(samples: dict[str, list[Sample]], counts: dict[str, dict[str, dict[
         "`if (ompi_mpi_oversubscribed) ompi_mpi_yield_when_idle = true`), over any value the user gave, "
         "`--mca mpi_yield_when_idle 0` included, and echorun's plan sets nothing about it: every idle turn of "
         "the progress engine is a sched_yield. The copies, which turned the progress engine once before each "
-        "sleep, yielded there, and found the representative's next message when they came back: they never "
-        "slept, and polled with a yield per message. " + was +
+        "sleep, yielded there, and found the representative's next message when they came back: instead of "
+        "sleeping they polled, a yield at each look. " + was +
         f"Now (*echo-2*) a copy makes {count('echo-2', 'copy', 'syscalls'):.2f} system calls per round trip and "
         f"uses {cpu('echo-2', 'copy'):.2f} µs of CPU; *echo-2* / *echo-2 before* = "
         f"{ratio('echo-2', 'echo-2 before') if before else float('nan'):.2f}, and *echo-2* is "
