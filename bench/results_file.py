@@ -1,5 +1,6 @@
 """Writing a benchmark's results: a Markdown file under bench/results/, with a
-line saying when, where and by which script it was measured; and timing a command."""
+line saying when, where and by which script it was measured; timing a command,
+and running commands at once."""
 
 from __future__ import annotations
 
@@ -32,3 +33,15 @@ def timed(argv: list[str]) -> float:
     if p.returncode != 0:
         raise RuntimeError(f"{argv[:8]}: {p.stderr[-1500:]}")
     return time.perf_counter() - t
+
+
+def run_together(argvs: list[list[str]], timeout: float = 1800) -> list[str]:
+    """Start every command at once; their standard outputs (each must succeed)."""
+    procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for a in argvs]
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=timeout)
+        if p.returncode != 0:
+            raise RuntimeError(f"{p.args[:6]} failed:\n{err[-2000:]}")
+        outs.append(out)
+    return outs

@@ -26,7 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from results_file import RESULTS_DIR, measured_by, write  # bench/ itself is on the path of a script run from it
+# bench/ itself is on the path of a script run from it
+from results_file import RESULTS_DIR, measured_by, run_together, write
 
 from echo.build import detect_mpi, ensure_library
 
@@ -44,18 +45,6 @@ def native_argv(mpi, exe: str, args: list[str]) -> list[str]:
 def sdr_argv(exe: str, args: list[str], work: Path, i: int) -> list[str]:
     return [str(BIN / "echorun"), "--no-store", "--run-dir", str(work / f"sdr{i}"), "-n", "2", "--mode", "sdr",
             "--replicas", "2", "--mpirun-args", " ".join(BIND), exe, *args]
-
-
-def run_together(argvs: list[list[str]]) -> list[str]:
-    """Start every command at once; their standard outputs."""
-    procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for a in argvs]
-    outs = []
-    for p in procs:
-        out, err = p.communicate(timeout=1800)
-        if p.returncode != 0:
-            raise RuntimeError(f"{p.args[:6]} failed:\n{err[-2000:]}")
-        outs.append(out)
-    return outs
 
 
 def pingpong(out: str) -> dict[int, float]:

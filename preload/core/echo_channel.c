@@ -296,8 +296,8 @@ static void advance(const record_t *r) {
 
 /* A copy reading the ring makes no MPI call, but MPI may need it to: Open MPI's partitioned component, for one,
  * sets itself up with a nonblocking collective over the real world, which completes only as every process of the
- * job lets MPI progress.  A copy turns MPI's progress engine every PROGRESS_EVERY records it reads, before it
- * sleeps, and every time it wakes up. */
+ * job lets MPI progress.  A copy turns MPI's progress engine every PROGRESS_EVERY records it reads and every
+ * time it wakes up (at least every SLEEP_NS while it waits), not before it sleeps (see next()). */
 static void progress(void) {
     int flag;
     PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, echo.clone_comm, &flag, MPI_STATUS_IGNORE);
@@ -318,8 +318,11 @@ static record_t *next(void) {
             continue;
         }
         /* nothing to read: sleep (no spinning, the cores are the representatives'), to be woken by the
-         * representative if it waits for this copy, else after SLEEP_NS to read what it wrote meanwhile */
-        progress();
+         * representative if it waits for this copy, else after SLEEP_NS to read what it wrote meanwhile.  No
+         * call into MPI between the look and the sleep: Open MPI's progress yields the core when the node is
+         * oversubscribed (as it is with copies), the representative wrote its next message meanwhile, and the
+         * copy found it instead of sleeping: it never slept, one yield per message and as much CPU as its
+         * representative (bench/run_latency_parts.py counts them) */
         atomic_fetch_add(&hdr->sleepers, 1);
         futex_wait(&hdr->posted, seen);
         atomic_fetch_sub(&hdr->sleepers, 1);
