@@ -28,6 +28,7 @@ SUBSET = [
     "comm/dup -n 2", "comm/ic1 -n 4", "comm/cmsplit_type -n 4 .",
     "pt2pt/mprobe -n 2", "pt2pt/dtype_send -n 2",
     "rma/test4 -n 2", "rma/transpose4 -n 2", "rma/win_shared_noncontig_put -n 4",
+    "rma/win_shared_put_flush_load -n 3",
     "group/groupcreate -n 4",
     "datatype/tfree -n 2", "datatype/concurrent_irecv -n 3",
     "topo/dims1 -n 4", "topo/graphcr -n 4",
