@@ -2,6 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python -m tests.conformance.mpich_suite                    # the full matrix
     PYTHONPATH=. .venv/bin/python -m tests.conformance.mpich_suite --tests pt2pt/mprobe,coll/nonblocking2
+    PYTHONPATH=. .venv/bin/python -m tests.conformance.mpich_suite --work DIR --report-only  # the table of a run
 
 The suite is MPICH's `test/mpi`, taken from the Debian source package of MPICH (`apt-get source mpich`; a
 `deb-src` entry for the archive the machine already uses is added to a file of its own when none is there) and
@@ -568,6 +569,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resume", action="store_true", help="keep the results in --work and run only the rest")
     ap.add_argument("--results", default=str(ROOT / "bench" / "results" / "mpich.md"),
                     help="Markdown file to write ('' for none)")
+    ap.add_argument("--report-only", action="store_true", help="run nothing: write the results file from what "
+                                                                     "--work holds (a matrix stopped part way)")
     ap.add_argument("--echo-from", default="", help="run echorun from this checkout of echo (to measure the code "
                                                     "before a change)")
     args = ap.parse_args(argv)
@@ -581,10 +584,13 @@ def main(argv: list[str] | None = None) -> int:
     if not modes or not modes[0].native:
         print("mpich_suite: --modes must include native (the reference)", file=sys.stderr)
         return 2
-    built = build(testdir, [t for t in tests if not t.skip], detect_mpi().mpicc)
     work = Path(args.work)
-    work.mkdir(parents=True, exist_ok=True)
-    results = run_matrix(tests, built, modes, work, args.timeout, args.resume, echo_from=args.echo_from)
+    if args.report_only:
+        results = {k: v for k, v in load_results(work / "results.jsonl").items() if k[1] in {m.name for m in modes}}
+    else:
+        built = build(testdir, [t for t in tests if not t.skip], detect_mpi().mpicc)
+        work.mkdir(parents=True, exist_ok=True)
+        results = run_matrix(tests, built, modes, work, args.timeout, args.resume, echo_from=args.echo_from)
     lines = report(tests, results, modes, args.timeout)
     if args.results:
         Path(args.results).write_text("\n".join(lines))
