@@ -175,13 +175,13 @@ int sdr_comm_create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int du
     PMPI_Comm_get_errhandler(p->app, &eh);
     PMPI_Comm_set_errhandler(c->app, eh);
     PMPI_Errhandler_free(&eh);
-    if (dup) {
-        echo_comm_copy_attributes(p->app, c->app);
-        c->cart = sdr_cart_copy(p->cart);
-    }
+    int copied = dup ? echo_comm_copy_attributes(p->app, c->app) : MPI_SUCCESS;
+    if (dup) c->cart = sdr_cart_copy(p->cart);
     sdr_comm_add(c);
     *newcomm = c->app;
-    return MPI_SUCCESS;
+    /* an attribute's copy callback failed: so does the dup, with its code (MPICH's attr/attrerr) */
+    if (copied != MPI_SUCCESS) echo_sdr_MPI_Comm_free(newcomm);
+    return copied;
 }
 
 int echo_sdr_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
