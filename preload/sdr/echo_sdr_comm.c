@@ -293,3 +293,14 @@ int echo_sdr_MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
     *result = same_order ? MPI_CONGRUENT : same_set ? MPI_SIMILAR : MPI_UNEQUAL;
     return MPI_SUCCESS;
 }
+
+#if ECHO_DECLARES(MPI_Session_init)
+/* Sessions are outside SDR (docs/sdr.md): the communicators a session makes are real ones of every replica, in
+ * which each replica would be a rank of its own (MPICH's init/session: replica 1 of rank 0 was not rank 0 and
+ * printed nothing).  Refused at the start, naming the call. */
+int echo_sdr_MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) {
+    (void)info, (void)errhandler, (void)session;
+    echo_unsupported("MPI_Session_init");
+    return MPI_ERR_OTHER;
+}
+#endif

@@ -33,7 +33,7 @@ SUBSET = [
     "datatype/tfree -n 2", "datatype/concurrent_irecv -n 3",
     "topo/dims1 -n 4", "topo/graphcr -n 4",
     "io/rdwrord -n 4",
-    "init/version -n 1", "init/initstat -n 1",
+    "init/version -n 1", "init/initstat -n 1", "init/session -n 4",
     "attr/attrend -n 4", "attr/baseattrcomm -n 1", "attr/attrerr -n 1",
 ]
 TIMEOUT = 120.0
