@@ -14,11 +14,13 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
-from echo.runfiles import status_files
+from echo.runfiles import ECHO_STOPPED, status_files
 
 GRACE = 3.0  # seconds mpirun has to end the job itself before echo kills what is left
+STOPPED_GRACE = 10.0  # seconds mpirun has to end a job echo stopped itself (runfiles.ECHO_STOPPED)
 SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
@@ -64,6 +66,21 @@ class JobStopper:
         if self.signal is not None:  # told to stop while it was starting
             self._group(signal.SIGTERM)
             self._kill_later()
+        threading.Thread(target=self._end_stopped_job, args=(proc,), daemon=True).start()
+
+    def _end_stopped_job(self, proc: subprocess.Popen) -> None:
+        """A job echo stopped without MPI_Abort (SDR refusing a call) is over: Open MPI 5's mpirun under ULFM may
+        never notice that its processes all exited (MPICH's coll/allred5 -n 10 under SDR), so what is left
+        STOPPED_GRACE seconds after the note is killed."""
+        note = self.run_dir / ECHO_STOPPED
+        while proc.poll() is None and not note.exists():
+            time.sleep(0.5)
+        try:
+            proc.wait(timeout=STOPPED_GRACE)
+        except subprocess.TimeoutExpired:
+            _say(f"{note.read_text(errors='replace').strip()[6:]}: the job did not end {STOPPED_GRACE:.0f} s "
+                 "after echo stopped it; killing what is left")
+            self.kill_now()
 
     def _on_signal(self, sig: int, _frame: object) -> None:
         if self.signal is not None:

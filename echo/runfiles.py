@@ -25,6 +25,7 @@ PERF_JSON = "perf.json"
 REINIT_DONE = "reinit.done"
 SDR_LOST = "sdr.lost"  # left by the first process that saw every replica of a rank dead
 SDR_SLOW = "sdr.slow"  # SDR's slow replicas excluded and taken back
+ECHO_STOPPED = "echo.stopped"  # left by the first process echo stopped without MPI_Abort (SDR: a refused call)
 HOSTLOAD_JSON = "hostload.json"
 VALGRIND_DIR = "valgrind"
 # folders made before the job starts (the processes write in them)

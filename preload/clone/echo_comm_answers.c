@@ -75,8 +75,3 @@ int echo_MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
     return echo_forward(result, 1, MPI_INT, rc);
 }
 
-int echo_MPI_Query_thread(int *provided) {
-    int rc = PMPI_Query_thread(provided);
-    if (*provided > MPI_THREAD_FUNNELED) *provided = MPI_THREAD_FUNNELED; /* as MPI_Init_thread said */
-    return rc;
-}

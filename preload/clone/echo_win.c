@@ -734,12 +734,55 @@ int echo_MPI_Win_detach(MPI_Win win, const void *base) {
     return rc;
 }
 
+static int inside(const char *base, MPI_Aint size, const char *in, MPI_Aint in_size) {
+    return size > 0 && base >= in && base + size <= in + in_size;
+}
+
+/* MPI's memory of window w goes with it.  A window the application created over that memory (MPICH's
+ * rma/win_shared_*_flush_load expose a shared window's segment in a window of the world, and free the shared
+ * window first) has nothing left to forward: its regions there are forgotten, or MPI_Win_free's forward would
+ * read unmapped memory.  The representative decides (a copy's shared window may hold other segments than its
+ * representative maps), and its copies forget the same regions. */
+static void forget_memory_of(echo_win_t *w) {
+    int n = 0;
+    for (int v = 0; v < nwins; v++)
+        if (wins[v] != w && app_memory(wins[v]->flavor)) n += wins[v]->nregions;
+    if (!n || !echo_has_copies()) return;
+    int *gone = calloc((size_t)n, sizeof(int)), k = 0;
+    for (int v = 0; v < nwins; v++) {
+        if (wins[v] == w || !app_memory(wins[v]->flavor)) continue;
+        for (int i = 0; i < wins[v]->nregions; i++, k++) {
+            region_t *r = &wins[v]->regions[i];
+            for (int j = 0; echo_is_rep() && j < w->nregions && !gone[k]; j++)
+                gone[k] = inside(r->base, r->size, w->regions[j].base, w->regions[j].size);
+            for (int j = 0; echo_is_rep() && j < w->nspans && !gone[k]; j++)
+                gone[k] = inside(r->base, r->size, w->spans[j].base, w->spans[j].size);
+        }
+    }
+    echo_forward(gone, n, MPI_INT, MPI_SUCCESS);
+    k = 0;
+    for (int v = 0; v < nwins; v++) {
+        if (wins[v] == w || !app_memory(wins[v]->flavor)) continue;
+        for (int i = 0; i < wins[v]->nregions; i++, k++) {
+            if (!gone[k]) continue;
+            region_t *r = &wins[v]->regions[i];
+            untrack_region(r);
+            free(r->snap);
+            r->snap = NULL;
+            r->size = 0; /* no pages: every forward skips it alike on both sides */
+        }
+    }
+    free(gone);
+}
+
 int echo_MPI_Win_free(MPI_Win *win) {
     echo_win_t *w = find(*win);
     if (!w) return PMPI_Win_free(win);
     int others = app_memory(w->flavor) && updated_by_others(w, MPI_SUCCESS);
-    if (!app_memory(w->flavor)) /* MPI's memory goes with the window */
+    if (!app_memory(w->flavor)) { /* MPI's memory goes with the window */
         for (int i = 0; i < w->nregions; i++) untrack_region(&w->regions[i]);
+        forget_memory_of(w);
+    }
     drop_spans(w);
     int rc = PMPI_Win_free(win); /* the real window, or the stand-in */
     /* Memory the application owns outlives the window: updates other ranks' passive-target epochs completed

@@ -63,8 +63,15 @@ int echo_always_MPI_Init(int *argc, char ***argv) {
     return rc;
 }
 
+/* as MPI_Init_thread said, in every mode that caps it (SDR too: MPICH's init/initstat compares the two) */
+int echo_always_MPI_Query_thread(int *provided) {
+    int rc = PMPI_Query_thread(provided);
+    if ((echo.cloned || echo.sdr) && *provided > MPI_THREAD_FUNNELED) *provided = MPI_THREAD_FUNNELED;
+    return rc;
+}
+
 int echo_always_MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
-    if (world_owned_by_echo()) return PMPI_Query_thread(provided);
+    if (world_owned_by_echo()) return echo_always_MPI_Query_thread(provided);
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     echo_setup_after_init();
     /* copies follow their representative call by call, so calls from several

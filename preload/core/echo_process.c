@@ -66,6 +66,18 @@ void echo_fatal(const char *fmt, ...) {
         write_status();
     }
     if (!echo.reinit && !echo.sdr) PMPI_Abort(MPI_COMM_WORLD, 70);
+    /* SDR: Open MPI 5's mpirun under ULFM may never end a job whose processes all exited this way (MPICH's
+     * coll/allred5 -n 10: 20 processes refused a call, mpirun reaped 18 and waited for ever); the first leaves
+     * a note, and echorun ends what is left (jobstop.py) */
+    if (echo.sdr && echo.run_dir[0]) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/echo.stopped", echo.run_dir);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd >= 0) {
+            write_all(fd, msg, (size_t)n);
+            close(fd);
+        }
+    }
     _exit(70);
 }
 

@@ -126,6 +126,7 @@ void sdr_sched_copy(sdr_sched_t *s, int round, const void *src, int scount, MPI_
                     MPI_Datatype rtype);
 void *sdr_sched_tmp(sdr_sched_t *s, int count, MPI_Datatype dt); /* a buffer freed with the schedule */
 void sdr_sched_own_type(sdr_sched_t *s, MPI_Datatype dt);       /* a datatype freed with it */
+void sdr_sched_persist(sdr_sched_t *s); /* a persistent collective: numbered when made, started in any order */
 void sdr_sched_start(sdr_sched_t *s);
 int sdr_sched_done(sdr_sched_t *s);
 void sdr_sched_free(sdr_sched_t *s);

@@ -289,7 +289,9 @@ static sdr_sched_t *scan(const void *sendbuf, void *recvbuf, int count, MPI_Data
 #define PERSISTENT(builder)                                                                                    \
     do {                                                                                                       \
         (void)info;                                                                                            \
-        *request = sdr_request_of_sched((builder), 1);                                                         \
+        sdr_sched_t *s_ = (builder);                                                                           \
+        sdr_sched_persist(s_);                                                                                 \
+        *request = sdr_request_of_sched(s_, 1);                                                                \
         return MPI_SUCCESS;                                                                                    \
     } while (0)
 #define ROOT_OK() if (root < 0 || root >= c->size) return MPI_ERR_ROOT

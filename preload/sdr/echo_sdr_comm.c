@@ -175,13 +175,13 @@ int sdr_comm_create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int du
     PMPI_Comm_get_errhandler(p->app, &eh);
     PMPI_Comm_set_errhandler(c->app, eh);
     PMPI_Errhandler_free(&eh);
-    if (dup) {
-        echo_comm_copy_attributes(p->app, c->app);
-        c->cart = sdr_cart_copy(p->cart);
-    }
+    int copied = dup ? echo_comm_copy_attributes(p->app, c->app) : MPI_SUCCESS;
+    if (dup) c->cart = sdr_cart_copy(p->cart);
     sdr_comm_add(c);
     *newcomm = c->app;
-    return MPI_SUCCESS;
+    /* an attribute's copy callback failed: so does the dup, with its code (MPICH's attr/attrerr) */
+    if (copied != MPI_SUCCESS) echo_sdr_MPI_Comm_free(newcomm);
+    return copied;
 }
 
 int echo_sdr_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
@@ -200,10 +200,32 @@ int echo_sdr_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm
     return sdr_comm_create(sdr_comm_of(comm), color, key, newcomm, 0);
 }
 
+/* Whether a hardware split stops at the host.  The one level echo knows for replicas is the host (a rank's
+ * replicas may sit on different cores or hosts, so a finer level would differ between replicas):
+ * MPI_COMM_TYPE_HW_GUIDED splits by host for "mpi_shared_memory", the one value every MPI must recognize, and
+ * gives MPI_COMM_NULL without that key or for a level it does not support, as MPI-4 says of an unrecognized
+ * value (MPICH's comm/cmsplit_type passes MPI_INFO_NULL and expects MPI_COMM_NULL: SDR split it by host);
+ * MPI_COMM_TYPE_HW_UNGUIDED must give a proper subcommunicator, which the host is not when the job is on one,
+ * so it gives MPI_COMM_NULL, as MPI does when no finer level is found. */
+static int host_level(int split_type, MPI_Info info) {
+/* MPI 4: a macro in MPICH; an enumerator in Open MPI 5, which says MPI 3.1 */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+    if (split_type == MPI_COMM_TYPE_HW_UNGUIDED) return 0;
+    if (split_type == MPI_COMM_TYPE_HW_GUIDED) {
+        char value[MPI_MAX_INFO_VAL + 1] = "";
+        int len = MPI_MAX_INFO_VAL, flag = 0;
+        if (info != MPI_INFO_NULL) PMPI_Info_get_string(info, "mpi_hw_resource_type", &len, value, &flag);
+        return flag && !strcmp(value, "mpi_shared_memory");
+    }
+#else
+    (void)info;
+#endif
+    return split_type != MPI_UNDEFINED;
+}
+
 /* processes that share memory: by the host of replica 0 of each rank, so every replica splits alike */
 int echo_sdr_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
-    (void)info;
-    int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : host_color[sdr_real_rank(echo.app_rank, 0)];
+    int color = host_level(split_type, info) ? host_color[sdr_real_rank(echo.app_rank, 0)] : MPI_UNDEFINED;
     return sdr_comm_create(sdr_comm_of(comm), color, key, newcomm, 0);
 }
 
@@ -271,3 +293,14 @@ int echo_sdr_MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
     *result = same_order ? MPI_CONGRUENT : same_set ? MPI_SIMILAR : MPI_UNEQUAL;
     return MPI_SUCCESS;
 }
+
+#if ECHO_DECLARES(MPI_Session_init)
+/* Sessions are outside SDR (docs/sdr.md): the communicators a session makes are real ones of every replica, in
+ * which each replica would be a rank of its own (MPICH's init/session: replica 1 of rank 0 was not rank 0 and
+ * printed nothing).  Refused at the start, naming the call. */
+int echo_sdr_MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) {
+    (void)info, (void)errhandler, (void)session;
+    echo_unsupported("MPI_Session_init");
+    return MPI_ERR_OTHER;
+}
+#endif

@@ -26,6 +26,7 @@ typedef struct step {
 struct sdr_sched {
     sdr_comm_t *c;
     int tag;
+    int persistent, id, starts; /* a persistent collective: its number among the communicator's, its starts */
     step_t *steps;
     int nsteps, cap;
     int round, last_round, posted, started, done;
@@ -168,9 +169,19 @@ static int advance(sdr_sched_t *s) {
     return 1;
 }
 
+/* A persistent collective is numbered when it is made: members create them in the same order, but may start
+ * them in any (MPI-4; MPICH's coll/p_order starts a Bcast_init and a Barrier_init in opposite orders on two
+ * ranks, and tags taken at the start matched one's messages with the other's, a hang).  Its starts use tags of
+ * their own (bit 29 set): its number (mod 4096) and its start count (mod 131072); the others count below. */
+void sdr_sched_persist(sdr_sched_t *s) {
+    s->persistent = 1;
+    s->id = s->c->coll_seq++;
+}
+
 /* (again, for a persistent collective: the same steps, the next tag) */
 void sdr_sched_start(sdr_sched_t *s) {
-    s->tag = s->c->coll_seq++ & 0x3fffffff; /* every member starts its collectives in the same order */
+    if (s->persistent) s->tag = 0x20000000 | (s->id & 0xfff) << 17 | (s->starts++ & 0x1ffff);
+    else s->tag = s->c->coll_seq++ & 0x1fffffff; /* every member starts its collectives in the same order */
     if (!s->sends) {
         s->sends = calloc((size_t)s->nsteps + 1, sizeof *s->sends);
         s->recvs = calloc((size_t)s->nsteps + 1, sizeof *s->recvs);

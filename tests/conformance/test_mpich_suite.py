@@ -24,16 +24,17 @@ from tests.conformance.mpich_suite import (
 )
 
 SUBSET = [
-    "coll/bcasttest -n 4", "coll/allredmany -n 4", "coll/nonblocking -n 4",
-    "comm/dup -n 2", "comm/ic1 -n 4",
+    "coll/bcasttest -n 4", "coll/allredmany -n 4", "coll/nonblocking -n 4", "coll/p_order -n 2",
+    "comm/dup -n 2", "comm/ic1 -n 4", "comm/cmsplit_type -n 4 .",
     "pt2pt/mprobe -n 2", "pt2pt/dtype_send -n 2",
     "rma/test4 -n 2", "rma/transpose4 -n 2", "rma/win_shared_noncontig_put -n 4",
+    "rma/win_shared_put_flush_load -n 3",
     "group/groupcreate -n 4",
     "datatype/tfree -n 2", "datatype/concurrent_irecv -n 3",
     "topo/dims1 -n 4", "topo/graphcr -n 4",
     "io/rdwrord -n 4",
-    "init/version -n 1",
-    "attr/attrend -n 4", "attr/baseattrcomm -n 1",
+    "init/version -n 1", "init/initstat -n 1", "init/session -n 4",
+    "attr/attrend -n 4", "attr/baseattrcomm -n 1", "attr/attrerr -n 1",
 ]
 TIMEOUT = 120.0
 NATIVE, CLONES, SDR = MODES[0], MODES[1], MODES[3]

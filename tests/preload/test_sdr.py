@@ -5,6 +5,7 @@ rank ends the job with a message naming it."""
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
@@ -148,6 +149,17 @@ def test_unsupported_call_is_named(programs, tmp_path):
     r = echorun(["-n", "2", "--mode", "sdr", *programs["rma"]], tmp_path / "run")
     assert r.returncode != 0
     assert "is not supported in SDR mode" in r.stderr
+
+
+def test_a_call_refused_on_one_rank_ends_the_job(programs, tmp_path):
+    """Rank 0 makes a call SDR refuses while the others compute: the job ends soon after (echorun kills what is
+    left: MPI_Abort is not used under ULFM, and mpirun does not end the others), naming the call."""
+    t0 = time.monotonic()
+    r = echorun(["--no-store", "-n", "3", "--mode", "sdr", "--replicas", "2", *programs["refused_alone"]],
+                tmp_path / "run", timeout=120)
+    assert r.returncode != 0
+    assert "MPI_Intercomm_create is not supported in SDR mode" in r.stderr, r.stderr
+    assert time.monotonic() - t0 < 100, "the job waited for the others' computation"
 
 
 def test_python_replica_killed_by_time(mpi, programs, tmp_path):

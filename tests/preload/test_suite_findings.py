@@ -13,6 +13,7 @@ FINDINGS = [
     ("probe_status", 2, True),  # pt2pt/mprobe: probes overwrote the status's MPI_ERROR field
     ("type_free_pending", 3, True),  # pt2pt/dtype_send, datatype/tfree, concurrent_irecv: a freed type's requests
     ("split_unguided", 2, False),  # comm/cmsplit_type: copies' info lacked the level MPI wrote into the rep's
+    ("split_guided", 3, True),  # comm/cmsplit_type under SDR: HW_GUIDED without the key split by host
     ("intercomm_self", 3, False),  # comm/ic1: copies made the real call over MPI_COMM_SELF and hung
     ("rma_edges", 3, False),  # rma/win_shared_noncontig_put: empty segments' NULL bases
     # rma/winname, accfence2, transpose3, test3, test3_am: window memory freed before MPI_Win_free

@@ -1,5 +1,6 @@
 /* Persistent collectives (MPI-4 MPI_*_init): every form started twice with new
- * data, completed with Wait, Waitall and Test loops. */
+ * data, completed with Wait, Waitall and Test loops; two started in different
+ * orders on different ranks. */
 #include "battery.h"
 #include <stdlib.h>
 
@@ -47,6 +48,13 @@ int main(int argc, char **argv) {
         print_ints("allgatherv", all, size);
         print_ints("alltoall", out, size);
     }
+    /* members may start them in any order (they match in the order of their _init calls): the root starts the
+     * broadcast first, the others the barrier (MPICH's coll/p_order) */
+    b = rank == root ? 99 : -1;
+    if (rank == root) { MPI_Start(&rq[1]); MPI_Start(&rq[0]); }
+    else { MPI_Start(&rq[0]); MPI_Start(&rq[1]); }
+    MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+    SAY("started in either order: bcast %d", b);
     int ex = -1;
     MPI_Request e;
     MPI_Exscan_init(in, &ex, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &e);

@@ -4,7 +4,10 @@
  * MPI_Free_mem), then MPI_Win_free.  The large window is one glibc maps on
  * its own and unmaps at free.  Last, as MPICH's rma/test4: another rank's
  * passive-target epoch updates this rank's window, and MPI_Win_free is the
- * only call that makes the updates visible here before it reads them. */
+ * only call that makes the updates visible here before it reads them.  And as
+ * MPICH's rma/win_shared_*_flush_load: a shared window's memory exposed in a
+ * window of the world, the shared window freed first (its memory unmapped
+ * with it), after other ranks' passive-target epochs on the world window. */
 #include "battery.h"
 #include <stdlib.h>
 
@@ -81,6 +84,35 @@ static void updated_by_free(void) {
     SAY("after free: %d %d %d %d", mem[9], mem[10], mem[11], mem[12]);
 }
 
+/* rma/win_shared_*_flush_load: each rank's segment of a node window is also its part of a world window; the last
+ * rank puts into rank 0's under MPI_Win_lock_all of both windows; then the node window goes first */
+static void shared_freed_first(void) {
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    int *mine;
+    MPI_Win shm, win;
+    MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, node, &mine, &shm);
+    MPI_Win_create(mine, sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_lock_all(0, win);
+    MPI_Win_lock_all(0, shm);
+    *mine = -rank;
+    MPI_Win_sync(shm);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == size - 1) {
+        int v = 4242;
+        MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+        MPI_Win_flush(0, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_sync(shm);
+    SAY("shared, freed first: %d", *mine);
+    MPI_Win_unlock_all(shm);
+    MPI_Win_unlock_all(win);
+    MPI_Win_free(&shm);
+    MPI_Win_free(&win);
+    MPI_Comm_free(&node);
+}
+
 int main(int argc, char **argv) {
     battery_init(&argc, &argv);
     fence_window(SMALL, 0);
@@ -88,6 +120,7 @@ int main(int argc, char **argv) {
     fence_window(SMALL, 1);
     pscw_window();
     updated_by_free();
+    shared_freed_first();
     SAY("done");
     MPI_Finalize();
     return 0;
