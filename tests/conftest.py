@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -132,17 +133,31 @@ def mpirun_native(mpi, n: int, cmd: list[str], timeout: float = 120) -> Result:
 
 
 def run_group(argv: list[str], timeout: float, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run a command in its own process group; on a timeout the whole group (mpirun and every rank) is
-    killed, so a hung job never outlives its test."""
+    """Run a command in its own process group; on a timeout the job is ended, so that a hung job never
+    outlives its test nor hangs the suite."""
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                          env=env)
     try:
         out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(p.pid, 9)
-        p.communicate()
+        # echorun starts mpirun in a session of its own, so killing echorun's group alone left the job running
+        # and holding the output pipes (reading them then waited for ever): told to stop, echorun ends its whole
+        # job (echo/jobstop.py); mpirun told to stop ends its ranks
+        _signal_group(p.pid, signal.SIGTERM)
+        try:
+            p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            _signal_group(p.pid, signal.SIGKILL)
+            p.wait()  # not the pipes: a process outside the group may hold them still
         raise
     return subprocess.CompletedProcess(argv, p.returncode, out, err)
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        pass  # it ended meanwhile
 
 
 def echorun(args: list[str], run_dir: Path, timeout: float = 120, env: dict[str, str] | None = None) -> Result:
