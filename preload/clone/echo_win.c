@@ -734,6 +734,14 @@ int echo_MPI_Win_detach(MPI_Win win, const void *base) {
     return rc;
 }
 
+/* a region whose memory is gone: no pages, so every forward skips it alike on both sides */
+static void forget_region(region_t *r) {
+    untrack_region(r);
+    free(r->snap);
+    r->snap = NULL;
+    r->size = 0;
+}
+
 static int inside(const char *base, MPI_Aint size, const char *in, MPI_Aint in_size) {
     return size > 0 && base >= in && base + size <= in + in_size;
 }
@@ -764,15 +772,50 @@ static void forget_memory_of(echo_win_t *w) {
     for (int v = 0; v < nwins; v++) {
         if (wins[v] == w || !app_memory(wins[v]->flavor)) continue;
         for (int i = 0; i < wins[v]->nregions; i++, k++) {
-            if (!gone[k]) continue;
-            region_t *r = &wins[v]->regions[i];
-            untrack_region(r);
-            free(r->snap);
-            r->snap = NULL;
-            r->size = 0; /* no pages: every forward skips it alike on both sides */
+            if (gone[k]) forget_region(&wins[v]->regions[i]);
         }
     }
     free(gone);
+}
+
+/* Memory from MPI_Alloc_mem, by base: MPI_Free_mem names only the base, and a window may expose part of it.  Both
+ * run in every mode (a copy allocates and frees its own memory; without copies there is no window to forget) */
+typedef struct { void *base; MPI_Aint size; } allocation_t;
+static allocation_t *allocations;
+static int nallocations, capallocations;
+
+int echo_always_MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
+    int rc = PMPI_Alloc_mem(size, info, baseptr);
+    if (rc != MPI_SUCCESS) return rc;
+    if (nallocations == capallocations) {
+        capallocations = capallocations ? 2 * capallocations : 16;
+        allocations = realloc(allocations, sizeof *allocations * (size_t)capallocations);
+        if (!allocations) echo_fatal("out of memory keeping MPI_Alloc_mem's blocks");
+    }
+    allocations[nallocations++] = (allocation_t){*(void **)baseptr, size};
+    return rc;
+}
+
+/* The application may free a window's memory before MPI_Win_free (MPICH's rma/lockcontention3 frees the memory
+ * other ranks' lock epochs wrote): the window's regions in that memory are forgotten, so that MPI_Win_free's
+ * forward of those epochs' updates never reads (representative) nor writes (copy) freed memory.  A
+ * representative and its copies free their own memory at the same call, so each forgets the same regions. */
+int echo_always_MPI_Free_mem(void *base) {
+    MPI_Aint size = 0;
+    for (int i = 0; i < nallocations; i++)
+        if (allocations[i].base == base) {
+            size = allocations[i].size;
+            allocations[i] = allocations[--nallocations];
+            break;
+        }
+    for (int v = 0; v < nwins && size > 0; v++) {
+        if (!app_memory(wins[v]->flavor)) continue;
+        for (int i = 0; i < wins[v]->nregions; i++) {
+            if (inside(wins[v]->regions[i].base, wins[v]->regions[i].size, base, size))
+                forget_region(&wins[v]->regions[i]);
+        }
+    }
+    return PMPI_Free_mem(base);
 }
 
 int echo_MPI_Win_free(MPI_Win *win) {

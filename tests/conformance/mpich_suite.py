@@ -58,9 +58,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("rma/lockcontention3", "clones"): "the target learns of another rank's passive-target updates by a message "
                                        "after that rank's unlock and reads its window with plain loads, without "
                                        "MPI_Win_sync: its copies see the updates at the next synchronization call "
-                                       "only (docs/rma.md, the rule); it also frees its window memory before "
-                                       "MPI_Win_free while other ranks lock it, so the copy's last forward writes "
-                                       "freed memory and may crash (docs/rma.md)",
+                                       "only (docs/rma.md, the rule); the copy's check fails (exit status 1)",
     ("pt2pt/rqstatus", "sdr"): "as under clones: it reads a status field Open MPI leaves uninitialized",
     ("pt2pt/probe_unexp", "sdr"): "not send-deterministic: rank 0 answers whichever rank's MPI_ANY_SOURCE "
                                   "message came first (rank 1 in one replica world, rank 2 in the other), and "

@@ -16,7 +16,7 @@ FINDINGS = [
     ("split_guided", 3, True),  # comm/cmsplit_type under SDR: HW_GUIDED without the key split by host
     ("intercomm_self", 3, False),  # comm/ic1: copies made the real call over MPI_COMM_SELF and hung
     ("rma_edges", 3, False),  # rma/win_shared_noncontig_put: empty segments' NULL bases
-    # rma/winname, accfence2, transpose3, test3, test3_am: window memory freed before MPI_Win_free
+    # rma/winname, accfence2, transpose3, test3, test3_am, lockcontention3: window memory freed before MPI_Win_free
     ("win_free_early", 3, False),
     # attr/fkeyval, fkeyvalcomm: keyvals freed while in use, then gone; attrt, attric: MPI calls in callbacks
     ("attr_keyvals", 2, True),

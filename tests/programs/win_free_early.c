@@ -7,11 +7,14 @@
  * only call that makes the updates visible here before it reads them.  And as
  * MPICH's rma/win_shared_*_flush_load: a shared window's memory exposed in a
  * window of the world, the shared window freed first (its memory unmapped
- * with it), after other ranks' passive-target epochs on the world window. */
+ * with it), after other ranks' passive-target epochs on the world window.  And as
+ * MPICH's rma/lockcontention3: memory from MPI_Alloc_mem (a window over part
+ * of it), updated by another rank's lock epoch, freed with MPI_Free_mem before
+ * MPI_Win_free. */
 #include "battery.h"
 #include <stdlib.h>
 
-enum { SMALL = 64, LARGE = 1 << 16 }; /* ints: 256 B, 256 KiB */
+enum { SMALL = 64, MEDIUM = 2048, LARGE = 1 << 16 }; /* ints: 256 B, 8 KiB, 256 KiB */
 
 /* MTestFreeWin: the memory behind MPI_WIN_BASE freed first, then the window */
 static void free_win_mtest_style(MPI_Win *win, int alloc_mem) {
@@ -113,6 +116,37 @@ static void shared_freed_first(void) {
     MPI_Comm_free(&node);
 }
 
+/* rma/lockcontention3: rank 1 updates rank 0's window under an exclusive lock; rank 0 frees the memory
+ * (MPI_Free_mem: back to the heap) before MPI_Win_free, with no synchronization call of its own since the update
+ * (it does not read it: its copies would see it only at the next one, docs/rma.md), then allocates again */
+static void updated_then_free_mem(void) {
+    int *block = NULL, n = 0;
+    if (rank == 0) {
+        n = MEDIUM;
+        MPI_Alloc_mem(sizeof(int) * n, MPI_INFO_NULL, &block);
+        for (int i = 0; i < n; i++) block[i] = -1;
+    }
+    MPI_Win win;
+    MPI_Win_create(block, sizeof(int) * n, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    if (rank == 1) {
+        int v[2] = {31, 32};
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        MPI_Put(v, 2, MPI_INT, 0, 7, 2, MPI_INT, win);
+        MPI_Win_unlock(0, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) MPI_Free_mem(block);
+    MPI_Win_free(&win);
+    long sum = 0; /* the heap the freed block went back to serves the program again */
+    for (int k = 1; k <= 8; k++) {
+        int *again = malloc(sizeof(int) * (size_t)(k * 300));
+        for (int i = 0; i < k * 300; i++) again[i] = k;
+        sum += again[k * 300 - 1];
+        free(again);
+    }
+    SAY("updated, memory freed, window freed, heap used again: %ld", sum);
+}
+
 int main(int argc, char **argv) {
     battery_init(&argc, &argv);
     fence_window(SMALL, 0);
@@ -121,6 +155,7 @@ int main(int argc, char **argv) {
     pscw_window();
     updated_by_free();
     shared_freed_first();
+    updated_then_free_mem();
     SAY("done");
     MPI_Finalize();
     return 0;
