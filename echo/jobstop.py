@@ -78,8 +78,8 @@ class JobStopper:
         try:
             proc.wait(timeout=STOPPED_GRACE)
         except subprocess.TimeoutExpired:
-            _say(f"{note.read_text(errors='replace').strip()[6:]}: the job did not end {STOPPED_GRACE:.0f} s "
-                 "after echo stopped it; killing what is left")
+            why = note.read_text(errors="replace").strip().removeprefix("echo: ")
+            _say(f"{why}: the job did not end {STOPPED_GRACE:.0f} s after echo stopped it; killing what is left")
             self.kill_now()
 
     def _on_signal(self, sig: int, _frame: object) -> None:

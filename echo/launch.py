@@ -201,7 +201,7 @@ def redeploy(run_dir: Path, nprocs: int, deployment: int) -> bool:
     checkpoints = runfiles.plan_value(run_dir, "checkpoint") or "memory"
     say(f"Reinit: every process of the job failed, so none was left to repair the world (mpirun's messages above): "
         f"the job starts again ({deployment + 1} of at most {reinit.MAX_DEPLOYMENTS} deployments), every process in "
-        f"the RESTARTED state, from " + ("the newest checkpoint every rank has in " + checkpoints[6:]
+        f"the RESTARTED state, from " + ("the newest checkpoint every rank has in " + checkpoints.removeprefix("files:")
                                          if checkpoints.startswith("files:") else
                                          "its beginning (checkpoints in memory died with the processes)")
         + f"; what the failed deployment wrote: {kept}")
