@@ -382,8 +382,9 @@ def findings(samples: dict[str, list[Sample]], counts: dict[str, dict[str, dict[
         "sleep, yielded there, and found the representative's next message when they came back: instead of "
         "sleeping they polled, a yield at each look. " + was +
         f"Now (*echo-2*) a copy makes {count('echo-2', 'copy', 'syscalls'):.2f} system calls per round trip and "
-        f"uses {cpu('echo-2', 'copy'):.2f} µs of CPU; *echo-2* / *echo-2 before* = "
-        f"{ratio('echo-2', 'echo-2 before') if before else float('nan'):.2f}, and *echo-2* is "
+        f"uses {cpu('echo-2', 'copy'):.2f} µs of CPU; "
+        + (f"*echo-2* / *echo-2 before* = {ratio('echo-2', 'echo-2 before'):.2f}, and " if before else "") +
+        f"*echo-2* is "
         f"{ratio('echo-2', 'native'):.2f}x *native* (median of the rounds' ratios; best / best "
         f"{best['echo-2'] / best['native']:.2f}x). What is left: the representatives' own yields, "
         f"{count('echo-2', 'representative', 'sched_yield'):.2f} per round trip, "
