@@ -49,6 +49,15 @@ def test_battery_under_sdr(mpi, programs, tmp_path, name, n):
     assert "8 processes" in r.stderr if n == 4 else True
 
 
+def test_worlds_that_serve_large_requests_in_different_orders_go_on(mpi, programs, tmp_path):
+    """Rank 0 answers whichever worker asked first (MPI_ANY_SOURCE) with 1 MiB, too large to be copied when sent:
+    the two worlds serve their workers in different orders, and each world's send waited for an ack that the other
+    world gives only after its own such wait (the job hung for ever, as MPICH's pt2pt/probe_unexp did)."""
+    r = echorun(["-n", "4", "--mode", "sdr", "--replicas", "2", *programs["first_come"]], tmp_path / "run",
+                timeout=90)
+    assert_native_output(mpi, programs, "first_come", 4, 2, r)
+
+
 @pytest.mark.parametrize("name", ["coll", "nonblocking", "comms", "comm_ctors"])
 def test_three_replicas(mpi, programs, tmp_path, name):
     r = echorun(["-n", "2", "--mode", "sdr", "--replicas", "3", *programs[name]], tmp_path / "run")
