@@ -93,6 +93,7 @@ void sdr_recv_free(sdr_recv_t *r);
 int sdr_probe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Status *status);
 /* a matched probe: *message is the real message (received with PMPI_Mrecv), status as the application sees it */
 int sdr_improbe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Message *message, MPI_Status *status);
+double sdr_seconds(void);                   /* CLOCK_MONOTONIC, in seconds */
 void sdr_spin(int *spins);                  /* one turn of a blocking wait: progress, and yield the core */
 /* every live process of a communicator of all replicas comes here, this one serving the layer meanwhile
  * (ULFM's agreement: *flag becomes the AND of all); not MPI_SUCCESS if a process failed meanwhile */

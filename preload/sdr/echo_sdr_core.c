@@ -482,6 +482,12 @@ static void unlink_send(sdr_send_t *s) {
     if (c->freed) comm_destroy_if_unused(c);
 }
 
+double sdr_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 /* A large send is not copied when it starts (the copy would cost about what the send costs): it completes once
  * its acks are in.  But the replica worlds need not order their sends to different ranks alike: a rank that
  * answers whichever rank asked first (an MPI_ANY_SOURCE receive) answers rank 1 first in one world and rank 2 in
@@ -492,18 +498,12 @@ static void unlink_send(sdr_send_t *s) {
 #define COPY_SECONDS_PER_BYTE 2.5e-10 /* 4 GB/s: a copy on a busy core */
 #define LATE_COPY_MIN_SECONDS 20e-6
 
-static double seconds_now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static int late_copy(sdr_send_t *s) {
     if (s->owned || s->released || !reqs_done(s)) return 0;
     int size = 0;
     PMPI_Pack_size(s->count, s->dt, s->c->chan[s->chan], &size);
     if (copies_bytes + size > COPIES_MAX_BYTES) return 0; /* past the bound, sends wait for their acks */
-    double now = seconds_now();
+    double now = sdr_seconds();
     if (s->sent_at == 0) s->sent_at = now;
     if (now - s->sent_at < LATE_COPY_MIN_SECONDS + COPY_SECONDS_PER_BYTE * size) return 0;
     take_copy(s);
