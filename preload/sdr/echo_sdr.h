@@ -82,7 +82,7 @@ sdr_send_t *sdr_send_start(sdr_comm_t *c, int chan, const void *buf, int count, 
 int sdr_send_copies(sdr_comm_t *c, int dst, int count, MPI_Datatype dt);
 int sdr_send_copied(sdr_send_t *s);         /* it sends from its own copy: its caller is done with it */
 int sdr_send_sent(sdr_send_t *s);           /* its real sends are complete (acks or not) */
-int sdr_send_done(sdr_send_t *s);           /* complete: real sends done and acks in */
+int sdr_send_done(sdr_send_t *s);           /* complete: real sends done and acks in (or, late, copied) */
 int sdr_send_error(sdr_send_t *s);          /* the application's mistake MPI refused, or MPI_SUCCESS */
 void sdr_send_free(sdr_send_t *s);
 sdr_recv_t *sdr_recv_start(sdr_comm_t *c, int chan, void *buf, int count, MPI_Datatype dt, int src, int tag);
@@ -93,6 +93,7 @@ void sdr_recv_free(sdr_recv_t *r);
 int sdr_probe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Status *status);
 /* a matched probe: *message is the real message (received with PMPI_Mrecv), status as the application sees it */
 int sdr_improbe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Message *message, MPI_Status *status);
+double sdr_seconds(void);                   /* CLOCK_MONOTONIC, in seconds */
 void sdr_spin(int *spins);                  /* one turn of a blocking wait: progress, and yield the core */
 /* every live process of a communicator of all replicas comes here, this one serving the layer meanwhile
  * (ULFM's agreement: *flag becomes the AND of all); not MPI_SUCCESS if a process failed meanwhile */

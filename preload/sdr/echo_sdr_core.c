@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 sdr_state_t sdr;
@@ -32,6 +33,7 @@ struct sdr_send {
     void *owned; /* the packed copy it sends from, if any */
     long owned_bytes;
     int released; /* its owner is done with it: freed once complete */
+    double sent_at; /* when its real sends were first seen done while acks were due (late_copy), or 0 */
     int owns_dt;  /* dt is echo's duplicate of the caller's (echo_type_keep) */
     sdr_send_t *next; /* every send not yet complete and released, in the order they started */
     sdr_send_t *next_posted; /* those with real sends under way: the progress loop tests only these */
@@ -401,6 +403,19 @@ static void poll_acks(void) {
 #define COPIES_MAX_BYTES (256L << 20)
 static long copies_bytes;
 
+/* the send goes (and goes again) from a packed copy of its buffer from now on */
+static void take_copy(sdr_send_t *s) {
+    int size = 0, pos = 0;
+    MPI_Comm comm = s->c->chan[s->chan];
+    PMPI_Pack_size(s->count, s->dt, comm, &size);
+    s->owned = malloc(size > 0 ? (size_t)size : 1);
+    if (PMPI_Pack(s->buf, s->count, s->dt, s->owned, size, &pos, comm) != MPI_SUCCESS) pos = 0;
+    if (s->owns_dt) PMPI_Type_free(&s->dt);
+    s->owns_dt = 0;
+    s->buf = s->owned, s->count = pos, s->dt = MPI_PACKED, s->owned_bytes = size;
+    copies_bytes += size;
+}
+
 int sdr_send_copies(sdr_comm_t *c, int dst, int count, MPI_Datatype dt) {
     int size = 0, excluded = 0;
     PMPI_Type_size(dt, &size);
@@ -415,16 +430,8 @@ sdr_send_t *sdr_send_start(sdr_comm_t *c, int chan, const void *buf, int count, 
     sdr_send_t *s = calloc(1, sizeof *s);
     *s = (sdr_send_t){.c = c, .chan = chan, .dst = dst, .tag = tag, .mode = mode, .buf = buf, .count = count,
                       .dt = dt};
-    if (copy) { /* the caller may reuse its buffer at once: the packed copy is what goes, and goes again */
-        int size = 0, pos = 0;
-        PMPI_Pack_size(count, dt, c->chan[chan], &size);
-        s->owned = malloc(size > 0 ? (size_t)size : 1);
-        if (PMPI_Pack(buf, count, dt, s->owned, size, &pos, c->chan[chan]) != MPI_SUCCESS) pos = 0;
-        s->buf = s->owned, s->count = pos, s->dt = MPI_PACKED, s->owned_bytes = size;
-        copies_bytes += size;
-    } else {
-        s->owns_dt = echo_type_keep(dt, &s->dt);
-    }
+    if (copy) take_copy(s); /* the caller may reuse its buffer at once: the packed copy is what goes, and goes again */
+    else s->owns_dt = echo_type_keep(dt, &s->dt);
     *sends_tail = s; /* in start order: acks and re-sends take the oldest first */
     sends_tail = &s->next;
     int q = c->members[dst];
@@ -475,9 +482,37 @@ static void unlink_send(sdr_send_t *s) {
     if (c->freed) comm_destroy_if_unused(c);
 }
 
+double sdr_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* A large send is not copied when it starts (the copy would cost about what the send costs): it completes once
+ * its acks are in.  But the replica worlds need not order their sends to different ranks alike: a rank that
+ * answers whichever rank asked first (an MPI_ANY_SOURCE receive) answers rank 1 first in one world and rank 2 in
+ * the other, and each world's send then waits for an ack the other world gives only after its own wait (MPICH's
+ * pt2pt/probe_unexp hung so).  So a send whose real sends are done but whose acks are not in by the time a copy
+ * would take is copied and completes, within the copies' bound: a wait never costs more than about twice the
+ * cheaper of waiting and copying, and worlds that order their sends differently go on. */
+#define COPY_SECONDS_PER_BYTE 2.5e-10 /* 4 GB/s: a copy on a busy core */
+#define LATE_COPY_MIN_SECONDS 20e-6
+
+static int late_copy(sdr_send_t *s) {
+    if (s->owned || s->released || !reqs_done(s)) return 0;
+    int size = 0;
+    PMPI_Pack_size(s->count, s->dt, s->c->chan[s->chan], &size);
+    if (copies_bytes + size > COPIES_MAX_BYTES) return 0; /* past the bound, sends wait for their acks */
+    double now = sdr_seconds();
+    if (s->sent_at == 0) s->sent_at = now;
+    if (now - s->sent_at < LATE_COPY_MIN_SECONDS + COPY_SECONDS_PER_BYTE * size) return 0;
+    take_copy(s);
+    return 1;
+}
+
 int sdr_send_done(sdr_send_t *s) {
     if (s->err) return 1;
-    return send_test(s);
+    return send_test(s) || late_copy(s);
 }
 
 int sdr_send_error(sdr_send_t *s) { return s->err; }

@@ -71,12 +71,6 @@ static int last_proposal;       /* the number of the last proposal seen (each si
 static int (*queued)[2], nqueued, capqueued;
 static int finishing;
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static int leader(void) { return sdr_lowest_in(echo.app_rank) == sdr.k; }
 static int live(int j) { return !sdr.dead[sdr_real_rank(echo.app_rank, j)]; }
 static int is_out(int j) { return sdr.out[sdr_real_rank(echo.app_rank, j)]; }
@@ -101,7 +95,7 @@ void sdr_slow_setup(void) {
     PMPI_Comm_split(sdr.world, echo.app_rank, sdr.k, &kin);
     PMPI_Comm_set_errhandler(kin, MPI_ERRORS_RETURN);
     for (int j = 0; j < sdr.R; j++) sib[j] = (sibling_t){.mean = 1.0, .dev = 0.1, .recommended = 1};
-    left = now();
+    left = sdr_seconds();
 }
 
 /* to this rank's live siblings (reports, proposals) */
@@ -197,7 +191,7 @@ static void add_round(int j, double seconds, long call) {
 void sdr_slow_enter(int starts_communication) {
     if (!on) return;
     calls++;
-    computed += now() - left;
+    computed += sdr_seconds() - left;
     if (!starts_communication || ++calls_in_round < ROUND_CALLS) return;
     add_round(sdr.k, computed, calls);
     long us = (long)(computed * 1e6);
@@ -207,7 +201,7 @@ void sdr_slow_enter(int starts_communication) {
 }
 
 void sdr_slow_leave(void) {
-    if (on) left = now();
+    if (on) left = sdr_seconds();
 }
 
 void sdr_slow_log(const char *what) { log_event(what, sdr.k, calls); }

@@ -60,11 +60,6 @@ KNOWN: dict[tuple[str, str], str] = {
                                        "MPI_Win_sync: its copies see the updates at the next synchronization call "
                                        "only (docs/rma.md, the rule); the copy's check fails (exit status 1)",
     ("pt2pt/rqstatus", "sdr"): "as under clones: it reads a status field Open MPI leaves uninitialized",
-    ("pt2pt/probe_unexp", "sdr"): "not send-deterministic: rank 0 answers whichever rank's MPI_ANY_SOURCE "
-                                  "message came first (rank 1 in one replica world, rank 2 in the other), and "
-                                  "from 128 KiB on a send is too large to be copied and waits for the acks of "
-                                  "every replica of its destination: the two worlds wait on each other "
-                                  "(docs/sdr.md, the assumption)",
     ("pt2pt/rqstatus", "clones"): "it reads the MPI_ERROR field of the status MPI_Request_get_status gives for "
                                   "MPI_REQUEST_NULL, which Open MPI leaves as it was (uninitialized in the test): "
                                   "natively the stack happens to hold 0 there, under echo other values",

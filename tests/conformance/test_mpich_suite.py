@@ -26,7 +26,7 @@ from tests.conformance.mpich_suite import (
 SUBSET = [
     "coll/bcasttest -n 4", "coll/allredmany -n 4", "coll/nonblocking -n 4", "coll/p_order -n 2",
     "comm/dup -n 2", "comm/ic1 -n 4", "comm/cmsplit_type -n 4 .",
-    "pt2pt/mprobe -n 2", "pt2pt/dtype_send -n 2",
+    "pt2pt/mprobe -n 2", "pt2pt/dtype_send -n 2", "pt2pt/probe_unexp -n 4",
     "rma/test4 -n 2", "rma/transpose4 -n 2", "rma/win_shared_noncontig_put -n 4",
     "rma/win_shared_put_flush_load -n 3",
     "group/groupcreate -n 4",

@@ -49,18 +49,37 @@ def test_battery_under_sdr(mpi, programs, tmp_path, name, n):
     assert "8 processes" in r.stderr if n == 4 else True
 
 
+def test_worlds_that_serve_large_requests_in_different_orders_go_on(mpi, programs, tmp_path):
+    """Rank 0 answers whichever worker asked first (MPI_ANY_SOURCE) with 1 MiB, too large to be copied when sent:
+    the two worlds serve their workers in different orders, and each world's send waited for an ack that the other
+    world gives only after its own such wait (the job hung for ever, as MPICH's pt2pt/probe_unexp did)."""
+    r = echorun(["-n", "4", "--mode", "sdr", "--replicas", "2", *programs["first_come"]], tmp_path / "run",
+                timeout=90)
+    assert_native_output(mpi, programs, "first_come", 4, 2, r)
+
+
+@pytest.mark.parametrize("call", [31, 100])
+def test_the_server_of_large_blocks_killed(mpi, programs, tmp_path, call):
+    """Sends copied late go again from their copies: rank 0's replica 0 killed while serving, its other replica
+    serves the workers of world 0 what they had not acked, in the order each worker expects."""
+    r = echorun(["-n", "4", "--mode", "sdr", "--replicas", "2", "--inject", f"kill:rank=0,replica=0,call={call}",
+                 *programs["first_come"]], tmp_path / "run", timeout=90)
+    assert "rank 0 lost replica 0" in r.stderr, r.stderr
+    assert_survivors_native(mpi, programs, r, 4, 2, "first_come")
+
+
 @pytest.mark.parametrize("name", ["coll", "nonblocking", "comms", "comm_ctors"])
 def test_three_replicas(mpi, programs, tmp_path, name):
     r = echorun(["-n", "2", "--mode", "sdr", "--replicas", "3", *programs[name]], tmp_path / "run")
     assert_native_output(mpi, programs, name, 2, 3, r)
 
 
-def assert_survivors_native(mpi, programs, r, n: int, replicas: int) -> None:
+def assert_survivors_native(mpi, programs, r, n: int, replicas: int, name: str = "sdr_stencil") -> None:
     """Every replica that finished printed the native output; every rank finished in some replica."""
     from echo.procstatus import read_status
 
     assert r.returncode == 0, r.stderr
-    expected = native(mpi, programs, "sdr_stencil", n)
+    expected = native(mpi, programs, name, n)
     first = lines_by_rank(r.stdout)
     for rank in range(n):
         finished = [k for k in range(replicas)
