@@ -68,7 +68,7 @@ def test_same_outcome_under_echo(suite, tmp_path, test_id):
     # the comparison means something only if the test passes natively (it was chosen so)
     assert native.outcome == "pass", f"natively: {native.outcome}: {native.message}"
     for mode in (CLONES, SDR):
-        if not mode.covers(test) or known_reason(test, mode):
+        if not mode.covers(test) or known_reason(test, mode, detect_mpi().flavor):
             continue
         got = run_one(test, mode, exe, tmp_path, TIMEOUT)
         assert acceptable(mode, got), f"{mode.name}: {got.outcome}: {got.message}"
