@@ -572,8 +572,9 @@ def cell(outcome: Outcome | None) -> str:
         else "skip"
 
 
-def commits_of(path: Path) -> dict[str, Counter]:
-    """Per mode, how many runs each commit of echo ran (results.jsonl)."""
+def commits_of(path: Path, tests: list[Test]) -> dict[str, Counter]:
+    """Per mode, how many runs of `tests` each commit of echo ran (results.jsonl)."""
+    ids = {t.id for t in tests}
     out: dict[str, Counter] = {}
     if path.exists():
         for ln in path.read_text().splitlines():
@@ -581,7 +582,7 @@ def commits_of(path: Path) -> dict[str, Counter]:
                 rec = json.loads(ln)
             except json.JSONDecodeError:
                 continue
-            if rec["outcome"] != "skip":
+            if rec["outcome"] != "skip" and rec["test"] in ids:
                 out.setdefault(rec["mode"], Counter())[rec.get("commit", "?")] += 1
     return out
 
@@ -726,7 +727,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             print(f"mpich_suite: {e}", file=sys.stderr)
             return 2
-    lines = report(tests, results, modes, args.timeout, info, commits_of(work / "results.jsonl"))
+    lines = report(tests, results, modes, args.timeout, info, commits_of(work / "results.jsonl", tests))
     if results_file:
         results_file.write_text("\n".join(lines))
     print("\n".join(lines[:12 + len(modes)]))
