@@ -594,6 +594,12 @@ def report(tests: list[Test], results: dict[tuple[str, str], Outcome], modes: tu
     reached = {m.name: sum((t.id, m.name) in results for t in ran if m.covers(t)) for m in modes}
     partial = [f"{m.name} stopped part way: {reached[m.name]} of the {sum(m.covers(t) for t in ran)} tests"
                for m in modes[1:] if reached[m.name] < sum(m.covers(t) for t in ran)]
+    cut = [f"{c} {sum(t.category == c for t in ran)} of {sum(t.category == c for t in tests)}"
+           for c in CATEGORIES if 0 < sum(t.category == c for t in ran) < sum(t.category == c for t in tests)]
+    cut += [f"{c} none" for c in CATEGORIES if any(t.category == c for t in tests) and
+            not any(t.category == c for t in ran)]
+    if cut:
+        partial.insert(0, "the matrix stopped part way, tests reached per category: " + ", ".join(cut))
     if not mpi.get("ulfm"):
         partial.append(f"no SDR: {mpi['name']} has no ULFM")
     left_out = ("Not run: " + "; ".join(partial) + ".") if partial else ""

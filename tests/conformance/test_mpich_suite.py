@@ -22,7 +22,6 @@ from tests.conformance.mpich_suite import (
     MODES,
     Built,
     SuiteUnavailable,
-    Test,
     acceptable,
     build,
     known_reason,
@@ -30,6 +29,9 @@ from tests.conformance.mpich_suite import (
     run_one,
     select,
     suite_dir,
+)
+from tests.conformance.mpich_suite import (
+    Test as SuiteTest,
 )
 from tests.conftest import compile_programs
 
@@ -100,7 +102,7 @@ ON_MPICH = [
 
 
 @pytest.fixture(scope="module")
-def suite_on_mpich() -> tuple[MPI, list[Test], Built]:
+def suite_on_mpich() -> tuple[MPI, list[SuiteTest], Built]:
     if not MPICH.is_file():
         pytest.skip(f"Debian's MPICH is not installed ({MPICH} missing): apt-get install libmpich-dev mpich "
                     "(scripts/mpis.sh)")
@@ -135,7 +137,7 @@ def test_a_hang_on_mpich_leaves_no_process(suite_on_mpich, tmp_path, mode):
     own, so killing the job's process group alone leaves them running."""
     mpi, _, _ = suite_on_mpich
     exe = Path(compile_programs(mpi, tmp_path, None, ["deadlock"])["deadlock"][0])
-    got = run_one(Test("pt2pt", "deadlock", 2), mode, exe, tmp_path, timeout=8, mpi=mpi)
+    got = run_one(SuiteTest("pt2pt", "deadlock", 2), mode, exe, tmp_path, timeout=8, mpi=mpi)
     assert got.outcome == "hang", got
     left = [p.name for p in Path("/proc").iterdir() if p.name.isdigit() and _runs(p, exe)]
     assert not left, f"processes of the killed job left running: {left}"
