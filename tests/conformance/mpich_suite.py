@@ -611,7 +611,8 @@ def report(tests: list[Test], results: dict[tuple[str, str], Outcome], modes: tu
         "",
         f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {os.uname().nodename} ({os.cpu_count()} cores) by "
         f"`tests/conformance/mpich_suite.py`: MPICH {suite_version()}'s `test/mpi` (Debian's source package), "
-        f"categories {', '.join(CATEGORIES)}, built with {mpi['name']} ({mpi['mpicc']}), run with its mpirun. "
+        f"categories {', '.join(c for c in CATEGORIES if any(t.category == c for t in tests))}, "
+        f"built with {mpi['name']} ({mpi['mpicc']}), run with its mpirun. "
         f"{len(ran)} of {len(tests)} tests reached natively. Runs (not skipped) per mode and commit of echo: "
         f"{ran_by or '-'}.{' ' + left_out if left_out else ''} One run at a time; a run passes when it prints "
         "`No Errors` and exits 0 (under echorun, "
