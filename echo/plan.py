@@ -313,26 +313,37 @@ def placement_of(opts: Options, procs: list[Proc], launcher: str, machine: Machi
     return placement.place([(p.real, p.app, p.copy) for p in procs], list(opts.host_slots), policy, why)
 
 
+def mpirun_options(flavor: str, is_root: bool, oversubscribe: bool) -> list[str]:
+    """What a launcher needs to run as root and to start more processes than there are cores: Open MPI's mpirun
+    refuses both unless told; MPICH's hydra (and Intel MPI's) runs any number of processes, as root too, and
+    takes neither option."""
+    if flavor != "openmpi":
+        return []
+    return (["--allow-run-as-root"] if is_root else []) + (["--oversubscribe"] if oversubscribe else [])
+
+
+def mpirun_env(flavor: str, env: dict[str, str]) -> list[str]:
+    """The launcher's options that give every process of the job `env`: Open MPI's `-x NAME=VALUE`, hydra's
+    `-genv NAME VALUE` (hydra has no -x, Open MPI no -genv)."""
+    if flavor == "openmpi":
+        return [a for name, value in env.items() for a in ("-x", f"{name}={value}")]
+    return [a for name, value in env.items() for a in ("-genv", name, value)]
+
+
 def mpirun_command(opts: Options, machine: Machine, nprocs: int, env: dict[str, str]) -> list[str]:
     """mpirun (Open MPI's or MPICH's) starting the job's processes, with `env` for them."""
     argv = [machine.mpirun, "-n", str(nprocs)]
+    # Reinit respawns a failed rank while its slot still counts as taken
+    oversubscribe = (nprocs > machine.cores or opts.mode == "reinit") and not (opts.hosts or opts.hostfile)
+    argv += mpirun_options(machine.flavor, machine.is_root, oversubscribe)
     if machine.flavor == "openmpi":
-        if machine.is_root:
-            argv.append("--allow-run-as-root")
-        # Reinit respawns a failed rank while its slot still counts as taken
-        if (nprocs > machine.cores or opts.mode == "reinit") and not (opts.hosts or opts.hostfile):
-            argv.append("--oversubscribe")
         if opts.mode in ULFM_MODES:  # ULFM: survivors are told of failures instead of being killed
             argv += ["--with-ft", "ulfm"]
         if opts.mode == "reinit":  # coll/han decides per process whether it takes a communicator merged with
             argv += ["--mca", "coll", "^han"]  # restarted processes: their collectives then never match (a hang)
         if opts.output == "all" or tagged_output(opts):  # perturbation keeps copy 0's output in a file too
             argv += ["--output", "tag"]
-        for name, value in env.items():
-            argv += ["-x", f"{name}={value}"]
-    else:  # MPICH's hydra: environment per job
-        for name, value in env.items():
-            argv += ["-genv", name, value]
+    argv += mpirun_env(machine.flavor, env)
     if opts.hosts:
         argv += ["--host", opts.hosts]
     if opts.hostfile:

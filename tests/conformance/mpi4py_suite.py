@@ -171,16 +171,32 @@ def job_argv(config: Config, testdir: Path, outdir: Path, jobfile: Path, run_dir
 
 
 def kill_job_processes(jobdir: Path) -> None:
-    """Kill what is left of a killed job: MPI's daemons put the ranks in process groups of their own, so
-    killing the job's group can leave them running. They are found by this job's directory on their command
-    line."""
+    """Kill what is left of a killed job: MPI's daemons put the ranks in process groups of their own (MPICH's
+    hydra each rank and its proxy in a session of its own), so killing the job's group can leave them running.
+    They are found by this job's directory on their command line (mpirun's options, the program's arguments), as
+    their working directory (the launchers start ranks in mpirun's) or in their ECHO_PLAN (under echorun: a
+    rank's command line is the bare program). Again until none is left: a launcher killed meanwhile may have
+    started one more."""
     mark = str(jobdir).encode()
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and mark in (proc / "cmdline").read_bytes():
-                os.kill(int(proc.name), 9)
-        except (OSError, ProcessLookupError):
-            pass  # gone meanwhile
+    inside = (str(jobdir), str(jobdir) + os.sep)
+    for _ in range(5):
+        killed = 0
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit() or int(proc.name) == os.getpid():
+                continue
+            try:
+                cwd = os.readlink(proc / "cwd")
+                environ = (proc / "environ").read_bytes()
+                plan = next((v for v in environ.split(b"\0") if v.startswith(b"ECHO_PLAN=")), b"")
+                if mark in (proc / "cmdline").read_bytes() or cwd == inside[0] or cwd.startswith(inside[1]) or \
+                        mark in plan:
+                    os.kill(int(proc.name), 9)
+                    killed += 1
+            except (OSError, ProcessLookupError):
+                pass  # gone meanwhile, or a kernel thread
+        if not killed:
+            return
+        time.sleep(0.5)
 
 
 def run_job(argv: list[str], jobdir: Path, stall: float) -> tuple[int, str, bool]:
@@ -223,7 +239,8 @@ def read_log(path: Path) -> list[tuple[str, dict]]:
 
 def failure_message(stderr: str, returncode: int) -> str:
     """What in a failed job's stderr says why: echo's own stop, else the MPI library's error report (an error
-    handler that aborts), else echorun's report of the processes that died, else the last line."""
+    handler that aborts: Open MPI's or MPICH's), else echorun's report of the processes that died, else the last
+    line."""
     lines = ["".join(ch for ch in ln if ch.isprintable()).strip() for ln in stderr.splitlines()]
     lines = [ln for ln in lines if ln and "osc_ucx_component" not in ln]
     for ln in lines:
@@ -234,6 +251,10 @@ def failure_message(stderr: str, returncode: int) -> str:
         if m:  # Open MPI: the call, then "*** on communicator ..." and "*** MPI_ERR_X: text"
             error = next((e.split("*** ", 1)[1] for e in lines[i + 1:i + 5] if "*** MPI_ERR" in e), "")
             return f"MPI error in {m[1]}: {error}"
+    for ln in lines:  # MPICH: "Abort(...) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Send: Invalid rank, ..."
+        m = re.search(r"Fatal error in P?(MPIX?_\w+): (.*?)(, error stack:|$)", ln)
+        if m:
+            return f"MPI error in {m[1]}: {m[2]}"
     for ln in lines:
         if "job failed" in ln:
             return ln

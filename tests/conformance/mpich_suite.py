@@ -3,22 +3,35 @@
     PYTHONPATH=. .venv/bin/python -m tests.conformance.mpich_suite                    # the full matrix
     PYTHONPATH=. .venv/bin/python -m tests.conformance.mpich_suite --tests pt2pt/mprobe,coll/nonblocking2
     PYTHONPATH=. .venv/bin/python -m tests.conformance.mpich_suite --work DIR --report-only  # the table of a run
+    ECHO_MPICC=/usr/bin/mpicc.mpich PYTHONPATH=. .venv/bin/python -m tests.conformance.mpich_suite --work DIR
+    PYTHONPATH=. .venv/bin/python -m tests.conformance.mpich_suite --mpicc /usr/bin/mpicc.mpich --work DIR  # the same
+
+The MPI under test is echo's (echo/build.py: find_mpicc): ECHO_MPICC, else the virtual environment's (PyPI's
+Open MPI 5), else mpicc on PATH; --mpicc sets ECHO_MPICC for the runner and every echorun it starts. Runs use
+that MPI's own mpirun, with its own options (echo/plan.py: mpirun_options, mpirun_env): Open MPI's
+--oversubscribe, --allow-run-as-root and -x, or nothing but -genv for MPICH's hydra. SDR modes need ULFM and are
+left out, saying so, on an MPI without it.
 
 The suite is MPICH's `test/mpi`, taken from the Debian source package of MPICH (`apt-get source mpich`; a
 `deb-src` entry for the archive the machine already uses is added to a file of its own when none is there) and
 unpacked once in ~/.cache/echo-mpich-tests (ECHO_MPICH_TESTS). The tests of CATEGORIES are built with the
-mpicc of the MPI under test (ECHO_MPICC) against MPICH's small helper library (test/mpi/util), each test's rank
+mpicc of the MPI under test against MPICH's small helper library (test/mpi/util), each test's rank
 count, arguments and environment read from its category's testlist. Tests MPICH itself leaves out when it tests
 another MPI (MPICH extensions, @mpix@; large-memory tests, @largetest@) are listed as skipped, as are those that
-do not build, with the compiler's reason.
+do not build, with the compiler's reason; on an MPI other than MPICH, so are the runs that differ from another
+only by MPICH's own tuning variables (MPIR_CVAR_*), which MPICH itself runs as runs of their own.
 
 Every test runs natively (mpirun), then under `echorun --clones 2`, `--clones 3` and, in the categories SDR
 covers, `--mode sdr --replicas 2`, one job at a time, each with a time limit after which its whole process group
 is killed. A run passes when it prints "No Errors" and exits 0; under echorun the representative's output is
 echorun's, and the copies of rank 0 (the rank that prints) must say "No Errors" too, in the run directory.
 Every run's outcome is appended to results.jsonl in the work directory (--work), so that a matrix cut short
-resumes where it stopped (--resume). Prints and writes bench/results/mpich.md: counts per mode, a row per test
-(each mode's outcome and, for a failure, echo's message) and every difference from native with its reason.
+resumes where it stopped (--resume); each record names the commit of echo that ran it, and the work directory
+the MPI (one work directory holds one MPI's runs). Prints and writes a results file of the MPI's own:
+bench/results/mpich.md for PyPI's Open MPI 5, bench/results/mpich-on-<family><major version>.md for another
+(mpich-on-mpich4.md: Debian's MPICH 4.0.2), never a file that holds another MPI's matrix: counts per mode, a row
+per test (each mode's outcome and, for a failure, echo's message) and every difference from native with its
+reason.
 """
 
 from __future__ import annotations
@@ -28,6 +41,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -38,7 +52,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from echo.build import detect_mpi
+from echo.build import MPI, detect_mpi
+from echo.plan import mpirun_env, mpirun_options
 from tests.conformance.mpi4py_suite import failure_message, kill_job_processes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,20 +64,36 @@ CATEGORIES = ("coll", "comm", "pt2pt", "rma", "group", "datatype", "topo", "io",
 # SDR does not replicate must be refused with that call named.
 SDR_CATEGORIES = ("coll", "comm", "pt2pt", "group", "datatype", "topo", "init", "attr")
 TIMEOUT = 90.0  # seconds a run may take unless its testlist says more (MPICH's default is 180 s)
+# Under echorun a run may take this many times as long as the same test natively took, when that is more than its
+# time limit: a run with copies has more processes than the cores, and an MPI whose waiting ranks spin without
+# yielding (MPICH over UCX) runs a test of 4 ranks in 56 s here natively, so the time limit alone would call a
+# run a hang that only took its share of the cores.
+SLOWER = 3.0
 SOURCES_FILE = Path("/etc/apt/sources.list.d/echo-mpich-src.list")
 NO_ERRORS = re.compile(r"^\s*No [Ee]rrors\s*$", re.M)
 
 # The differences echo has by design, each with its reason (docs/rma.md, docs/sdr.md).  Keyed by
-# ("category/program", mode kind: "clones" or "sdr"); test_mpich_suite.py and bench/results/mpich.md read them here.
+# ("category/program", mode kind: "clones" or "sdr"), on every MPI; test_mpich_suite.py and the results files read
+# them here.  Those that come from one MPI family's behaviour are in KNOWN_ON.
 KNOWN: dict[tuple[str, str], str] = {
     ("rma/lockcontention3", "clones"): "the target learns of another rank's passive-target updates by a message "
                                        "after that rank's unlock and reads its window with plain loads, without "
                                        "MPI_Win_sync: its copies see the updates at the next synchronization call "
                                        "only (docs/rma.md, the rule); the copy's check fails (exit status 1)",
-    ("pt2pt/rqstatus", "sdr"): "as under clones: it reads a status field Open MPI leaves uninitialized",
-    ("pt2pt/rqstatus", "clones"): "it reads the MPI_ERROR field of the status MPI_Request_get_status gives for "
-                                  "MPI_REQUEST_NULL, which Open MPI leaves as it was (uninitialized in the test): "
-                                  "natively the stack happens to hold 0 there, under echo other values",
+}
+# ("category/program", mode kind, MPI flavor as echo.build.MPI.flavor: "openmpi" or "mpich") -> reason
+KNOWN_ON: dict[tuple[str, str, str], str] = {
+    ("pt2pt/rqstatus", "clones", "openmpi"): "it reads the MPI_ERROR field of the status MPI_Request_get_status "
+                                             "gives for MPI_REQUEST_NULL, which Open MPI leaves as it was "
+                                             "(uninitialized in the test): natively the stack happens to hold 0 "
+                                             "there, under echo other values",
+    ("pt2pt/rqstatus", "sdr", "openmpi"): "as under clones: it reads a status field Open MPI leaves uninitialized",
+    ("init/session", "clones", "mpich"): "it asks MPI_Session_init for thread_level MPI_THREAD_MULTIPLE and checks "
+                                         "that MPI_Session_get_info says so; with copies echo initializes the world "
+                                         "model under a sessions program at MPI_THREAD_FUNNELED (the level it caps "
+                                         "MPI_Init_thread to: copies follow their representative call by call, "
+                                         "docs/replication.md), which MPICH 5.0.2's session info then reports "
+                                         "(MPICH 4.0.2 and Open MPI 5 report the level asked: it passes there)",
 }
 
 
@@ -198,7 +229,9 @@ SUITE_SKIPS = {
 }
 
 
-def read_testlist(testdir: Path, category: str) -> list[Test]:
+def read_testlist(testdir: Path, category: str, flavor: str = "openmpi") -> list[Test]:
+    """The tests of a category's testlist, as MPICH's runner reads it; `flavor` is the MPI under test's (MPICH
+    runs the tests that set its tuning variables, another MPI has none to set)."""
     path = next(p for p in (testdir / category / "testlist", testdir / category / "testlist.in") if p.exists())
     tests = []
     for ln in path.read_text().splitlines():
@@ -226,7 +259,7 @@ def read_testlist(testdir: Path, category: str) -> list[Test]:
                 skip = skip or f"judged by MPICH's runner its own way (resultTest={value}), not by 'No Errors'"
             elif key == "xfail":
                 skip = skip or f"MPICH expects it to fail (xfail={value})"
-        if env and all(name.startswith("MPIR_CVAR_") for name, _ in env):
+        if flavor != "mpich" and env and all(name.startswith("MPIR_CVAR_") for name, _ in env):
             skip = skip or "sets only MPICH's own tuning variables (MPIR_CVAR_*): the same run as without them here"
         tests.append(Test(category, words[0], int(words[1]), tuple(args), tuple(env), limit, skip))
     return tests
@@ -354,14 +387,17 @@ def build(testdir: Path, tests: list[Test], mpicc: str, log: bool = True) -> Bui
 # ---- running ----
 
 
-def run_argv(test: Test, mode: Mode, exe: Path, run_dir: Path) -> list[str]:
+def run_argv(test: Test, mode: Mode, exe: Path, run_dir: Path, mpi: MPI) -> list[str]:
+    """The command of one run: the MPI's mpirun (natively, as tests/conftest.py runs programs) or echorun, with
+    the launcher's own options for running as root, beyond the cores (tests that spawn need slots beyond the
+    job's) and the test's environment (as echorun passes its own: echo/plan.py)."""
     program = [str(exe), *test.args]
-    envs = [x for name, _ in test.env for x in ("-x", name)]
-    if mode.native:  # as tests/conftest.py runs programs natively
-        return [detect_mpi().mpirun, "-n", str(test.nprocs), "--oversubscribe", *envs,
-                *(["--allow-run-as-root"] if os.geteuid() == 0 else []), *program]
-    # the records are not needed here; --oversubscribe: tests that spawn need slots beyond the job's
-    mpirun_args = " ".join(["--oversubscribe", *envs])
+    envs = mpirun_env(mpi.flavor, dict(test.env))
+    if mode.native:
+        return [mpi.mpirun, "-n", str(test.nprocs), *mpirun_options(mpi.flavor, os.geteuid() == 0, True), *envs,
+                *program]
+    # the records are not needed here; echorun adds --allow-run-as-root itself
+    mpirun_args = shlex.join([*mpirun_options(mpi.flavor, False, True), *envs])
     return [str(VENV_BIN / "echorun"), "--run-dir", str(run_dir), "--no-store", "--records-max-mb", "16",
             f"--mpirun-args={mpirun_args}", "-n", str(test.nprocs),
             *(["--mode", "sdr", "--replicas"] if mode.sdr else ["--clones"]), str(mode.copies), *program]
@@ -373,16 +409,20 @@ def copy_outputs(run_dir: Path, copies: int) -> dict[int, str]:
             if (run_dir / "output" / f"rank0.copy{c}.out").exists() else "" for c in range(1, copies)}
 
 
-def run_one(test: Test, mode: Mode, exe: Path, work: Path, timeout: float = TIMEOUT, echo_from: str = "") -> Outcome:
-    """One run in its own process group, killed whole when it outlives its time limit."""
+def run_one(test: Test, mode: Mode, exe: Path, work: Path, timeout: float = TIMEOUT, echo_from: str = "",
+            mpi: MPI | None = None) -> Outcome:
+    """One run in its own process group, killed whole when it outlives its time limit; `mpi`: the MPI under test
+    (echo's, ECHO_MPICC, when not given)."""
+    mpi = mpi or detect_mpi()
     jobdir = work / "jobs" / f"{test.id.replace('/', '_').replace(' ', '_')}.{mode.name.replace(' ', '')}"
     shutil.rmtree(jobdir, ignore_errors=True)
     jobdir.mkdir(parents=True)
     limit = max(timeout, test.time_limit or 0)
     t0 = time.monotonic()
     with open(jobdir / "stdout", "w") as out, open(jobdir / "stderr", "w") as err:
-        p = subprocess.Popen(run_argv(test, mode, exe, jobdir / "run"), stdout=out, stderr=err, cwd=jobdir,
-                             env=dict(os.environ, **dict(test.env), **({"PYTHONPATH": echo_from} if echo_from else {})),
+        p = subprocess.Popen(run_argv(test, mode, exe, jobdir / "run", mpi), stdout=out, stderr=err, cwd=jobdir,
+                             env=dict(os.environ, ECHO_MPICC=mpi.mpicc, **dict(test.env),
+                                      **({"PYTHONPATH": echo_from} if echo_from else {})),
                              start_new_session=True)
         try:
             rc = p.wait(limit)
@@ -390,7 +430,8 @@ def run_one(test: Test, mode: Mode, exe: Path, work: Path, timeout: float = TIME
             os.killpg(p.pid, 9)
             p.wait()
             rc = None
-        kill_job_processes(jobdir)  # what mpirun's daemons left in process groups of their own
+        # what mpirun's daemons left in process groups of their own (hydra: each rank in a session of its own)
+        kill_job_processes(jobdir)
     seconds = round(time.monotonic() - t0, 1)
     stdout = (jobdir / "stdout").read_text(errors="replace")
     stderr = (jobdir / "stderr").read_text(errors="replace")
@@ -420,8 +461,10 @@ def run_failure(stdout: str, stderr: str, rc: int) -> str:
     message = failure_message(stderr, rc)
     if re.search(r"is not supported|MPI error in", message) or message.startswith("echo: application rank"):
         return message
+    # Open MPI's mpirun's report of a failed job, and hydra's (a frame of "=" lines: BAD TERMINATION ..., PID,
+    # EXIT CODE, CLEANING UP ...)
     noise = re.compile(r"^(echo:|prterun|-{10}|\s*$|\s*Process name|\s*Exit code|thus causing|The first process|"
-                       r"\[\w+:\d+\]|\s*No [Ee]rrors)")
+                       r"\[\w+:\d+\]|\s*No [Ee]rrors|=|YOUR APPLICATION TERMINATED|\[proxy:)")
     said = next((ln.strip() for ln in (stdout + "\n" + stderr).splitlines() if not noise.match(ln)), "")
     echo_said = next((ln for ln in stderr.splitlines() if ln.startswith("echo: job failed")), "")
     return "; ".join(x for x in (said[:200], echo_said or f"exit status {rc}") if x)
@@ -439,14 +482,36 @@ def load_results(path: Path) -> dict[tuple[str, str], Outcome]:
     return out
 
 
+def commit_of(checkout: Path) -> str:
+    """The commit of the echo that runs (`+` when its files differ from it), for the records."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(checkout), *args], capture_output=True, text=True).stdout.strip()
+    head = git("rev-parse", "--short=10", "HEAD")
+    return (head + ("+" if git("status", "--porcelain", "--untracked-files=no") else "")) if head else "?"
+
+
+def mpi_of(work: Path) -> dict[str, str]:
+    """The MPI whose runs the work directory holds (mpi.json), {} when none ran yet."""
+    path = work / "mpi.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
 def run_matrix(tests: list[Test], built: Built, modes: tuple[Mode, ...], work: Path, timeout: float = TIMEOUT,
-               resume: bool = False, log: bool = True, echo_from: str = "") -> dict[tuple[str, str], Outcome]:
+               resume: bool = False, log: bool = True, echo_from: str = "",
+               mpi: MPI | None = None) -> dict[tuple[str, str], Outcome]:
     """Every test in every mode (each test's modes one after the other, so a matrix cut short is whole for the
-    tests it reached); results.jsonl in `work` keeps them as they come."""
+    tests it reached); results.jsonl in `work` keeps them as they come, each with the commit that ran it."""
+    mpi = mpi or detect_mpi()
     path = work / "results.jsonl"
+    if resume and mpi_of(work) and mpi_of(work)["mpicc"] != mpi.mpicc:
+        raise ValueError(f"{work} holds the runs of {mpi_of(work)['name']} ({mpi_of(work)['mpicc']}), not of "
+                         f"{mpi.name} ({mpi.mpicc}): give another --work")
     results = load_results(path) if resume else {}
     if not resume:
         path.unlink(missing_ok=True)
+    (work / "mpi.json").write_text(json.dumps({"name": mpi.name, "mpicc": mpi.mpicc, "flavor": mpi.flavor,
+                                               "ulfm": mpi.ulfm}))
+    checkout = Path(echo_from) if echo_from else ROOT
     for i, test in enumerate(tests):
         for mode in modes:
             if (test.id, mode.name) in results:
@@ -459,10 +524,13 @@ def run_matrix(tests: list[Test], built: Built, modes: tuple[Mode, ...], work: P
             elif not mode.native and results.get((test.id, "native"), Outcome("pass")).outcome != "pass":
                 outcome = Outcome("skip", "fails natively")
             else:
-                outcome = run_one(test, mode, exe, work, timeout, echo_from)
+                native = results.get((test.id, "native"))
+                limit = max(timeout, SLOWER * native.seconds) if native and not mode.native else timeout
+                outcome = run_one(test, mode, exe, work, limit, echo_from, mpi)
             results[(test.id, mode.name)] = outcome
             with open(path, "a") as f:
-                f.write(json.dumps({"test": test.id, "mode": mode.name, **asdict(outcome)}) + "\n")
+                f.write(json.dumps({"test": test.id, "mode": mode.name, **asdict(outcome),
+                                    "commit": commit_of(checkout)}) + "\n")
             if log and outcome.outcome != "skip":
                 print(f"  [{i + 1}/{len(tests)}] {test.id} {mode.name}: {outcome.outcome} {outcome.message}",
                       flush=True)
@@ -487,8 +555,13 @@ def differences(tests: list[Test], results: dict[tuple[str, str], Outcome], mode
     return out
 
 
-def known_reason(test: Test, mode: Mode) -> str:
-    return KNOWN.get((test.id, mode.kind)) or KNOWN.get((f"{test.category}/{test.name}", mode.kind), "")
+def known_reason(test: Test, mode: Mode, flavor: str) -> str:
+    """Why `test` differs from native in `mode` by design on an MPI of `flavor` ("" when it should not)."""
+    for key in (test.id, f"{test.category}/{test.name}"):
+        why = KNOWN.get((key, mode.kind)) or KNOWN_ON.get((key, mode.kind, flavor))
+        if why:
+            return why
+    return ""
 
 
 def cell(outcome: Outcome | None) -> str:
@@ -500,35 +573,71 @@ def cell(outcome: Outcome | None) -> str:
         else "skip"
 
 
+def commits_of(path: Path, tests: list[Test]) -> dict[str, Counter]:
+    """Per mode, how many runs of `tests` each commit of echo ran (results.jsonl)."""
+    ids = {t.id for t in tests}
+    out: dict[str, Counter] = {}
+    if path.exists():
+        for ln in path.read_text().splitlines():
+            try:
+                rec = json.loads(ln)
+            except json.JSONDecodeError:
+                continue
+            if rec["outcome"] != "skip" and rec["test"] in ids:
+                out.setdefault(rec["mode"], Counter())[rec.get("commit", "?")] += 1
+    return out
+
+
 def report(tests: list[Test], results: dict[tuple[str, str], Outcome], modes: tuple[Mode, ...],
-           timeout: float) -> list[str]:
-    mpi = detect_mpi()
+           timeout: float, mpi: dict, commits: dict[str, Counter] | None = None) -> list[str]:
+    """The results file: `mpi` as mpi_of gives it, `commits` as commits_of."""
     ran = [t for t in tests if (t.id, "native") in results]
+    reached = {m.name: sum((t.id, m.name) in results for t in ran if m.covers(t)) for m in modes}
+    partial = [f"{m.name} stopped part way: {reached[m.name]} of the {sum(m.covers(t) for t in ran)} tests"
+               for m in modes[1:] if reached[m.name] < sum(m.covers(t) for t in ran)]
+    cut = [f"{c} {sum(t.category == c for t in ran)} of {sum(t.category == c for t in tests)}"
+           for c in CATEGORIES if 0 < sum(t.category == c for t in ran) < sum(t.category == c for t in tests)]
+    cut += [f"{c} none" for c in CATEGORIES if any(t.category == c for t in tests) and
+            not any(t.category == c for t in ran)]
+    if cut:
+        partial.insert(0, "the matrix stopped part way, tests reached per category: " + ", ".join(cut))
+    if not mpi.get("ulfm"):
+        partial.append(f"no SDR: {mpi['name']} has no ULFM")
+    left_out = ("Not run: " + "; ".join(partial) + ".") if partial else ""
+    flavor = mpi.get("flavor", "")
+    ran_by = "; ".join(f"{m.name}: " + ", ".join(f"{n} by {c}" for c, n in (commits or {}).get(m.name, {}).items())
+                       for m in modes if (commits or {}).get(m.name))
     lines = [
-        "# MPICH's test suite: echo vs native",
+        f"# MPICH's test suite on {mpi['name']}: echo vs native",
         "",
         f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {os.uname().nodename} ({os.cpu_count()} cores) by "
         f"`tests/conformance/mpich_suite.py`: MPICH {suite_version()}'s `test/mpi` (Debian's source package), "
-        f"categories {', '.join(CATEGORIES)}, built with {mpi.flavor} ({mpi.mpicc}). {len(ran)} of {len(tests)} "
-        "tests reached. One run at a time; a run passes when it prints `No Errors` and exits 0 (under echorun, "
+        f"categories {', '.join(c for c in CATEGORIES if any(t.category == c for t in tests))}, "
+        f"built with {mpi['name']} ({mpi['mpicc']}), run with its mpirun. "
+        f"{len(ran)} of {len(tests)} tests reached natively. Runs (not skipped) per mode and commit of echo: "
+        f"{ran_by or '-'}.{' ' + left_out if left_out else ''} One run at a time; a run passes when it prints "
+        "`No Errors` and exits 0 (under echorun, "
         "the copies of rank 0 must print it too); `hang`: killed after its time limit "
-        f"({timeout:.0f} s, or the testlist's); `refused`: echo stopped the job naming a call it does not "
+        f"({timeout:.0f} s, or the testlist's; under echorun at least {SLOWER:g} times the native run's time); "
+        "`refused`: echo stopped the job naming a call it does not "
         "replicate; `skip`: not run (the reason is in the table: left out by MPICH when testing another MPI, "
-        "does not build here, or fails natively). SDR runs only the categories it covers "
-        f"({', '.join(SDR_CATEGORIES)}).",
+        "does not build here, or fails natively)" + ("; on an MPI other than MPICH, the runs that set only MPICH's "
+        "tuning variables" if flavor != "mpich" else "") + ". SDR runs only the categories it covers "
+        f"({', '.join(SDR_CATEGORIES)}), on an MPI with ULFM. `tests`: the tests a mode reached (a mode stopped "
+        "part way has fewer).",
         "",
-        "| mode | " + " | ".join(("pass", "fail", "hang", "refused", "skip")) + " | differences from native |",
-        "|---|---|---|---|---|---|---|",
+        "| mode | tests | " + " | ".join(("pass", "fail", "hang", "refused", "skip")) + " | differences from native |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for mode in modes:
         c = Counter(results[(t.id, mode.name)].outcome for t in ran if (t.id, mode.name) in results)
         diffs = "-" if mode.native else str(len(differences(ran, results, mode)))
-        lines.append(f"| {mode.name} | " + " | ".join(str(c[o]) for o in ("pass", "fail", "hang", "refused",
-                                                                            "skip")) + f" | {diffs} |")
+        lines.append(f"| {mode.name} | {sum(c.values())} | " + " | ".join(
+            str(c[o]) for o in ("pass", "fail", "hang", "refused", "skip")) + f" | {diffs} |")
     lines += ["", "## Differences from native, with their reasons", ""]
     for mode in modes[1:]:
         for test, got in differences(ran, results, mode):
-            why = known_reason(test, mode) or "not explained: a bug to fix"
+            why = known_reason(test, mode, flavor) or "not explained: a bug to fix"
             lines.append(f"- {mode.name}: `{test.id}`: {got}: {results[(test.id, mode.name)].message} — {why}")
     refused = [(m, t) for m in modes if m.sdr for t in ran
                if results.get((t.id, m.name), Outcome("")).outcome == "refused"]
@@ -549,51 +658,89 @@ def suite_version() -> str:
     return found[-1].parts[-3].removeprefix("mpich-") if found else "?"
 
 
-def select(testdir: Path, chosen: list[str] | None = None) -> list[Test]:
-    """The tests of CATEGORIES, or of those named (category, category/name, or a test's full id)."""
-    tests = [t for c in CATEGORIES for t in read_testlist(testdir, c)]
+def select(testdir: Path, chosen: list[str] | None = None, flavor: str = "openmpi") -> list[Test]:
+    """The tests of CATEGORIES, or of those named (category, category/name, or a test's full id), as read for an
+    MPI of `flavor`."""
+    tests = [t for c in CATEGORIES for t in read_testlist(testdir, c, flavor)]
     if not chosen:
         return tests
     return [t for t in tests if any(t.id == c or f"{t.category}/{t.name}" == c or t.category == c for c in chosen)]
 
 
+def default_results(mpi: MPI) -> Path:
+    """bench/results/mpich.md is PyPI's Open MPI 5 (the default MPI); another MPI's matrix has a file of its own,
+    named by family and major version: mpich-on-mpich4.md, mpich-on-openmpi4.md, mpich-on-intelmpi2021.md."""
+    family, _, version = mpi.name.rpartition(" ")
+    slug = re.sub(r"\W", "", family.lower()) + version.split(".")[0]
+    return ROOT / "bench" / "results" / ("mpich.md" if slug == "openmpi5" else f"mpich-on-{slug}.md")
+
+
+def other_mpis_file(path: Path, mpi: dict) -> str:
+    """The MPI an existing results file measured when it is not `mpi` ("" when it is, or the file is new): a
+    matrix is never overwritten by another MPI's."""
+    m = re.search(r"built with (.+?) \(", path.read_text()) if path.exists() else None
+    return m[1] if m and m[1] not in (mpi["name"], mpi["flavor"]) else ""
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mpicc", default="", help="the mpicc of the MPI under test (sets ECHO_MPICC; default: echo's "
+                                                 "MPI, ECHO_MPICC or the virtual environment's)")
     ap.add_argument("--tests", default="", help="only these (comma-separated: coll, pt2pt/mprobe, ...)")
     ap.add_argument("--modes", default=",".join(m.name for m in MODES), help="modes to run, e.g. 'native,clones 2'")
     ap.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds a run may take (unless its testlist "
                                                                    "says more)")
     ap.add_argument("--work", default=str(cache_dir() / "work"), help="directory of the runs and results.jsonl")
     ap.add_argument("--resume", action="store_true", help="keep the results in --work and run only the rest")
-    ap.add_argument("--results", default=str(ROOT / "bench" / "results" / "mpich.md"),
-                    help="Markdown file to write ('' for none)")
+    ap.add_argument("--results", default=None, help="Markdown file to write ('' for none; default: the MPI's own, "
+                                                     "bench/results/mpich.md for PyPI's Open MPI 5, "
+                                                     "mpich-on-<family><major>.md for another)")
     ap.add_argument("--report-only", action="store_true", help="run nothing: write the results file from what "
                                                                      "--work holds (a matrix stopped part way)")
     ap.add_argument("--echo-from", default="", help="run echorun from this checkout of echo (to measure the code "
                                                     "before a change)")
     args = ap.parse_args(argv)
+    if args.mpicc:  # for the runner and every echorun it starts
+        os.environ["ECHO_MPICC"] = str(Path(args.mpicc).absolute())
     try:
         testdir = suite_dir()
     except SuiteUnavailable as e:
         print(f"mpich_suite: {e}", file=sys.stderr)
         return 2
-    tests = select(testdir, [x for x in args.tests.split(",") if x])
+    work = Path(args.work)
+    mpi = detect_mpi()
+    ran_with = mpi_of(work) if args.report_only else {}
+    info = ran_with or {"name": mpi.name, "mpicc": mpi.mpicc, "flavor": mpi.flavor, "ulfm": mpi.ulfm}
+    tests = select(testdir, [x for x in args.tests.split(",") if x], info["flavor"])
     modes = tuple(m for m in MODES if m.name in args.modes.split(","))
     if not modes or not modes[0].native:
         print("mpich_suite: --modes must include native (the reference)", file=sys.stderr)
         return 2
-    work = Path(args.work)
+    if not info["ulfm"] and any(m.sdr for m in modes):
+        print(f"mpich_suite: {info['name']} has no ULFM: SDR modes left out", file=sys.stderr)
+        modes = tuple(m for m in modes if not m.sdr)
+    results_file = default_results(mpi) if args.results is None else Path(args.results) if args.results else None
+    if results_file and other_mpis_file(results_file, info):
+        print(f"mpich_suite: {results_file} holds the matrix of {other_mpis_file(results_file, info)}, not of "
+              f"{info['name']}: give --results another file", file=sys.stderr)
+        return 2
     if args.report_only:
         results = {k: v for k, v in load_results(work / "results.jsonl").items() if k[1] in {m.name for m in modes}}
     else:
-        built = build(testdir, [t for t in tests if not t.skip], detect_mpi().mpicc)
+        built = build(testdir, [t for t in tests if not t.skip], mpi.mpicc)
         work.mkdir(parents=True, exist_ok=True)
-        results = run_matrix(tests, built, modes, work, args.timeout, args.resume, echo_from=args.echo_from)
-    lines = report(tests, results, modes, args.timeout)
-    if args.results:
-        Path(args.results).write_text("\n".join(lines))
+        try:
+            results = run_matrix(tests, built, modes, work, args.timeout, args.resume, echo_from=args.echo_from,
+                                 mpi=mpi)
+        except ValueError as e:
+            print(f"mpich_suite: {e}", file=sys.stderr)
+            return 2
+    lines = report(tests, results, modes, args.timeout, info, commits_of(work / "results.jsonl", tests))
+    if results_file:
+        results_file.write_text("\n".join(lines))
     print("\n".join(lines[:12 + len(modes)]))
-    return int(any(not known_reason(t, m) for m in modes[1:] for t, _ in differences(tests, results, m)))
+    return int(any(not known_reason(t, m, info["flavor"]) for m in modes[1:]
+                   for t, _ in differences(tests, results, m)))
 
 
 if __name__ == "__main__":
