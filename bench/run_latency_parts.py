@@ -12,7 +12,9 @@ round trips, its loop bracketed so that a kernel trace counts exactly that
 loop).  Counts come from one run of each variant under `perf record` with
 tracepoints (system calls, context switches) and uprobes on libmpi's
 point-to-point calls (MPI messages per round trip, per process role); without
-perf (or its permission) the counts are left out.  --before REV adds `echo-2`
+perf (or its permission) the counts are left out.  Goal 2's variants also run
+once under `perf record -e cpu-clock`: where their loops' CPU goes (the
+scheduler, echo's library, malloc, the MPI library).  --before REV adds `echo-2`
 as echo was at commit REV (its tree taken with git archive, its library built
 as any echo build), in the same rounds as the current one.
 
@@ -181,6 +183,52 @@ def traced_counts(v: Variant, work: Path, iters: int, probes: list[str]) -> dict
             for role, cs in by_role.items()}
 
 
+# ---- where the CPU goes: a sampled profile ----
+
+PROFILED = ("two natives", "acks natively", "SDR")  # goal 2's variants: what SDR's layer adds to the same messages
+# what each sample's function is part of, by its library (and, in the kernel and libc, its function)
+SHARES = ("context switch", "sched_yield", "other kernel", "malloc/free", "echo", "MPI", "program", "other")
+SWITCH = {"finish_task_switch.isra.0", "finish_task_switch", "__schedule", "schedule", "__switch_to",
+          "__switch_to_asm", "exit_to_user_mode_loop", "__rseq_handle_notify_resume"}
+ALLOC = ("malloc", "calloc", "free", "_int_malloc", "_int_free", "__libc_calloc", "__libc_malloc", "__libc_free",
+         "cfree", "realloc", "malloc_consolidate", "tcache")
+
+
+def share_of(sym: str, dso: str) -> str:
+    lib = dso.rsplit("/", 1)[-1]
+    if lib == "[kernel.kallsyms]":
+        return "context switch" if sym in SWITCH else "sched_yield" if "sched_yield" in sym else "other kernel"
+    if lib.startswith("libc.so"):
+        return "sched_yield" if "sched_yield" in sym else "malloc/free" if sym.startswith(ALLOC) else "other"
+    if lib.startswith("libecho"):
+        return "echo"
+    if lib.startswith(("libmpi", "libopen-pal", "libopen-rte", "libpmix", "libucp", "libucs", "libuct")):
+        return "MPI"
+    return "program" if lib == "hops" else "other"
+
+
+def profile_shares(v: Variant, work: Path, iters: int) -> dict[str, float]:
+    """Share of the measured loop's CPU samples (perf's cpu-clock, every process of the variant) in each of
+    SHARES, from one profiled run."""
+    datas = [work / f"profile{job}.data" for job in range(2)]
+
+    def prefix(job: int) -> list[str]:
+        return ["perf", "record", "-q", "-e", "cpu-clock", "-F", "10000", "-o", str(datas[job]), "--"]
+
+    run_once(v, work, iters, prefix)
+    counts: Counter = Counter()
+    for data in (d for d in datas if d.is_file()):
+        script = subprocess.run(["perf", "script", "-i", str(data), "--comm", "hops-run", "-F", "ip,sym,dso"],
+                                capture_output=True, text=True).stdout
+        for line in script.splitlines():
+            m = re.match(r"\s*[0-9a-f]+ (.*) \((.*)\)\s*$", line)
+            if m:
+                counts[share_of(m[1], m[2])] += 1
+        data.unlink()
+    total = sum(counts.values())
+    return {k: counts[k] / total for k in SHARES} if total else {}
+
+
 # ---- the variants ----
 
 def echo_argv(echorun: list[str], run_dir: Path, args: list[str]) -> list[str]:
@@ -263,6 +311,7 @@ def main() -> None:
             print(f"round {r + 1}: " + ", ".join(f"{k} {s[-1].latency:.3f}" for k, s in samples.items()),
                   file=sys.stderr, flush=True)
         counts: dict[str, dict[str, dict[str, float]]] = {}
+        profiles: dict[str, dict[str, float]] = {}
         if perf_usable():
             ldd = subprocess.run(["ldd", str(work / "hops")], capture_output=True, text=True).stdout
             libmpi = next((w[2] for w in (line.split() for line in ldd.splitlines()) if len(w) > 2
@@ -274,7 +323,8 @@ def main() -> None:
                     counts[v.name] = traced_counts(v, work, a.trace_iters, probes)
             finally:
                 remove_probes()
-    report(vs, samples, counts, a)
+            profiles = {v.name: profile_shares(v, work, a.iters) for v in vs if v.name in PROFILED}
+    report(vs, samples, counts, profiles, a)
 
 
 def fmt(x: float) -> str:
@@ -282,7 +332,7 @@ def fmt(x: float) -> str:
 
 
 def report(vs: list[Variant], samples: dict[str, list[Sample]], counts: dict[str, dict[str, dict[str, float]]],
-           a: argparse.Namespace) -> None:
+           profiles: dict[str, dict[str, float]], a: argparse.Namespace) -> None:
     best = {k: min(s.latency for s in ss) for k, ss in samples.items()}
 
     def paired(num: str, den: str) -> str:
@@ -342,11 +392,22 @@ def report(vs: list[Variant], samples: dict[str, list[Sample]], counts: dict[str
         for v in vs:
             for role, c in sorted(counts.get(v.name, {}).items()):
                 lines.append(f"| {v.name} | {role} | " + " | ".join(f"{c.get(e, 0):.2f}" for e in events) + " |")
-    lines += ["", "## What the figures say", "", *findings(samples, counts), ""]
+    if profiles:
+        lines += ["", "## Where the measured loop's CPU goes (one profiled run)", "",
+                  f"Share of the CPU samples of the loop's threads (perf record -e cpu-clock -F 10000, {a.iters} "
+                  "round trips, every process of the variant), by what the sampled function is part of: the "
+                  "kernel switching processes (finish_task_switch and the scheduler), sched_yield (the system call, "
+                  "both sides), the rest of the kernel, libc's malloc and free, echo's library, the MPI library "
+                  "(libmpi, libopen-pal, PMIx, UCX), the program.", "",
+                  "| variant | " + " | ".join(SHARES) + " |", "|---|" + "---:|" * len(SHARES)]
+        lines += [f"| {name} | " + " | ".join(f"{100 * p.get(k, 0):.1f}%" for k in SHARES) + " |"
+                  for name, p in profiles.items() if p]
+    lines += ["", "## What the figures say", "", *findings(samples, counts, profiles), ""]
     write("latency_parts", lines)
 
 
-def findings(samples: dict[str, list[Sample]], counts: dict[str, dict[str, dict[str, float]]]) -> list[str]:
+def findings(samples: dict[str, list[Sample]], counts: dict[str, dict[str, dict[str, float]]],
+             profiles: dict[str, dict[str, float]]) -> list[str]:
     """A paragraph per goal, its numbers taken from this invocation's measurements."""
     best = {k: min(s.latency for s in ss) for k, ss in samples.items()}
 
@@ -422,8 +483,28 @@ def findings(samples: dict[str, list[Sample]], counts: dict[str, dict[str, dict[
         f"{count('SDR', 'replica 0', 'sched_yield'):.2f} sched_yield calls per round trip (Open MPI's, and the "
         "layer's own after 64 idle polls, sdr_spin) against "
         f"{count('acks natively', 'rank', 'sched_yield'):.2f}. The ack protocol is unchanged here; replicas "
-        "share cores in every column (4 processes on 2 cores).")
+        "share cores in every column (4 processes on 2 cores)." + profile_finding(profiles))
     return [x for paragraph in out for x in (paragraph, "")]
+
+def profile_finding(profiles: dict[str, dict[str, float]]) -> str:
+    """What the profile says of goal 2: how much of the replicas' CPU is the scheduler's, how much the layer's."""
+    sdr, acks = profiles.get("SDR"), profiles.get("acks natively")
+    if not sdr or not acks:
+        return ""
+
+    def sched(p: dict[str, float]) -> float:
+        return 100 * (p["context switch"] + p["sched_yield"])
+
+    return (f" Where the CPU goes (profile above): the replicas' loops spend {sched(sdr):.0f}% of their samples in "
+            f"the kernel switching processes and in sched_yield ({sched(acks):.0f}% for the same messages "
+            f"natively), {100 * sdr['echo']:.0f}% in echo's library and {100 * sdr['malloc/free']:.0f}% in malloc "
+            f"and free (a record per message kept until its acks; natively "
+            f"{100 * acks['malloc/free']:.0f}%), {100 * sdr['MPI']:.0f}% in Open MPI "
+            f"({100 * acks['MPI']:.0f}% natively): on 2 cores shared by 4 processes a round trip is mostly "
+            f"the scheduler's, and the layer's own code and allocations are "
+            f"{100 * (sdr['echo'] + sdr['malloc/free']):.0f}% of it. SDR-MPI's setting (a core per replica) "
+            "cannot be measured on this machine.")
+
 
 if __name__ == "__main__":
     main()
