@@ -490,6 +490,11 @@ def commit_of(checkout: Path) -> str:
     return (head + ("+" if git("status", "--porcelain", "--untracked-files=no") else "")) if head else "?"
 
 
+def mpi_record(mpi: MPI) -> dict:
+    """What the work directory keeps of the MPI under test (mpi.json), and what the results file is told."""
+    return {"name": mpi.name, "mpicc": mpi.mpicc, "flavor": mpi.flavor, "ulfm": mpi.ulfm}
+
+
 def mpi_of(work: Path) -> dict[str, str]:
     """The MPI whose runs the work directory holds (mpi.json), {} when none ran yet."""
     path = work / "mpi.json"
@@ -503,14 +508,14 @@ def run_matrix(tests: list[Test], built: Built, modes: tuple[Mode, ...], work: P
     tests it reached); results.jsonl in `work` keeps them as they come, each with the commit that ran it."""
     mpi = mpi or detect_mpi()
     path = work / "results.jsonl"
-    if resume and mpi_of(work) and mpi_of(work)["mpicc"] != mpi.mpicc:
-        raise ValueError(f"{work} holds the runs of {mpi_of(work)['name']} ({mpi_of(work)['mpicc']}), not of "
+    held = mpi_of(work)
+    if resume and held and held["mpicc"] != mpi.mpicc:
+        raise ValueError(f"{work} holds the runs of {held['name']} ({held['mpicc']}), not of "
                          f"{mpi.name} ({mpi.mpicc}): give another --work")
     results = load_results(path) if resume else {}
     if not resume:
         path.unlink(missing_ok=True)
-    (work / "mpi.json").write_text(json.dumps({"name": mpi.name, "mpicc": mpi.mpicc, "flavor": mpi.flavor,
-                                               "ulfm": mpi.ulfm}))
+    (work / "mpi.json").write_text(json.dumps(mpi_record(mpi)))
     checkout = Path(echo_from) if echo_from else ROOT
     for i, test in enumerate(tests):
         for mode in modes:
@@ -710,7 +715,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(args.work)
     mpi = detect_mpi()
     ran_with = mpi_of(work) if args.report_only else {}
-    info = ran_with or {"name": mpi.name, "mpicc": mpi.mpicc, "flavor": mpi.flavor, "ulfm": mpi.ulfm}
+    info = ran_with or mpi_record(mpi)
     tests = select(testdir, [x for x in args.tests.split(",") if x], info["flavor"])
     modes = tuple(m for m in MODES if m.name in args.modes.split(","))
     if not modes or not modes[0].native:
