@@ -66,6 +66,11 @@ void echo_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1,
 void echo_ft_survive_sigpipe(void); /* SDR and Reinit: a dead peer's socket must not end a survivor */
 int echo_ft_knows_dead(MPI_Comm comm);  /* SDR and Reinit, before creating a communicator */
 int echo_ft_agree_none_dead(MPI_Comm comm, int *none_dead); /* Reinit, before creating a communicator */
+/* SDR and Reinit create their communicators through these (echo_ulfm.c says why: Open MPI's revoke of one that is
+ * being built); MPI's return codes */
+int echo_ft_split(MPI_Comm parent, int color, int key, MPI_Comm *out);
+int echo_ft_dup(MPI_Comm parent, MPI_Comm *out);
+int echo_ft_shrink(MPI_Comm parent, MPI_Comm *out);
 void echo_unsupported(const char *fn) __attribute__((noreturn));
 double echo_epoch_now(void);        /* Unix time, in seconds */
 void echo_kill_at(double epoch);    /* the kill injectors: SIGKILL this process at that time */

@@ -7,7 +7,9 @@
  * What each mode does is its echo_mode_t's owns_comm and real_comm. */
 #include "echo_internal.h"
 
+#include <dlfcn.h>
 #include <signal.h>
+#include <stdbool.h>
 
 /* Reinit (SDR keeps the default: below): between hosts MPI talks over TCP, and a write to the socket of a peer
  * that just died raises SIGPIPE, whose default action ends this survivor before ULFM can report the failure (seen:
@@ -23,7 +25,7 @@ void echo_ft_survive_sigpipe(void) {
 /* Whether this process knows that a member of comm is dead (it acknowledges nothing).  The FT modes ask it, and
  * agree on the answer, before they create a communicator: Open MPI 5.0 gives a new communicator its context id by
  * a nonblocking allreduce over the parent, which fails where a member is dead ("NBC_Progress: an error 75 was
- * found during schedule") and may crash the process later (SIGSEGV in the abandoned schedule). */
+ * found during schedule"). */
 int echo_ft_knows_dead(MPI_Comm comm) {
     MPI_Group failed;
     int n = 0;
@@ -39,6 +41,52 @@ int echo_ft_knows_dead(MPI_Comm comm) {
 int echo_ft_agree_none_dead(MPI_Comm comm, int *none_dead) {
     *none_dead = !echo_ft_knows_dead(comm);
     return PMPIX_Comm_agree(comm, none_dead);
+}
+
+/* ---- communicators the FT modes create while processes may die ----
+ * Open MPI from 5.0.10 (and its main branch, Nov 2026) has a bug there: when this process first learns of a
+ * failure, it revokes the collectives of every registered communicator holding the dead process
+ * (ompi_comm_set_rank_failed -> ompi_comm_revoke_local), and that includes the communicator MPI_Comm_split, dup or
+ * shrink is building: registered once its context id is chosen, it has no collectives yet while its activation
+ * waits on the parent, and revoke_local calls through its NULL collectives table: SIGSEGV (seen in SDR when a
+ * host's replicas died during a split; Fenix reported the same trace).  While echo builds one (these three calls),
+ * the local revocation of any communicator but the parent, MPI_COMM_WORLD and MPI_COMM_SELF is skipped: the one
+ * being built is among the skipped, and the failure still fails the build (its wait on the parent ends with
+ * MPI_ERR_PROC_FAILED), after which the FT modes agree on the outcome and build again from the survivors.  Other
+ * communicators echo holds lose only the early end of collectives they are not running meanwhile.  Open MPI
+ * 5.0.9 and older keep revoke_local to themselves (static), so this definition is never called there. */
+static volatile MPI_Comm building = MPI_COMM_NULL;
+
+#if ECHO_HAS_ULFM && defined(OMPI_MAJOR_VERSION) && \
+    (OMPI_MAJOR_VERSION > 5 || (OMPI_MAJOR_VERSION == 5 && (OMPI_MINOR_VERSION > 0 || OMPI_RELEASE_VERSION >= 10)))
+ECHO_PUBLIC bool ompi_comm_revoke_local(MPI_Comm comm, bool coll_only) {
+    static bool (*real)(MPI_Comm, bool);
+    if (!real) real = (bool (*)(MPI_Comm, bool))dlsym(RTLD_NEXT, "ompi_comm_revoke_local");
+    MPI_Comm parent = building;
+    if (parent != MPI_COMM_NULL && comm != parent && comm != MPI_COMM_WORLD && comm != MPI_COMM_SELF) return false;
+    return real ? real(comm, coll_only) : false;
+}
+#endif
+
+int echo_ft_split(MPI_Comm parent, int color, int key, MPI_Comm *out) {
+    building = parent;
+    int rc = PMPI_Comm_split(parent, color, key, out);
+    building = MPI_COMM_NULL;
+    return rc;
+}
+
+int echo_ft_dup(MPI_Comm parent, MPI_Comm *out) {
+    building = parent;
+    int rc = PMPI_Comm_dup(parent, out);
+    building = MPI_COMM_NULL;
+    return rc;
+}
+
+int echo_ft_shrink(MPI_Comm parent, MPI_Comm *out) {
+    building = parent;
+    int rc = PMPIX_Comm_shrink(parent, out);
+    building = MPI_COMM_NULL;
+    return rc;
 }
 
 #if ECHO_HAS_ULFM /* elsewhere the application's MPIX_ calls (MPICH's partial ULFM) go to its MPI as they are */

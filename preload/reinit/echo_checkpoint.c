@@ -49,7 +49,7 @@ static int ckpt_comm(MPI_Comm *out) {
         if (rc == MPI_SUCCESS && !none_dead) rc = MPIX_ERR_PROC_FAILED;
         if (rc != MPI_SUCCESS) return ok(rc);
         MPI_Comm dup;
-        rc = PMPI_Comm_dup(echo.reps_world, &dup);
+        rc = echo_ft_dup(echo.reps_world, &dup);
         if (rc != MPI_SUCCESS) return ok(rc);
         PMPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
         comm = dup;

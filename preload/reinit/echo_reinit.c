@@ -285,7 +285,7 @@ static int order(attempt_t *a) {
         abandon(a);
         return 0;
     }
-    int ok = returns_errors(PMPI_Comm_split(a->merged, 0, echo.app_rank, &a->world), &a->world);
+    int ok = returns_errors(echo_ft_split(a->merged, 0, echo.app_rank, &a->world), &a->world);
     int flag = ok;
     if (PMPIX_Comm_agree(a->merged, &flag) == MPI_SUCCESS && flag) return 1;
     debug("attempt %d: ordering the world failed %s", attempts, ok ? "elsewhere" : "here");
@@ -392,7 +392,7 @@ static MPI_Comm rebuild(MPI_Comm cur) {
             echo_fatal("Reinit: the world could not be repaired: processes kept failing during the repair (%d "
                        "attempts); the job ends", MAX_ATTEMPTS);
         attempt_t a = NO_ATTEMPT;
-        if (!returns_errors(PMPIX_Comm_shrink(cur, &a.shrunk), &a.shrunk)) {
+        if (!returns_errors(echo_ft_shrink(cur, &a.shrunk), &a.shrunk)) {
             debug("attempt %d: MPIX_Comm_shrink failed", attempts);
             continue;
         }
@@ -649,7 +649,7 @@ void echo_reinit_setup(void) {
          * failed one */
         const char *deployment = getenv("ECHO_REINIT_DEPLOYMENT");
         if (deployment && atoi(deployment) > 1) start_state = MPI_REINIT_RESTARTED;
-        PMPI_Comm_dup(MPI_COMM_WORLD, &echo.reps_world);
+        echo_ft_dup(MPI_COMM_WORLD, &echo.reps_world);
         PMPI_Comm_set_errhandler(echo.reps_world, MPI_ERRORS_RETURN);
         job_start = echo_epoch_now();
         PMPI_Bcast(&job_start, 1, MPI_DOUBLE, 0, echo.reps_world);

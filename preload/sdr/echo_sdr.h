@@ -28,6 +28,8 @@ enum { SDR_DATA = 0, SDR_COLL = 1 }; /* a communicator's two channels: applicati
 typedef struct sdr_comm {
     MPI_Comm app;           /* the handle the application holds (MPI_COMM_WORLD or a stand-in) */
     MPI_Comm chan[2];       /* real communicators of every replica of every member, ranked member*R+replica */
+    MPI_Comm build;         /* the same processes, carrying no message: the parent of the communicators made from
+                             * this one (echo_sdr_comm.c's split_real says why) */
     int id;                 /* the same on every member and replica: acks name their communicator by it */
     int rank, size;         /* as the application sees them */
     int *members;           /* member i -> application rank in MPI_COMM_WORLD */

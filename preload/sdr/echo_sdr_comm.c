@@ -56,10 +56,12 @@ sdr_comm_t *sdr_comm_world(void) {
     c->app = MPI_COMM_WORLD;
     c->id = 0;
     for (int i = 0; i < sdr.n; i++) c->members[i] = i;
-    PMPI_Comm_split(sdr.world, 0, echo.app_rank * sdr.R + sdr.k, &c->chan[SDR_DATA]);
-    PMPI_Comm_dup(c->chan[SDR_DATA], &c->chan[SDR_COLL]);
+    echo_ft_split(sdr.world, 0, echo.app_rank * sdr.R + sdr.k, &c->chan[SDR_DATA]);
+    echo_ft_dup(c->chan[SDR_DATA], &c->chan[SDR_COLL]);
+    echo_ft_dup(c->chan[SDR_DATA], &c->build);
     errors_return(c->chan[SDR_DATA]);
     errors_return(c->chan[SDR_COLL]);
+    errors_return(c->build);
     int *table = malloc(sizeof(int) * (size_t)(sdr.n * sdr.R));
     for (int x = 0; x < sdr.n * sdr.R; x++) table[x] = x;
     comm_fill(c, table, sdr.n * sdr.R);
@@ -83,10 +85,16 @@ sdr_comm_t *sdr_comm_world(void) {
     return c;
 }
 
-/* the real communicators of the new one, split from the parent's: every live replica of every member of the
- * parent takes part; ranks are member*R + replica.  *table: that number for each rank of the result. */
-static int split_real(sdr_comm_t *p, int color, int key, MPI_Comm out[2], int **table, int *nreal) {
-    MPI_Comm base = p->chan[SDR_DATA];
+/* the real communicators of the new one (its two channels and its build communicator), split from the parent's
+ * build communicator: every live replica of every member of the parent takes part; ranks are member*R+replica.
+ * *table: that number for each rank of the result.  Never from a channel: a failure that ends Open MPI's
+ * collectives of a communicator creation midway (its context id is chosen by nonblocking allreduces over the
+ * parent) seems to leave that communicator's point-to-point messages between two survivors out of order for good
+ * (seen: after "NBC_Progress: an error 75" in a split over the data channel, a survivor's halo messages never
+ * matched the other's posted receives, and both waited forever); a communicator that carries nothing else loses
+ * nothing, and after a failed try it is replaced by a shrunk one. */
+static int split_real(sdr_comm_t *p, int color, int key, MPI_Comm out[3], int **table, int *nreal) {
+    MPI_Comm base = p->build;
     /* no split over a parent with a dead member (echo_ft_knows_dead says why): the live processes first agree
      * whether any of them knows one (an agreement also finds a death nobody has noticed yet, and its flag and its
      * error are the same everywhere), and if so they split a shrunk communicator from the first try.  (Seen when
@@ -96,30 +104,36 @@ static int split_real(sdr_comm_t *p, int color, int key, MPI_Comm out[2], int **
     for (int attempt = first;; attempt++) {
         MPI_Comm shrunk = MPI_COMM_NULL;
         if (attempt > 0) { /* a process failed during the last try: leave the dead out */
-            if (PMPIX_Comm_shrink(p->chan[SDR_DATA], &shrunk) != MPI_SUCCESS) continue;
+            if (echo_ft_shrink(p->build, &shrunk) != MPI_SUCCESS) continue;
             base = shrunk;
             errors_return(base);
         }
-        out[0] = out[1] = MPI_COMM_NULL;
+        out[0] = out[1] = out[2] = MPI_COMM_NULL;
         *table = NULL;
         /* a failed split or dup leaves its output undefined (Open MPI sets a NULL handle, which MPI_Comm_free
          * reports as MPI_ERR_COMM on MPI_COMM_WORLD, fatal by default): only a success gives a communicator */
-        int ok = PMPI_Comm_split(base, color, key, &out[0]) == MPI_SUCCESS;
+        int ok = echo_ft_split(base, color, key, &out[0]) == MPI_SUCCESS;
         if (!ok) out[0] = MPI_COMM_NULL;
         if (ok && out[0] != MPI_COMM_NULL) {
             errors_return(out[0]);
             PMPI_Comm_size(out[0], nreal);
             *table = malloc(sizeof(int) * (size_t)*nreal);
             ok = PMPI_Allgather(&key, 1, MPI_INT, *table, 1, MPI_INT, out[0]) == MPI_SUCCESS;
-            if (ok && PMPI_Comm_dup(out[0], &out[1]) != MPI_SUCCESS) ok = 0, out[1] = MPI_COMM_NULL;
+            for (int i = 1; i < 3 && ok; i++)
+                if (echo_ft_dup(out[0], &out[i]) != MPI_SUCCESS) ok = 0, out[i] = MPI_COMM_NULL;
         }
         int rc = PMPIX_Comm_agree(base, &ok);
-        if (shrunk != MPI_COMM_NULL) PMPI_Comm_free(&shrunk);
         if (rc == MPI_SUCCESS && ok) {
-            if (out[1] != MPI_COMM_NULL) errors_return(out[1]);
+            for (int i = 1; i < 3; i++)
+                if (out[i] != MPI_COMM_NULL) errors_return(out[i]);
+            if (shrunk != MPI_COMM_NULL) { /* the old one may be out of order now (above): the shrunk one serves */
+                PMPI_Comm_free(&p->build);
+                p->build = shrunk;
+            }
             return MPI_SUCCESS;
         }
-        for (int i = 0; i < 2; i++)
+        if (shrunk != MPI_COMM_NULL) PMPI_Comm_free(&shrunk);
+        for (int i = 0; i < 3; i++)
             if (out[i] != MPI_COMM_NULL) PMPI_Comm_free(&out[i]);
         free(*table);
         sdr_learn_failures();
@@ -159,7 +173,7 @@ int sdr_comm_create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int du
         c->id = id;
     }
     free(all);
-    MPI_Comm chans[2];
+    MPI_Comm chans[3];
     int *table, nreal = 0;
     split_real(p, color, c ? rank * sdr.R + sdr.k : 0, chans, &table, &nreal);
     if (!c) {
@@ -167,7 +181,7 @@ int sdr_comm_create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int du
         return MPI_SUCCESS;
     }
     sdr_learn_failures(); /* a replica dead before the split is missing: receive from its substitute */
-    c->chan[0] = chans[0], c->chan[1] = chans[1];
+    c->chan[0] = chans[0], c->chan[1] = chans[1], c->build = chans[2];
     comm_fill(c, table, nreal);
     free(table);
     PMPI_Comm_dup(MPI_COMM_SELF, &c->app);

@@ -134,6 +134,7 @@ static void comm_destroy_if_unused(sdr_comm_t *c) {
         }
     PMPI_Comm_free(&c->chan[SDR_DATA]);
     PMPI_Comm_free(&c->chan[SDR_COLL]);
+    PMPI_Comm_free(&c->build);
     free(c->members);
     free(c->index_of);
     free(c->real);
@@ -346,12 +347,34 @@ static void drain_stale(void) {
 }
 
 /* Take back a posted receive (Cancel, then Wait): 1 if it was cancelled, 0 if it matched a message first (its
- * status in *st).  A receive MPI cannot finish cleanly counts as cancelled. */
-static int take_back(MPI_Request *req, MPI_Status *st) {
-    int cancelled = 1;
+ * status in *st).  Under ULFM an any-source receive that a failure interrupted keeps MPI_ERR_PROC_FAILED_PENDING
+ * in its status: if it matches a message before the Wait, Open MPI 5 completes it and Wait still returns that
+ * error (it clears it only while the receive is unfinished), and a receive still unfinished when another failure
+ * comes is left pending.  Either way the request is no lost cause: it is asked whether it finished, and if not,
+ * the failures are acknowledged and it is waited for again.  (Counted as cancelled, a receive that had matched
+ * would lose its message, and the receive posted again would wait for it forever.)  One MPI cannot finish
+ * otherwise (its sender died in mid-message) counts as cancelled. */
+static int take_back(MPI_Comm comm, MPI_Request *req, MPI_Status *st) {
+    int cancelled = 1, done = 0, n, cls = 0;
     if (*req == MPI_REQUEST_NULL) return 1;
     PMPI_Cancel(req);
-    if (PMPI_Wait(req, st) == MPI_SUCCESS) PMPI_Test_cancelled(st, &cancelled);
+    for (;;) {
+        int rc = PMPI_Wait(req, st);
+        if (rc == MPI_SUCCESS) {
+            PMPI_Test_cancelled(st, &cancelled);
+            break;
+        }
+        PMPI_Error_class(rc, &cls);
+        if (cls != MPIX_ERR_PROC_FAILED_PENDING || *req == MPI_REQUEST_NULL) break;
+        PMPI_Request_get_status(*req, &done, st);
+        if (done) { /* it finished: the error is the interruption's, not its own */
+            PMPI_Test_cancelled(st, &cancelled);
+            PMPI_Request_free(req);
+            break;
+        }
+        sdr_learn_failures();
+        PMPIX_Comm_ack_failed(comm, sdr.n * sdr.R, &n);
+    }
     *req = MPI_REQUEST_NULL;
     return cancelled;
 }
@@ -363,7 +386,7 @@ static int interrupted(MPI_Comm comm, MPI_Request *req, MPI_Status *st) {
     int n;
     sdr_learn_failures();
     PMPIX_Comm_ack_failed(comm, sdr.n * sdr.R, &n);
-    return take_back(req, st);
+    return take_back(comm, req, st);
 }
 
 static void poll_acks(void) {
@@ -638,7 +661,7 @@ int sdr_recv_cancel(sdr_recv_t *r) {
     if (recv_test(r)) return 0;
     MPI_Status st;
     int i, j;
-    if (!take_back(&r->req, &st)) {
+    if (!take_back(r->c->chan[r->chan], &r->req, &st)) {
         count_match(r->c, st.MPI_SOURCE);
         if (from_sender(r->c, st.MPI_SOURCE, &i, &j)) {
             accept(r, &st, i, j); /* it matched first: delivered as received */
@@ -757,7 +780,7 @@ static void switch_sender(int a, int j) {
     for (sdr_recv_t *r = recvs; r; r = r->next)
         if (r->posted_to == old && r->src != MPI_ANY_SOURCE && r->c->members[r->src] == a) {
             MPI_Status st;
-            if (!take_back(&r->req, &st)) count_match(r->c, st.MPI_SOURCE);
+            if (!take_back(r->c->chan[r->chan], &r->req, &st)) count_match(r->c, st.MPI_SOURCE);
         }
     if (!sdr.dead[was]) {
         due_known[was] = 0;
@@ -940,10 +963,10 @@ void echo_sdr_setup(void) {
     if (sdr.R > SDR_MAX_REPLICAS) echo_fatal("SDR supports at most %d replicas", SDR_MAX_REPLICAS);
     if (echo.real_rank != sdr_real_rank(echo.app_rank, sdr.k))
         echo_fatal("the SDR plan must place replica k of rank a at real rank k*N+a (an echorun bug)");
-    PMPI_Comm_dup(MPI_COMM_WORLD, &sdr.world);
+    echo_ft_dup(MPI_COMM_WORLD, &sdr.world);
     PMPI_Comm_set_errhandler(sdr.world, MPI_ERRORS_RETURN);
     PMPI_Comm_group(sdr.world, &world_group);
-    PMPI_Comm_dup(sdr.world, &sdr.acks);
+    echo_ft_dup(sdr.world, &sdr.acks);
     PMPI_Comm_set_errhandler(sdr.acks, MPI_ERRORS_RETURN);
     int nreal = sdr.n * sdr.R;
     sdr.dead = calloc((size_t)nreal, 1);

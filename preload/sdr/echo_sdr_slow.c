@@ -92,7 +92,7 @@ void sdr_slow_setup(void) {
     const char *v = echo_plan_value("sdr_exclude");
     if (!v || sscanf(v, "%d %d", &strikes, &rejoin_after) != 2 || strikes < 1 || sdr.R < 2) return;
     on = sdr.self_acks = 1;
-    PMPI_Comm_split(sdr.world, echo.app_rank, sdr.k, &kin);
+    echo_ft_split(sdr.world, echo.app_rank, sdr.k, &kin);
     PMPI_Comm_set_errhandler(kin, MPI_ERRORS_RETURN);
     for (int j = 0; j < sdr.R; j++) sib[j] = (sibling_t){.mean = 1.0, .dev = 0.1, .recommended = 1};
     left = sdr_seconds();
