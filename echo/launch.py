@@ -18,7 +18,7 @@ from pathlib import Path
 from collectors import roles
 from echo import reinit, runfiles
 from echo.build import detect_mpi, ensure_library
-from echo.constants import EXIT_COPY_FAILED, EXIT_NOT_UPLOADED
+from echo.constants import EXIT_COPY_FAILED, EXIT_NOT_FIRED, EXIT_NOT_UPLOADED
 from echo.constants import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
 from echo.hostload import LoadSampler
 from echo.jobstop import JobStopper
@@ -147,7 +147,9 @@ def run(opts: Options) -> int:
     say(f"application exited with status {rc} after {meta['duration']:.1f} s")
     if opts.sdc:
         rc = sdc_verdict(opts, rc, lost)
-    say_injections(Path(opts.run_dir))
+    if not say_injections(Path(opts.run_dir)) and rc == 0:  # a test whose injection never fired did not pass
+        say(f"exit status {EXIT_NOT_FIRED}: an injection never fired, so the run tested nothing of it")
+        rc = EXIT_NOT_FIRED
     for verdict in roles.hooks("after_job"):  # what a role says of the run (the perturbation's digits)
         for line in verdict(opts, Path(opts.run_dir)):
             say(line)
@@ -240,13 +242,16 @@ def reinit_verdict(run_dir: Path, nprocs: int, rc: int, deployment: int) -> int:
     return 0
 
 
-def say_injections(run_dir: Path) -> None:
-    """Whether each planned injection fired: one that never did is said, never passes silently."""
+def say_injections(run_dir: Path) -> bool:
+    """Whether each planned injection fired: one that never did is said, never passes silently. True: every
+    one fired (or none was planned)."""
     from echo import injections
     from echo.sdc import read_events
 
-    for line in injections.describe(injections.check(run_dir, read_events(run_dir))):
+    planned = injections.check(run_dir, read_events(run_dir))
+    for line in injections.describe(planned):
         say(line)
+    return all(i.fired for i in planned)
 
 
 def copies_not_finished(plan: Plan, run_dir: Path) -> list[tuple[int, int]]:

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from collectors import roles
 from echo import injections
+from echo.constants import EXIT_NOT_FIRED
 from echo.procstatus import read_status
 from echo.progress import Progress
 from echo.records import FLAG_ERROR, RecordFile, RecordsError, read
@@ -30,9 +31,12 @@ def run_mode(meta: dict, run_dir: Path) -> str:
 
 
 def run_status(exit_status: int, sdc_outcome: str) -> str:
-    """ok, failed, or what SDC's own exit statuses say (docs/sdc.md): diverged (20), corrected by vote (21)."""
+    """ok, failed, or what echo's own exit statuses say (docs/sdc.md): diverged (20), corrected by vote (21), an
+    injection not fired."""
     if exit_status == 0:
         return "ok"
+    if exit_status == EXIT_NOT_FIRED:
+        return "injection not fired"
     if (exit_status, sdc_outcome) in ((EXIT_DIVERGED, "diverged"), (EXIT_CORRECTED, "corrected")):
         return sdc_outcome
     return "failed"
@@ -165,7 +169,7 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
     kinds = roles.event_kinds()  # a role's event whose C part wrote a whole sentence keeps it alone (PAPI's)
     events = [dict(kind=e.kind, app_rank=e.app_rank, copy=e.copy, call_seq=e.call,
                    message=e.detail if kinds.get(e.kind, {}).get("detail") else e.describe())
-              for e in sdc_events] + events
+              for e in sdc_events if e.kind != injections.REFUSED] + events  # told below, with the plan's text
     planned = injections.check(run_dir, sdc_events)
     events += [dict(kind="injection-not-fired", app_rank=i.rank, copy=i.copy, call_seq=i.call,
                     message=f"{i.text}: {i.note}") for i in planned if not i.fired]
