@@ -106,6 +106,8 @@ def run(opts: Options) -> int:
     stopper.restore()
     load.stop()
     meta.update(duration=time.monotonic() - start, exit_status=stopper.status if stopper.signal else rc)
+    if stopper.signal:  # the store says the run was interrupted, and by what (echo itself ended its processes)
+        meta.update(interrupted=signal.Signals(stopper.signal).name)
     remove_channels(opts.run_id)
     if not stopper.signal and not runfiles.record_files(Path(opts.run_dir)):
         # no process reached MPI_Init, where echo starts recording: nothing to judge or to store
