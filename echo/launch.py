@@ -65,6 +65,13 @@ class LaunchError(RuntimeError):
     """The job cannot start as asked; the message says why."""
 
 
+def program_path(program: str) -> str:
+    """The program's absolute path, found here, where the job starts (a name on PATH, or a path relative to this
+    directory): whoever reads the run later (the store's ingest, a server it is uploaded to) resolves nothing."""
+    found = shutil.which(program) if "/" not in program else program
+    return os.path.realpath(found) if found else program
+
+
 def unstartable(program: str) -> str | None:
     """Why `program` cannot start on this machine, or None. Only asked of jobs on this machine: with --host or
     --hostfile, the program is found on the hosts named, and mpirun says if it is not."""
@@ -87,7 +94,8 @@ def run(opts: Options) -> int:
     say(f"run {opts.run_id} in {opts.run_dir}")
     env = dict(os.environ, **plan.env)
     meta = {"run_id": opts.run_id, "program": opts.program[0], "argv": list(opts.program), "mode": opts.mode,
-            "nranks": opts.nranks, "copies": plan.copies, "started_at": time.time(), "host": platform.node()}
+            "nranks": opts.nranks, "copies": plan.copies, "started_at": time.time(), "host": platform.node(),
+            "program_path": program_path(opts.program[0])}
     for values in roles.hooks("meta"):  # what a role keeps in run.json for the store (PAPI's left-out events)
         meta.update(values(opts))
     runfiles.write_meta(Path(opts.run_dir), meta)
@@ -158,7 +166,7 @@ def run(opts: Options) -> int:
     if opts.junit:  # the roles' verdicts (memcheck's, sensitivity's) beside SDC's
         from echo import junit
 
-        suites = [suite(opts, Path(opts.run_dir), opts.program[0], meta["duration"])
+        suites = [suite(opts, Path(opts.run_dir), meta["program_path"], meta["duration"])
                   for suite in roles.hooks("junit_suite", "registry")]
         junit.add_suites(Path(opts.junit), [s for s in suites if s is not None], meta["duration"],
                          after_sdc=bool(opts.sdc))
