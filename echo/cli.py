@@ -263,13 +263,20 @@ def export_command(args: argparse.Namespace) -> int:
         raise ValueError(f"--json and --format {args.format} name two formats: give one")
     fmt = args.format or "json"
     output = Path(args.output) if args.output else None
+    # one rule for every format: what exists is never overwritten unless --force says so (docs/exports.md)
     if fmt in DIRECTORY_FORMATS:
         if output is None:
             raise ValueError(f"--format {fmt} writes a directory of files: give it with --output DIR")
-        if output.exists() and (not output.is_dir() or any(output.iterdir())):
-            raise ValueError(f"--output {output} already exists and is not an empty directory: name a new one")
-    elif output is not None and (output.is_dir() or not output.parent.is_dir()):
-        raise ValueError(f"--output {output}: expected a file in an existing directory")
+        if output.exists() and not output.is_dir():
+            raise ValueError(f"--output {output} is a file; --format {fmt} writes a directory: name a directory")
+        if output.is_dir() and any(output.iterdir()) and not args.force:
+            raise ValueError(f"--output {output} already exists and is not an empty directory: name a new one, or add "
+                             "--force to write into it")
+    elif output is not None:
+        if output.is_dir() or not output.parent.is_dir():
+            raise ValueError(f"--output {output}: expected a file in an existing directory")
+        if output.exists() and not args.force:
+            raise ValueError(f"--output {output} already exists: name a new file, or add --force to overwrite it")
     with Session(_engine(args)) as s:
         run = find_run(s, args.run)
         said = importlib.import_module(FORMATS[fmt]).write(s, run, output)
@@ -442,6 +449,8 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     ex.add_argument("--json", action="store_true", help="the same as --format json")
     ex.add_argument("-o", "--output", metavar="PATH",
                     help="file or directory to write (json and chrome: standard output when not given)")
+    ex.add_argument("--force", action="store_true", help="overwrite an existing file, or write into a directory "
+                    "that is not empty (its files of the same names are replaced)")
     ex.add_argument("--db", metavar="URL", help=db_help)
     ex.add_argument("--progress", action="store_true", help="say how far the export is, on standard error, even "
                     "when it is not a terminal (on a terminal, an export that lasts says so anyway)")
