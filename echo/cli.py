@@ -231,22 +231,60 @@ def report_command(args: argparse.Namespace) -> int:
 
 
 def serve_command(args: argparse.Namespace) -> int:
+    import socket
+
     import uvicorn
 
     from server.app import create_app
 
+    if not 1 <= args.port <= 65535:
+        raise ValueError(f"--port {args.port}: a TCP port is 1..65535 (default 8080)")
+    # the address is tried before anything is made (the store, the storage): a busy port creates nothing
+    try:
+        infos = socket.getaddrinfo(args.host, args.port, type=socket.SOCK_STREAM)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds it
+            probe.bind(infos[0][4])
+    except OSError as e:
+        raise ValueError(f"--host {args.host} --port {args.port}: cannot listen there ({e.strerror or e}): "
+                         "choose another port (or stop the server using it)") from None
     app = create_app(args.db, storage=args.storage, read_token=args.read_token or None)
+    for line in app.state.cleaned:
+        print(f"mpiecho serve: storage {app.state.settings.storage}: {line}", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0
 
 
 def token_command(args: argparse.Namespace) -> int:
+    import time
+
     from sqlalchemy.orm import Session
 
-    from server.tokens import create_token
+    from server.tokens import create_token, list_tokens, revoke_token
 
-    with Session(_engine(args, create=True)) as s:
-        print(create_token(s, name=args.name))
+    if args.token_command == "create":
+        with Session(_engine(args, create=True)) as s:
+            print(create_token(s, name=args.name))
+        return 0
+    from echo.store.db import NoStore
+
+    try:
+        engine = _engine(args)  # listing and revoking create no store
+    except NoStore as e:
+        if args.token_command == "list":
+            print(e)
+            return 0
+        raise LookupError(f"{e}: it has no token to revoke") from None
+    with Session(engine) as s:
+        if args.token_command == "revoke":
+            gone = revoke_token(s, which=args.which)
+            print(f"revoked token {gone.id} ({gone.name}): it uploads nothing more; the runs it uploaded stay")
+            return 0
+        rows = [(str(t.id), t.name, time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_at)))
+                for t in list_tokens(s)]
+    from echo.tables import table
+
+    print(table([("id", "name", "created"), *rows]) if rows else "no upload tokens (mpiecho token create makes one)")
     return 0
 
 
@@ -431,6 +469,13 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     tc.add_argument("--name", default="uploads")
     tc.add_argument("--db", metavar="URL", help=db_help)
     tc.set_defaults(fn=token_command)
+    tl = tk_sub.add_parser("list", help="the tokens: id, name and when each was created (never the token)")
+    tl.add_argument("--db", metavar="URL", help=db_help)
+    tl.set_defaults(fn=token_command)
+    tr = tk_sub.add_parser("revoke", help="revoke a token at once (the runs it uploaded stay)")
+    tr.add_argument("which", metavar="TOKEN", help="its id (mpiecho token list), the token itself, or its name")
+    tr.add_argument("--db", metavar="URL", help=db_help)
+    tr.set_defaults(fn=token_command)
     up = sub.add_parser("upload", help="send a stored run to an echo server (again)")
     up.add_argument("run", help="run id (or a unique prefix of it), or a run directory")
     up.add_argument("--server", metavar="URL", help="the echo server (default: $ECHO_SERVER)")
