@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from xml.etree import ElementTree as ET
 
+from echo import junit
 from echo.records import RecordsError, read
 from echo.runfiles import PLAN, parse_plan, plan_procs, record_file
 from echo.sdc import SdcEvent
@@ -136,6 +138,18 @@ def check(run_dir: Path, events: list[SdcEvent]) -> list[Injection]:
 def describe(injections: list[Injection]) -> list[str]:
     """echorun's lines after the job: each injection and whether it fired."""
     return [f"injection {i.text}: {i.note}" for i in injections]
+
+
+def junit_suite(injections: list[Injection], seconds: float) -> ET.Element | None:
+    """--junit's suite of the run's injections: a case per injection, failed when it never fired (a CI job whose
+    test injected nothing must not pass); None when none was planned."""
+    if not injections:
+        return None
+    out = junit.suite("echo injections", seconds)
+    for i in injections:
+        junit.case(out, "echo.injections", f"{i.text} fired", seconds, None if i.fired else i.note, i.note,
+                   i.note if i.fired else "")
+    return out
 
 
 def as_rows(injections: list[Injection]) -> list[dict]:

@@ -157,17 +157,19 @@ def run(opts: Options) -> int:
     say(f"application exited with status {rc} after {meta['duration']:.1f} s")
     if opts.sdc:
         rc = sdc_verdict(opts, rc, lost)
-    if not say_injections(Path(opts.run_dir)) and rc == 0:  # a test whose injection never fired did not pass
+    planned = say_injections(Path(opts.run_dir))
+    if rc == 0 and not all(i.fired for i in planned):  # a test whose injection never fired did not pass
         say(f"exit status {EXIT_NOT_FIRED}: an injection never fired, so the run tested nothing of it")
         rc = EXIT_NOT_FIRED
     for verdict in roles.hooks("after_job"):  # what a role says of the run (the perturbation's digits)
         for line in verdict(opts, Path(opts.run_dir)):
             say(line)
     if opts.junit:  # the roles' verdicts (memcheck's, sensitivity's) beside SDC's
-        from echo import junit
+        from echo import injections, junit
 
         suites = [suite(opts, Path(opts.run_dir), meta["program_path"], meta["duration"])
                   for suite in roles.hooks("junit_suite", "registry")]
+        suites.append(injections.junit_suite(planned, meta["duration"]))
         junit.add_suites(Path(opts.junit), [s for s in suites if s is not None], meta["duration"],
                          after_sdc=bool(opts.sdc))
         if not opts.sdc:
@@ -252,16 +254,16 @@ def reinit_verdict(run_dir: Path, nprocs: int, rc: int, deployment: int) -> int:
     return 0
 
 
-def say_injections(run_dir: Path) -> bool:
-    """Whether each planned injection fired: one that never did is said, never passes silently. True: every
-    one fired (or none was planned)."""
+def say_injections(run_dir: Path) -> list:
+    """Whether each planned injection fired: one that never did is said, never passes silently. Returns them
+    (echo/injections.py's Injection, each marked fired or not)."""
     from echo import injections
     from echo.sdc import read_events
 
     planned = injections.check(run_dir, read_events(run_dir))
     for line in injections.describe(planned):
         say(line)
-    return all(i.fired for i in planned)
+    return planned
 
 
 def copies_not_finished(plan: Plan, run_dir: Path) -> list[tuple[int, int]]:

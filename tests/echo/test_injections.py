@@ -2,6 +2,7 @@
 and every run is stored with the mode it ran in and the status echorun returned."""
 
 import subprocess
+from xml.etree import ElementTree as ET
 
 import pytest
 from sqlalchemy import select
@@ -122,8 +123,9 @@ def test_a_bitflip_past_the_send_buffer_is_not_made_and_said(programs, tmp_path)
     injection did not fire, where and why; a byte before the buffer is refused before the job."""
     db = f"sqlite:///{tmp_path / 'echo.db'}"
     spec = "bitflip:rank=0,copy=1,call=2,byte=100"
+    junit = tmp_path / "ci.xml"
     r = echorun(["--db", db, "-n", "2", "--clones", "2", "--sdc", "detect", "--sdc-only", "collectives",
-                 "--inject", spec, *programs["sdc_loop"]], tmp_path / "run")
+                 "--junit", str(junit), "--inject", spec, *programs["sdc_loop"]], tmp_path / "run")
     assert r.returncode == EXIT_NOT_FIRED, r.stderr
     assert (f"injection {spec},bit=0: never fired: at call 6: byte 100 is past the end of MPI_Allreduce's send "
             "buffer (8 bytes): nothing was flipped") in r.stderr
@@ -133,6 +135,11 @@ def test_a_bitflip_past_the_send_buffer_is_not_made_and_said(programs, tmp_path)
     run, events = stored(db)
     assert [i["fired"] for i in run.injections] == [False] and "past the end" in run.injections[0]["note"]
     assert [e.kind for e in events if e.kind.startswith("injection")] == ["injection-not-fired"]
+    # a CI harness reading the JUnit file sees the test fail too
+    suites = {s.get("name"): s for s in ET.parse(junit).getroot()}
+    assert suites["echo injections"].get("failures") == "1"
+    (case,) = suites["echo injections"]
+    assert case.get("name") == f"{spec},bit=0 fired" and "past the end" in case.find("failure").get("message")
 
     before = echorun(["-n", "2", "--clones", "2", "--sdc", "detect", "--inject", "bitflip:rank=0,copy=1,call=2,byte=-1",
                       *programs["sdc_loop"]], tmp_path / "before")
