@@ -247,7 +247,7 @@ def serve_command(args: argparse.Namespace) -> int:
             probe.bind(infos[0][4])
     except OSError as e:
         raise ValueError(f"--host {args.host} --port {args.port}: cannot listen there ({e.strerror or e}): "
-                         "choose another port (or stop the server using it)") from None
+                         "give another --port (or stop what listens there) or another --host") from None
     app = create_app(args.db, storage=args.storage, read_token=args.read_token or None)
     for line in app.state.cleaned:
         print(f"mpiecho serve: storage {app.state.settings.storage}: {line}", file=sys.stderr)
