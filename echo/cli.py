@@ -85,7 +85,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--sdc-only", choices=("all", "collectives"), default="all", help="which calls to check")
     g.add_argument("--inject", metavar="SPEC", help="fault injection: bitflip:rank=R,copy=K,call=N[,byte=B,bit=b] "
                    "or memflip:rank=R,copy=K,after=2s[,seed=S,bit=b]; in any mode slow:rank=R,copy=K,factor=F"
-                   "[,from=N][,to=M] (F times slower compute phases), with the mode's own kinds after ';'")
+                   "[,from=N][,to=M] (F times slower compute phases), with the mode's own kinds after ';'. Calls are "
+                   "numbered as mpiecho report numbers them (0: MPI_Init)")
     g.add_argument("--junit", metavar="FILE",
                    help=f"write the verdicts as JUnit XML (for nightly CI): {junit_says(' and ')}")
     roles.add_options(p)  # every role's options, from its SPEC (collectors/roles.py)
