@@ -32,6 +32,7 @@ from pathlib import Path
 from results_file import RESULTS_DIR, measured_by, write  # bench/ itself is on the path of a script run from it
 
 from echo.build import PRELOAD_DIR, detect_mpi, ensure_library
+from echo.constants import EXIT_NOT_FIRED
 from echo.launch import LAUNCH_TRIES, LAUNCHER_FAILED_TO_START
 
 HERE = Path(__file__).resolve().parent
@@ -245,12 +246,13 @@ def execute(run: Run, programs: dict[str, list[str]], native: Native, work: Path
     run.repairs = err.count("echo: Reinit: rank") if run.mode == "reinit" else err.count("SDR: rank")
     if rc is None:
         run.outcome, run.message = "hang", f"no end after {timeout:.0f} s; " + echo_message(err)
-    elif rc != 0:
+    elif rc not in (0, EXIT_NOT_FIRED):
         run.outcome, run.message = "failure", f"exit {rc}: " + echo_message(err)
-    else:
+    else:  # EXIT_NOT_FIRED: a kill landed after the program's end; the job is judged all the same
         wrong = (out != expected and "output differs from the native run") if run.mode == "reinit" \
             else sdr_verdict(run, run_dir, out, expected)
-        run.outcome, run.message = ("failure", wrong) if wrong else ("ok", "")
+        run.outcome, run.message = ("failure", wrong) if wrong else \
+            ("ok", "" if rc == 0 else f"exit {rc}: a kill never fired (the program had ended)")
     if run.outcome != "ok":  # for a look afterwards: what echorun said (and, of a hang, the stacks)
         KEEP.mkdir(parents=True, exist_ok=True)
         (KEEP / run_dir.name).with_suffix(".err").write_text(err)

@@ -85,7 +85,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--sdc-only", choices=("all", "collectives"), default="all", help="which calls to check")
     g.add_argument("--inject", metavar="SPEC", help="fault injection: bitflip:rank=R,copy=K,call=N[,byte=B,bit=b] "
                    "or memflip:rank=R,copy=K,after=2s[,seed=S,bit=b]; in any mode slow:rank=R,copy=K,factor=F"
-                   "[,from=N][,to=M] (F times slower compute phases), with the mode's own kinds after ';'")
+                   "[,from=N][,to=M] (F times slower compute phases), with the mode's own kinds after ';'. Calls are "
+                   "numbered as mpiecho report numbers them (0: MPI_Init)")
     g.add_argument("--junit", metavar="FILE",
                    help=f"write the verdicts as JUnit XML (for nightly CI): {junit_says(' and ')}")
     roles.add_options(p)  # every role's options, from its SPEC (collectors/roles.py)
@@ -231,22 +232,60 @@ def report_command(args: argparse.Namespace) -> int:
 
 
 def serve_command(args: argparse.Namespace) -> int:
+    import socket
+
     import uvicorn
 
     from server.app import create_app
 
+    if not 1 <= args.port <= 65535:
+        raise ValueError(f"--port {args.port}: a TCP port is 1..65535 (default 8080)")
+    # the address is tried before anything is made (the store, the storage): a busy port creates nothing
+    try:
+        infos = socket.getaddrinfo(args.host, args.port, type=socket.SOCK_STREAM)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds it
+            probe.bind(infos[0][4])
+    except OSError as e:
+        raise ValueError(f"--host {args.host} --port {args.port}: cannot listen there ({e.strerror or e}): "
+                         "give another --port (or stop what listens there) or another --host") from None
     app = create_app(args.db, storage=args.storage, read_token=args.read_token or None)
+    for line in app.state.cleaned:
+        print(f"mpiecho serve: storage {app.state.settings.storage}: {line}", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0
 
 
 def token_command(args: argparse.Namespace) -> int:
+    import time
+
     from sqlalchemy.orm import Session
 
-    from server.tokens import create_token
+    from server.tokens import create_token, list_tokens, revoke_token
 
-    with Session(_engine(args, create=True)) as s:
-        print(create_token(s, name=args.name))
+    if args.token_command == "create":
+        with Session(_engine(args, create=True)) as s:
+            print(create_token(s, name=args.name))
+        return 0
+    from echo.store.db import NoStore
+
+    try:
+        engine = _engine(args)  # listing and revoking create no store
+    except NoStore as e:
+        if args.token_command == "list":
+            print(e)
+            return 0
+        raise LookupError(f"{e}: it has no token to revoke") from None
+    with Session(engine) as s:
+        if args.token_command == "revoke":
+            gone = revoke_token(s, which=args.which)
+            print(f"revoked token {gone.id} ({gone.name}): it uploads nothing more; the runs it uploaded stay")
+            return 0
+        rows = [(str(t.id), t.name, time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_at)))
+                for t in list_tokens(s)]
+    from echo.tables import table
+
+    print(table([("id", "name", "created"), *rows]) if rows else "no upload tokens (mpiecho token create makes one)")
     return 0
 
 
@@ -263,13 +302,20 @@ def export_command(args: argparse.Namespace) -> int:
         raise ValueError(f"--json and --format {args.format} name two formats: give one")
     fmt = args.format or "json"
     output = Path(args.output) if args.output else None
+    # one rule for every format: what exists is never overwritten unless --force says so (docs/exports.md)
     if fmt in DIRECTORY_FORMATS:
         if output is None:
             raise ValueError(f"--format {fmt} writes a directory of files: give it with --output DIR")
-        if output.exists() and (not output.is_dir() or any(output.iterdir())):
-            raise ValueError(f"--output {output} already exists and is not an empty directory: name a new one")
-    elif output is not None and (output.is_dir() or not output.parent.is_dir()):
-        raise ValueError(f"--output {output}: expected a file in an existing directory")
+        if output.exists() and not output.is_dir():
+            raise ValueError(f"--output {output} is a file; --format {fmt} writes a directory: name a directory")
+        if output.is_dir() and any(output.iterdir()) and not args.force:
+            raise ValueError(f"--output {output} already exists and is not an empty directory: name a new one, or add "
+                             "--force to write into it")
+    elif output is not None:
+        if output.is_dir() or not output.parent.is_dir():
+            raise ValueError(f"--output {output}: expected a file in an existing directory")
+        if output.exists() and not args.force:
+            raise ValueError(f"--output {output} already exists: name a new file, or add --force to overwrite it")
     with Session(_engine(args)) as s:
         run = find_run(s, args.run)
         said = importlib.import_module(FORMATS[fmt]).write(s, run, output)
@@ -424,6 +470,13 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     tc.add_argument("--name", default="uploads")
     tc.add_argument("--db", metavar="URL", help=db_help)
     tc.set_defaults(fn=token_command)
+    tl = tk_sub.add_parser("list", help="the tokens: id, name and when each was created (never the token)")
+    tl.add_argument("--db", metavar="URL", help=db_help)
+    tl.set_defaults(fn=token_command)
+    tr = tk_sub.add_parser("revoke", help="revoke a token at once (the runs it uploaded stay)")
+    tr.add_argument("which", metavar="TOKEN", help="its id (mpiecho token list), the token itself, or its name")
+    tr.add_argument("--db", metavar="URL", help=db_help)
+    tr.set_defaults(fn=token_command)
     up = sub.add_parser("upload", help="send a stored run to an echo server (again)")
     up.add_argument("run", help="run id (or a unique prefix of it), or a run directory")
     up.add_argument("--server", metavar="URL", help="the echo server (default: $ECHO_SERVER)")
@@ -442,6 +495,8 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     ex.add_argument("--json", action="store_true", help="the same as --format json")
     ex.add_argument("-o", "--output", metavar="PATH",
                     help="file or directory to write (json and chrome: standard output when not given)")
+    ex.add_argument("--force", action="store_true", help="overwrite an existing file, or write into a directory "
+                    "that is not empty (its files of the same names are replaced)")
     ex.add_argument("--db", metavar="URL", help=db_help)
     ex.add_argument("--progress", action="store_true", help="say how far the export is, on standard error, even "
                     "when it is not a terminal (on a terminal, an export that lasts says so anyway)")

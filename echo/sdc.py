@@ -69,6 +69,8 @@ def parse_inject(spec: str, copies: list[int]) -> str:
         raise SdcError(f"--inject {spec}: rank {rank} does not exist (ranks are 0..{len(copies) - 1})")
     if not 0 <= copy < copies[rank]:
         raise SdcError(f"--inject {spec}: rank {rank} has copies 0..{copies[rank] - 1}")
+    if ints.get("byte", 0) < 0:  # a byte before the buffer is the program's own memory
+        raise SdcError(f"--inject {spec}: byte is counted from the send buffer's first byte: 0 or more")
     if not 0 <= ints.get("bit", 0) < 8:
         raise SdcError(f"--inject {spec}: bit is 0..7 (a bit of one byte)")
     if kind == "memflip":
@@ -97,7 +99,7 @@ class SdcEvent:
     def describe(self) -> str:
         if self.kind in ("clocks-apart", "copy-parted"):  # the copy's path through the program left its rep's
             return f"application rank {self.app_rank} copy {self.copy}: after call #{self.call}: {self.detail}"
-        if self.kind == "injection":  # no data was compared: what was injected, where
+        if self.kind in ("injection", "injection-not-fired"):  # no data was compared: what was injected, where
             into = f" in {self.function}" if self.injector == "bitflip" else ""
             return (f"application rank {self.app_rank} copy {self.copy}: {self.injector} at call #{self.call}{into}: "
                     f"{self.detail}")

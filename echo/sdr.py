@@ -63,8 +63,9 @@ def parse_kills(spec: str, nranks: int, replicas: int) -> list[str]:
         when = set(values) - {"rank", "replica"}
         if item.kind != "kill" or not item.has_settings or not {"rank", "replica"} <= set(values) or \
                 when not in ({"call"}, {"after"}):
-            raise SdrError(f"--inject {one}: with --mode sdr, expected kill:rank=R,replica=K,call=N (its Nth MPI "
-                           "call) or kill:rank=R,replica=K,after=T (s or ms after MPI_Init); several separated by ';'")
+            raise SdrError(f"--inject {one}: with --mode sdr, expected kill:rank=R,replica=K,call=N (at its MPI "
+                           "call numbered N, as mpiecho report numbers them) or kill:rank=R,replica=K,after=T "
+                           "(s or ms after MPI_Init); several separated by ';'")
         what = when.pop()
         try:
             rank, replica = int(values["rank"]), int(values["replica"])

@@ -18,6 +18,7 @@ from echo.store.db import open_store
 from server.deps import LoginNeeded
 from server.routes import api, login, pages
 from server.settings import Settings
+from server.upload import claim_storage
 
 
 def create_app(db_url: str | None = None, storage: str | None = None, read_token: bool | None = None,
@@ -28,6 +29,8 @@ def create_app(db_url: str | None = None, storage: str | None = None, read_token
                   docs_url=None, redoc_url=None)  # /docs below: Swagger UI's files from this server, not a CDN
     app.state.settings = settings
     app.state.engine = open_store(settings.db_url)
+    # what uploads cut short by this storage's last server's death left behind, cleaned before any new upload
+    app.state.storage_lock, app.state.cleaned = claim_storage(settings.storage)
     app.state.ingest_lock = threading.Lock()
     app.mount("/static", StaticFiles(directory=WEB_DIR / "static"), name="static")
     app.mount("/docs-files", StaticFiles(directory=swagger_ui_path), name="docs-files")

@@ -1,4 +1,6 @@
-"""Upload tokens: created with `mpiecho token create`, only their SHA-256 is stored."""
+"""Upload tokens: created with `mpiecho token create` (only their SHA-256 is stored), listed with `mpiecho token
+list`, revoked with `mpiecho token revoke`: a revoked token's row is deleted, so the next request with it is refused
+(every request looks its token up); the runs it uploaded stay (a run does not name the token that sent it)."""
 
 from __future__ import annotations
 
@@ -27,3 +29,27 @@ def is_valid(session: Session, *, token: str | None) -> bool:
     if not token:
         return False
     return session.scalars(select(Token).where(Token.digest == digest(token))).first() is not None
+
+
+def list_tokens(session: Session) -> list[Token]:
+    """Every token, oldest first."""
+    return list(session.scalars(select(Token).order_by(Token.id)))
+
+
+class UnknownToken(LookupError):
+    """No token, or more than one, answers to what `mpiecho token revoke` was given."""
+
+
+def revoke_token(session: Session, *, which: str) -> Token:
+    """Delete the token `which` names: its id (as `mpiecho token list` shows it), the token itself, or its name
+    when one token alone has it. Returns what was deleted."""
+    found = (session.scalars(select(Token).where(Token.id == int(which))).all() if which.isdigit() else
+             session.scalars(select(Token).where(Token.digest == digest(which))).all()
+             or session.scalars(select(Token).where(Token.name == which)).all())
+    if len(found) != 1:
+        raise UnknownToken(f"no token is {which!r}: give an id of `mpiecho token list`, or the token itself"
+                           if not found else f"{len(found)} tokens are named {which!r} (ids "
+                           f"{', '.join(str(t.id) for t in found)}): give the id of the one to revoke")
+    session.delete(found[0])
+    session.commit()
+    return found[0]

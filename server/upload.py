@@ -9,6 +9,7 @@ same run again replaces it (uploads are idempotent by run id).
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import json
 import shutil
@@ -16,11 +17,19 @@ import tarfile
 import tempfile
 import uuid
 from pathlib import Path
+from typing import IO
 
 from sqlalchemy import Engine
 
 from echo.runfiles import PLAN, RUN_JSON, RUN_META_KEYS, read_meta
 from echo.store.ingest import ingest
+
+# what an upload leaves in the storage while it is under way: the body as it streams in (UPLOAD_PREFIX*.tgz; older
+# servers named it tmp*.tgz), the folder it is unpacked into (UPLOAD_PREFIX*), a stored run set aside while its
+# replacement is moved in (replaced-*). A server killed meanwhile (SIGKILL, a power cut) leaves them behind.
+UPLOAD_PREFIX = "upload-"
+REPLACED_PREFIX = "replaced-"
+LOCK = ".serving"  # held (shared) by every server of this storage while it runs
 
 
 class UploadError(ValueError):
@@ -32,12 +41,12 @@ class UploadError(ValueError):
 def receive(data_path: Path, run_id: str, storage: Path, engine: Engine) -> str:
     """Store the upload in `data_path` as run `run_id`; raises UploadError (nothing stored) when it is bad."""
     storage.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="upload-", dir=storage))
+    tmp = Path(tempfile.mkdtemp(prefix=UPLOAD_PREFIX, dir=storage))
     try:
         _extract(data_path, tmp)
         meta = _check(tmp, run_id)
         final = storage / "runs" / run_id
-        old = storage / f"replaced-{uuid.uuid4().hex}"
+        old = storage / f"{REPLACED_PREFIX}{uuid.uuid4().hex}"
         final.parent.mkdir(parents=True, exist_ok=True)
         if final.exists():
             final.rename(old)
@@ -89,3 +98,40 @@ def _check(run_dir: Path, run_id: str) -> dict:
     if meta["run_id"] != run_id:
         raise UploadError(422, f"run.json names run {meta['run_id']!r}, the upload was for {run_id!r}")
     return meta
+
+
+def claim_storage(storage: Path) -> tuple[IO[bytes], list[str]]:
+    """Hold the storage for this server (a shared lock on LOCK, kept open for the server's life: returned) and,
+    when no other server holds it, clean what uploads cut short by an earlier server's death left: their bodies
+    and folders are removed; a stored run set aside for its replacement goes back where it was if the replacement
+    never arrived (else the replacement is in place and the old one goes). Never touches a stored run in runs/.
+    The second value: one line per thing done, for the server's log."""
+    storage.mkdir(parents=True, exist_ok=True)
+    lock = (storage / LOCK).open("ab")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:  # another server of this storage is running: its uploads under way are its own
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        return lock, []
+    done = []
+    for path in sorted(storage.iterdir()):
+        if path.name.startswith(REPLACED_PREFIX) and path.is_dir():
+            try:
+                run_id = read_meta(path)["run_id"]
+            except (OSError, ValueError, KeyError):
+                run_id = None
+            home = storage / "runs" / run_id if run_id else None
+            if home is not None and not home.exists():
+                home.parent.mkdir(parents=True, exist_ok=True)
+                path.rename(home)
+                done.append(f"put back run {run_id}, set aside by an upload that never finished")
+                continue
+        elif not (path.name.startswith(UPLOAD_PREFIX) or (path.name.startswith("tmp") and path.suffix == ".tgz")):
+            continue
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        done.append(f"removed {path.name}, left by an upload that never finished")
+    fcntl.flock(lock, fcntl.LOCK_SH)  # from now on other servers may share the storage (and clean nothing)
+    return lock, done

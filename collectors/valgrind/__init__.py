@@ -449,7 +449,7 @@ def memcheck_suite(run_dir: Path, program: str, seconds: float) -> Any:
 
 def ingest_rows(run_dir: Path, procs: list[tuple[int, int, int, str]], meta: dict) -> tuple[list[dict], list[dict]]:
     """The store's rows of the tools' outputs (echo/store/ingest.py): collect's events and metrics."""
-    return collect(run_dir, procs, meta["program"])
+    return collect(run_dir, procs, meta.get("program_path") or meta["program"])  # echorun resolved it
 
 
 def report_section(session: Any, run: Any) -> list[str]:

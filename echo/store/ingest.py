@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from collectors import roles
 from echo import injections
+from echo.constants import EXIT_NOT_FIRED
 from echo.procstatus import read_status
 from echo.progress import Progress
 from echo.records import FLAG_ERROR, RecordFile, RecordsError, read
@@ -29,17 +30,26 @@ def run_mode(meta: dict, run_dir: Path) -> str:
     return plan_value(run_dir, "mode") or "clones"
 
 
-def run_status(exit_status: int, sdc_outcome: str) -> str:
-    """ok, failed, or what SDC's own exit statuses say (docs/sdc.md): diverged (20), corrected by vote (21)."""
+def run_status(exit_status: int, sdc_outcome: str, interrupted: str | None = None) -> str:
+    """ok, failed, "interrupted by SIGINT" (echorun was told to stop: `interrupted`, the signal's name), or what
+    echo's own exit statuses say (docs/sdc.md): diverged (20), corrected by vote (21), an injection not fired."""
+    if interrupted:
+        return f"interrupted by {interrupted}"
     if exit_status == 0:
         return "ok"
+    if exit_status == EXIT_NOT_FIRED:
+        return "injection not fired"
     if (exit_status, sdc_outcome) in ((EXIT_DIVERGED, "diverged"), (EXIT_CORRECTED, "corrected")):
         return sdc_outcome
     return "failed"
 
 
-def process_state(run_dir: Path, real: int) -> str:
+def process_state(run_dir: Path, real: int, interrupted: str | None = None) -> str:
+    """How the process ended; in a run echorun was told to stop (`interrupted`: the signal it got), a process
+    that had not finished was ended by echo (SIGTERM, then SIGKILL): that signal says nothing of the process."""
     end = read_status(run_dir, real)
+    if interrupted and (end is None or end.state in ("started", "signal", "finalizing")):
+        return f"interrupted by {interrupted}" + (" (never started)" if end is None else "")
     return end.text() if end else "never started"
 
 
@@ -125,7 +135,7 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
              else 0 for real, *_ in planned_procs]
     progress = Progress("store", sum(sizes), "MiB")  # reading the records is most of the work
     for n, ((real, app, copy, role), size) in enumerate(zip(planned_procs, sizes, strict=True), 1):
-        state = process_state(run_dir, real)
+        state = process_state(run_dir, real, meta.get("interrupted"))
         path = record_file(run_dir, real)
         f = None
         if path.is_file():
@@ -165,7 +175,7 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
     kinds = roles.event_kinds()  # a role's event whose C part wrote a whole sentence keeps it alone (PAPI's)
     events = [dict(kind=e.kind, app_rank=e.app_rank, copy=e.copy, call_seq=e.call,
                    message=e.detail if kinds.get(e.kind, {}).get("detail") else e.describe())
-              for e in sdc_events] + events
+              for e in sdc_events if e.kind != injections.REFUSED] + events  # told below, with the plan's text
     planned = injections.check(run_dir, sdc_events)
     events += [dict(kind="injection-not-fired", app_rank=i.rank, copy=i.copy, call_seq=i.call,
                     message=f"{i.text}: {i.note}") for i in planned if not i.fired]
@@ -180,7 +190,7 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
     run = dict(id=run_id, program=meta["program"], argv=meta["argv"], mode=run_mode(meta, run_dir),
                nranks=meta["nranks"], nprocs=len(procs), copies=meta["copies"], started_at=meta["started_at"],
                duration=meta.get("duration", 0.0), exit_status=meta.get("exit_status", -1),
-               status=run_status(meta.get("exit_status", -1), outcome(sdc_events)),
+               status=run_status(meta.get("exit_status", -1), outcome(sdc_events), meta.get("interrupted")),
                diverged=outcome(sdc_events) != "clean",
                host=meta.get("host", ""), mpi_library=mpi_library, run_dir=str(run_dir),
                injections=injections.as_rows(planned))

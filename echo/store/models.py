@@ -22,7 +22,7 @@ class Run(Base):
     started_at: Mapped[float] = mapped_column(Float, index=True)  # Unix time
     duration: Mapped[float] = mapped_column(Float)
     exit_status: Mapped[int] = mapped_column(Integer)
-    status: Mapped[str] = mapped_column(String(32))  # "ok" or "failed"
+    status: Mapped[str] = mapped_column(String(32))  # "ok", "failed", "interrupted by SIGINT"... (ingest.run_status)
     diverged: Mapped[bool] = mapped_column(Boolean, default=False)
     host: Mapped[str] = mapped_column(String(256))
     mpi_library: Mapped[str] = mapped_column(String(512))

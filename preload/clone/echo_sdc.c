@@ -147,6 +147,37 @@ static void write_back(void *buf, int count, MPI_Datatype dt, const unsigned cha
     PMPI_Unpack(bytes, (int)n, &pos, buf, count, dt, MPI_COMM_SELF);
 }
 
+/* The lowest byte of (count, dt) at offset 0, and how many bytes the buffer spans from it (a negative extent
+ * lays the elements out downwards). */
+static void span_of(int count, MPI_Datatype dt, MPI_Aint *lo, MPI_Aint *span) {
+    MPI_Aint lb, extent, tlb, textent;
+    PMPI_Type_get_extent(dt, &lb, &extent);
+    PMPI_Type_get_true_extent(dt, &tlb, &textent);
+    MPI_Aint rest = (MPI_Aint)(count - 1) * extent;
+    *lo = extent >= 0 ? tlb : tlb + rest;
+    *span = extent >= 0 ? rest + textent : textent - rest;
+}
+
+/* bitflip: bit b of byte B of the send buffer, counted from its lowest byte (a hole of a derived type is the
+ * program's data all the same: tests/preload/test_sdc.py flips one).  A byte past the buffer is the program's other
+ * memory, which the test would corrupt and no comparison sees: never flipped, and the injection says it did not
+ * fire and why (echo/injections.py reads the event). */
+static void flip(const char *fn, const void *buf, int count, MPI_Datatype dt, uint64_t seq, int32_t comm,
+                 int32_t peer) {
+    MPI_Aint lo, span;
+    span_of(count, dt, &lo, &span);
+    char detail[200];
+    if (bitflip.byte >= (long)span) {
+        snprintf(detail, sizeof detail, "byte %ld is past the end of %s's send buffer (%lld bytes): nothing was "
+                 "flipped", bitflip.byte, fn, (long long)span);
+        event("injection-not-fired", fn, seq, comm, peer, 0, echo.copy, bitflip.byte, detail);
+        return;
+    }
+    ((unsigned char *)buf)[lo + bitflip.byte] ^= (unsigned char)(1u << (bitflip.bit & 7));
+    snprintf(detail, sizeof detail, "flipped bit %d of byte %ld of the send buffer", bitflip.bit & 7, bitflip.byte);
+    event("injection", fn, seq, comm, peer, 0, echo.copy, bitflip.byte, detail);
+}
+
 int echo_outgoing(const char *fn, int collective, const void *buf, int count, MPI_Datatype dt, int32_t comm,
                    int32_t peer) {
     if (echo_hooks.outgoing && buf != MPI_IN_PLACE && buf && count > 0) echo_hooks.outgoing(buf, count, dt);
@@ -162,15 +193,9 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
     uint64_t seq = echo_record_seq();
     int type_size = 0;
     if (count > 0) PMPI_Type_size(dt, &type_size);
-    if (bitflip.on && seq >= bitflip.call && type_size > 0) { /* corrupt this copy's data, once: never a pointer
-                                                                   MPI does not read */
+    if (bitflip.on && seq >= bitflip.call && type_size > 0) { /* corrupt this copy's data, once */
         bitflip.on = 0;
-        MPI_Aint tlb, textent;
-        PMPI_Type_get_true_extent(dt, &tlb, &textent);
-        ((unsigned char *)buf)[tlb + bitflip.byte] ^= (unsigned char)(1u << (bitflip.bit & 7));
-        char detail[96];
-        snprintf(detail, sizeof detail, "flipped bit %d of byte %ld of the send buffer", bitflip.bit & 7, bitflip.byte);
-        event("injection", fn, seq, comm, peer, 0, echo.copy, bitflip.byte, detail);
+        flip(fn, buf, count, dt, seq, comm, peer);
     }
     unsigned char *scratch;
     size_t n;

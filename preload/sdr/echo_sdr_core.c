@@ -2,6 +2,7 @@
  * and substitutes, and the progress that keeps acks flowing while a process
  * waits in any call.  (The protocol: echo_sdr.h and docs/sdr.md.) */
 #include "echo_sdr.h"
+#include "echo_records.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -948,7 +949,9 @@ static void arm_kills(void) {
 /* every application call: the kill injector counts them; control messages are read even by a process that
  * never waits (one behind its peers finds every message there: an excluded replica must still hear it is) */
 void sdr_tick(int starts_communication) {
-    if (++calls == kill_at_call) echo_kill_now("at its planned call");
+    calls++;
+    /* call N is the record's number (echo_record_seq: what echorun and `mpiecho report` show), as bitflip's */
+    if (kill_at_call >= 0 && (long)echo_record_seq() >= kill_at_call) echo_kill_now("at its planned call");
     sdr_slow_enter(starts_communication);
     if (sdr.self_acks && calls % 16 == 0) sdr_progress(); /* with exclusion on */
 }

@@ -14,7 +14,7 @@ from collectors import roles
 from server import crud, schemas
 from server.deps import reader, settings, token_of
 from server.tokens import is_valid
-from server.upload import UploadError, receive
+from server.upload import UPLOAD_PREFIX, UploadError, receive
 
 router = APIRouter()
 
@@ -45,7 +45,7 @@ async def upload(run_id: str, request: Request, authorization: str | None = Head
     if declared > limit:
         raise HTTPException(413, f"the upload is {declared} bytes; this server takes at most {limit}")
     store_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=store_dir, suffix=".tgz") as tmp:
+    with tempfile.NamedTemporaryFile(dir=store_dir, prefix=UPLOAD_PREFIX, suffix=".tgz") as tmp:
         size = 0
         async for chunk in request.stream():
             size += len(chunk)

@@ -2,14 +2,17 @@
 and every run is stored with the mode it ran in and the status echorun returned."""
 
 import subprocess
+from xml.etree import ElementTree as ET
 
+import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from echo.constants import EXIT_NOT_FIRED
 from echo.injections import planned
 from echo.store.db import open_store
 from echo.store.models import Event, Run
-from tests.conftest import VENV_BIN, echorun
+from tests.conftest import VENV_BIN, copy_output, echorun, lines_by_rank
 
 
 def stored(db: str) -> tuple[Run, list[Event]]:
@@ -40,13 +43,14 @@ def test_a_bitflip_past_the_end_never_fires_and_is_said(programs, tmp_path):
     db = f"sqlite:///{tmp_path / 'echo.db'}"
     r = echorun(["--db", db, "-n", "2", "--clones", "2", "--sdc", "detect", "--inject",
                  "bitflip:rank=1,copy=1,call=100000", *programs["sdc_loop"]], tmp_path / "run")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == EXIT_NOT_FIRED, r.stderr  # a test that tested nothing does not pass (docs/sdc.md)
     assert ("echo: injection bitflip:rank=1,copy=1,call=100000,byte=0,bit=0: never fired: rank 1 copy 1 made "
             in r.stderr) and "call 100000 is past its end" in r.stderr
+    assert f"exit status {EXIT_NOT_FIRED}: an injection never fired" in r.stderr
     run, events = stored(db)
     assert [(i["kind"], i["rank"], i["copy"], i["fired"]) for i in run.injections] == [("bitflip", 1, 1, False)]
     assert [e.kind for e in events if e.kind.startswith("injection")] == ["injection-not-fired"]
-    assert (run.mode, run.status, run.exit_status) == ("clones", "ok", 0)
+    assert (run.mode, run.status, run.exit_status) == ("clones", "injection not fired", EXIT_NOT_FIRED)
     assert "injections (0 of 1 fired):" in mpiecho("report", "--db", db)
     assert "0 of 1 fired" in mpiecho("runs", "--db", db)
 
@@ -73,8 +77,8 @@ def test_sdr_kills_fired_or_not_and_the_mode_stored(programs, tmp_path):
     r = echorun(["--db", db, "-n", "2", "--mode", "sdr", "--inject",
                  "kill:rank=1,replica=1,call=40;kill:rank=0,replica=1,call=1000000", *programs["sdr_stencil"]],
                 tmp_path / "run")
-    assert r.returncode == 0, r.stderr
-    assert "injection kill:rank=1,replica=1,call=40: fired at call " in r.stderr
+    assert r.returncode == EXIT_NOT_FIRED, r.stderr  # one of its kills never fired
+    assert "injection kill:rank=1,replica=1,call=40: fired at call 40: " in r.stderr  # the call it names
     assert "injection kill:rank=0,replica=1,call=1000000: never fired: rank 0 copy 1 made " in r.stderr
     run, _ = stored(db)
     assert run.mode == "sdr" and [i["fired"] for i in run.injections] == [True, False]
@@ -112,3 +116,50 @@ def test_a_reinit_run_started_again_after_every_process_failed_is_stored_with_bo
     report = mpiecho("report", "--db", db)
     assert "redeployed: deployment 1: every process failed" in report, report
     assert f"its files: {tmp_path / 'run' / 'deployments' / '1'}" in report
+
+
+def test_a_bitflip_past_the_send_buffer_is_not_made_and_said(programs, tmp_path):
+    """byte=100 of an 8-byte MPI_Allreduce buffer is the program's own memory: never flipped, and the run says the
+    injection did not fire, where and why; a byte before the buffer is refused before the job."""
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    spec = "bitflip:rank=0,copy=1,call=2,byte=100"
+    junit = tmp_path / "ci.xml"
+    r = echorun(["--db", db, "-n", "2", "--clones", "2", "--sdc", "detect", "--sdc-only", "collectives",
+                 "--junit", str(junit), "--inject", spec, *programs["sdc_loop"]], tmp_path / "run")
+    assert r.returncode == EXIT_NOT_FIRED, r.stderr
+    assert (f"injection {spec},bit=0: never fired: at call 6: byte 100 is past the end of MPI_Allreduce's send "
+            "buffer (8 bytes): nothing was flipped") in r.stderr
+    assert "flipped bit" not in r.stderr
+    # the copy computed what its representative did: nothing of its memory was touched
+    assert lines_by_rank(copy_output(tmp_path / "run", 0, 1)) == {0: lines_by_rank(r.stdout)[0]}
+    run, events = stored(db)
+    assert [i["fired"] for i in run.injections] == [False] and "past the end" in run.injections[0]["note"]
+    assert [e.kind for e in events if e.kind.startswith("injection")] == ["injection-not-fired"]
+    # a CI harness reading the JUnit file sees the test fail too
+    suites = {s.get("name"): s for s in ET.parse(junit).getroot()}
+    assert suites["echo injections"].get("failures") == "1"
+    (case,) = suites["echo injections"]
+    assert case.get("name") == f"{spec},bit=0 fired" and "past the end" in case.find("failure").get("message")
+
+    before = echorun(["-n", "2", "--clones", "2", "--sdc", "detect", "--inject", "bitflip:rank=0,copy=1,call=2,byte=-1",
+                      *programs["sdc_loop"]], tmp_path / "before")
+    assert before.returncode == 2 and len(before.stderr.splitlines()) == 1, before.stderr
+    assert "byte is counted from the send buffer's first byte: 0 or more" in before.stderr
+    assert not (tmp_path / "before").exists()
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--inject", "kill:rank=0,replica=1,call=3"],
+     "--inject kill:rank=0,replica=1,call=3: kill goes with --mode sdr (kill:rank=R,replica=K,call=N|after=T) or "
+     "--mode reinit (kill:rank=R,after=T|repair=N)"),
+    (["--clones", "2", "--sdc", "detect", "--inject", "kill:rank=0,replica=1,call=3"], "kill goes with --mode sdr"),
+    (["--inject", "foo"], "--inject foo: unknown injection 'foo'; the kinds are bitflip (with --sdc detect|stop|vote"),
+    (["--clones", "2", "--inject", "bitflip:rank=0,copy=1,call=3"],
+     "bitflip goes with --sdc detect|stop|vote in --mode clones (copies compared: --clones 2 or more)"),
+    (["--mode", "sdr", "--inject", "memflip:rank=0,copy=1,after=1s"], "memflip goes with --sdc detect|stop|vote"),
+])
+def test_each_injection_is_told_what_it_needs(programs, tmp_path, args, said):
+    r = echorun(["-n", "2", *args, *programs["sdc_loop"]], tmp_path / "run")
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert said in r.stderr
+    assert not (tmp_path / "run").exists()

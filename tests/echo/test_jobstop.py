@@ -56,5 +56,9 @@ def test_a_deadlocked_job_ends_on_a_signal(programs, tmp_path, sig, status):
     with Session(open_store(db)) as s:
         run = s.query(Run).one()
         calls = {(q.app_rank, q.copy): q.calls for q in s.query(Proc).filter_by(run_id=run.id)}
+        states = {q.state for q in s.query(Proc).filter_by(run_id=run.id)}
     assert run.exit_status == status
+    # interrupted, with the signal echorun got: not a failure of the job, nor the SIGTERM echo passed on
+    assert run.status == f"interrupted by {signal.Signals(sig).name}", run.status
+    assert states == {f"interrupted by {signal.Signals(sig).name}"}, states
     assert len(calls) == 6 and min(calls.values()) >= 8, calls

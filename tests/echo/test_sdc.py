@@ -47,6 +47,7 @@ def test_inject_specs():
     ("bitflip:rank=0,copy=1,call=x", "invalid literal"),
     ("bitflip:rank=0,copy=1,call=1,color=red", "unknown setting 'color=red'"),
     ("memflip:rank=0,copy=1,after=soon", "after=soon: expected a time"),
+    ("bitflip:rank=0,copy=1,call=1,byte=-1", "byte is counted from the send buffer.s first byte: 0 or more"),
     ("zap:rank=0", "expected bitflip:"),
 ])
 def test_bad_inject_specs(spec, message):

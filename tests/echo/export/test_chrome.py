@@ -87,3 +87,24 @@ def test_chrome_trace_needs_the_records(exported_run, tmp_path):
     r = mpiecho("export", run_id, "--db", f"sqlite:///{copy_db}", "--format", "chrome", "-o", str(tmp_path / "t.json"))
     assert r.returncode == 2 and "record files are not in" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "t.json").exists()
+
+
+def test_an_existing_output_is_overwritten_only_with_force(exported_run, tmp_path):
+    """One rule for every format: a file (chrome, json) or a directory that is not empty (csv) is refused, and left
+    as it was, unless --force."""
+    db, run_id, _ = exported_run
+    for fmt, out in (("chrome", tmp_path / "existing.json"), ("json", tmp_path / "run.json"),
+                     ("csv", tmp_path / "tables")):
+        mine = out / "notes.txt" if fmt == "csv" else out
+        mine.parent.mkdir(exist_ok=True)
+        mine.write_text("mine")
+        r = mpiecho("export", run_id, "--db", db, "--format", fmt, "-o", str(out))
+        assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+        assert "already exists" in r.stderr and "--force" in r.stderr
+        assert mine.read_text() == "mine" and (fmt != "csv" or sorted(p.name for p in out.iterdir()) == ["notes.txt"])
+        r = mpiecho("export", run_id, "--db", db, "--format", fmt, "-o", str(out), "--force")
+        assert r.returncode == 0, r.stderr
+        if fmt == "csv":
+            assert (out / "calls.csv").is_file() and mine.read_text() == "mine"  # its own files only
+        else:
+            assert json.loads(out.read_text())
