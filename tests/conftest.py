@@ -340,3 +340,59 @@ def skip_if_busy(run_dir) -> None:
     why = busy_host(run_dir)
     if why:  # rightly not judged (test_a_busy_host_is_not_judged): a slowdown cannot be found on this run
         pytest.skip(f"the host was busy with other work during the run, so echo judged nothing: {why}")
+
+
+# ---- markers: what each test needs, derived here at collection so that a new test is classified without a line ----
+# (the markers are registered in pyproject.toml; README.md gives the quick command; tests/test_markers.py checks it)
+
+MARK_BY_FIXTURE = {"programs": "job", "browser": "browser", "postgres_url": "postgres"}  # and every fixture using one
+MARK_BY_PARAM = {"postgresql": "postgres"}  # a parametrized fixture that asks for PostgreSQL by its param
+MARK_BY_PATH = {"tests/portability/": "mpis", "tests/conformance/": "slow", "tests/echo/test_wheel.py": "slow"}
+# what starts a job in a test, its helpers or its fixtures: echorun/mpirun called, or named as a command to run
+STARTS_A_JOB = re.compile(r"\b(echorun|mpirun_native|run_group)\(|[\"'/](echorun|mpirun|mpiexec|salloc|srun)[\"']"
+                          r"|\.mpirun\b")
+# representative real jobs of seconds each, so that the quick set still runs echo under mpirun
+QUICK_JOBS = ("tests/echo/test_cli.py::", "tests/echo/test_bad_input.py::", "tests/collectors/test_roles.py::",
+              "tests/preload/test_replication.py::test_per_rank_copy_map",
+              "tests/preload/test_replication.py::test_all_output_prefixed",
+              "tests/echo/test_launch.py::test_segfault_in_a_copy_names_rank_and_copy",
+              "tests/echo/test_launch.py::test_exit_without_finalize_in_a_representative")
+
+
+def _starts_a_job(func: object, seen: set) -> bool:
+    """Whether `func` (a test or fixture function), or a function of its own module that it calls, starts a job."""
+    import inspect
+    if func in seen or not inspect.isfunction(func):
+        return False
+    seen.add(func)
+    try:
+        if STARTS_A_JOB.search(inspect.getsource(func)):
+            return True
+    except (OSError, TypeError):
+        return False
+    codes, names = [func.__code__], set()
+    while codes:  # the names its body and nested functions refer to
+        code = codes.pop()
+        names.update(code.co_names)
+        codes.extend(c for c in code.co_consts if inspect.iscode(c))
+    return any(_starts_a_job(func.__globals__.get(n), seen) for n in names
+               if getattr(func.__globals__.get(n), "__module__", None) == func.__module__)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = Path(str(config.rootpath))
+    for item in items:
+        path = Path(str(item.path)).relative_to(root).as_posix() if Path(str(item.path)).is_relative_to(root) else ""
+        needs = {m for prefix, m in MARK_BY_PATH.items() if path.startswith(prefix)}
+        needs |= {MARK_BY_FIXTURE[f] for f in getattr(item, "fixturenames", ()) if f in MARK_BY_FIXTURE}
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        needs |= {MARK_BY_PARAM[v] for v in params.values() if isinstance(v, str) and v in MARK_BY_PARAM}
+        info = getattr(item, "_fixtureinfo", None)
+        fixtures = [d.func for defs in (info.name2fixturedefs.values() if info else ()) for d in defs]
+        seen: set = set()
+        if any(_starts_a_job(f, seen) for f in [getattr(item, "function", None), *fixtures]):
+            needs.add("job")
+        for mark in needs:
+            item.add_marker(mark)
+        if not needs or (needs == {"job"} and item.nodeid.startswith(QUICK_JOBS)):
+            item.add_marker("quick")
