@@ -347,16 +347,18 @@ def skip_if_busy(run_dir) -> None:
 
 MARK_BY_FIXTURE = {"programs": "job", "browser": "browser", "postgres_url": "postgres"}  # and every fixture using one
 MARK_BY_PARAM = {"postgresql": "postgres"}  # a parametrized fixture that asks for PostgreSQL by its param
-MARK_BY_PATH = {"tests/portability/": "mpis", "tests/conformance/": "slow", "tests/echo/test_wheel.py": "slow"}
+MARK_BY_NODE = {"tests/portability/": "mpis", "tests/conformance/": "slow", "tests/echo/test_wheel.py": "slow",
+                # each builds echo's library afresh (ECHO_CACHE of its own): 20 s alone, minutes on a busy host
+                "tests/echo/test_build.py::test_builds_once_then_cached": "slow",
+                "tests/echo/test_build.py::test_every_mpi_function_is_wrapped": "slow"}
 # what starts a job in a test, its helpers or its fixtures: echorun/mpirun called, or named as a command to run
 STARTS_A_JOB = re.compile(r"\b(echorun|mpirun_native|run_group)\(|[\"'/](echorun|mpirun|mpiexec|salloc|srun)[\"']"
                           r"|\.mpirun\b")
-# representative real jobs of seconds each, so that the quick set still runs echo under mpirun
+# representative real jobs of seconds each, so that the quick set still runs echo under mpirun: mpi4py programs,
+# as the `programs` fixture's compiling every test program alone would take a minute
 QUICK_JOBS = ("tests/echo/test_cli.py::", "tests/echo/test_bad_input.py::", "tests/collectors/test_roles.py::",
-              "tests/preload/test_replication.py::test_per_rank_copy_map",
-              "tests/preload/test_replication.py::test_all_output_prefixed",
-              "tests/echo/test_launch.py::test_segfault_in_a_copy_names_rank_and_copy",
-              "tests/echo/test_launch.py::test_exit_without_finalize_in_a_representative")
+              "tests/echo/test_launch.py::test_library_api_from_python",
+              "tests/echo/test_launch.py::test_terminating_echorun_ends_the_job")
 
 
 def _starts_a_job(func: object, seen: set) -> bool:
@@ -380,10 +382,8 @@ def _starts_a_job(func: object, seen: set) -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    root = Path(str(config.rootpath))
     for item in items:
-        path = Path(str(item.path)).relative_to(root).as_posix() if Path(str(item.path)).is_relative_to(root) else ""
-        needs = {m for prefix, m in MARK_BY_PATH.items() if path.startswith(prefix)}
+        needs = {m for prefix, m in MARK_BY_NODE.items() if item.nodeid.startswith(prefix)}
         needs |= {MARK_BY_FIXTURE[f] for f in getattr(item, "fixturenames", ()) if f in MARK_BY_FIXTURE}
         params = getattr(getattr(item, "callspec", None), "params", {})
         needs |= {MARK_BY_PARAM[v] for v in params.values() if isinstance(v, str) and v in MARK_BY_PARAM}
