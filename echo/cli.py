@@ -301,6 +301,20 @@ def upload_command(args: argparse.Namespace) -> int:
     return 0 if upload_run(run_dir, server, token, run_id) else EXIT_NOT_UPLOADED
 
 
+def ingest_command(args: argparse.Namespace) -> int:
+    """Store a run from its directory: one echorun could not store (its store's disk was full, or down)."""
+    from echo.store.db import default_url, describe, open_store
+    from echo.store.ingest import ingest
+
+    run_dir = Path(args.run_dir)
+    if not runfiles.is_run_dir(run_dir):
+        raise ValueError(f"{run_dir} is not a run directory of echorun (no run.json in it)")
+    url = args.db or default_url()
+    run_id = ingest(run_dir, open_store(url))
+    print(f"stored run {run_id} in {describe(url)} (mpiecho report {run_id})")
+    return 0
+
+
 def role_command(args: argparse.Namespace) -> int:
     """A role's subcommand (its SPEC's "commands"): with "takes_run", on the stored run args.run names."""
     if not args.role_command.get("takes_run"):
@@ -432,6 +446,11 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     up.add_argument("--progress", action="store_true", help="say how far the upload is, on standard error, even "
                     "when it is not a terminal (on a terminal, an upload that lasts says so anyway)")
     up.set_defaults(fn=upload_command)
+    ig = sub.add_parser("ingest", help="store a run from its run directory (one echorun could not store: its "
+                        "store's disk was full or its server down)")
+    ig.add_argument("run_dir", help="the run directory echorun named")
+    ig.add_argument("--db", metavar="URL", help=db_help)
+    ig.set_defaults(fn=ingest_command)
     ex = sub.add_parser("export", help="a run in the format of a tool: chrome, otf2, thicket, csv or json "
                         "(docs/exports.md)")
     ex.add_argument("run", nargs="?", help="run id, or a unique prefix of it (default: the latest)")

@@ -3,6 +3,7 @@ how the job ended (naming the application rank and copy of a process that died).
 
 from __future__ import annotations
 
+import errno
 import os
 import platform
 import re
@@ -18,7 +19,7 @@ from pathlib import Path
 from collectors import roles
 from echo import reinit, runfiles
 from echo.build import detect_mpi, ensure_library
-from echo.constants import EXIT_COPY_FAILED, EXIT_NOT_UPLOADED
+from echo.constants import EXIT_COPY_FAILED, EXIT_NOT_STORED, EXIT_NOT_UPLOADED
 from echo.constants import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
 from echo.hostload import LoadSampler
 from echo.jobstop import JobStopper
@@ -34,6 +35,8 @@ LAUNCH_TRIES = 3
 # echorun's status for a job that ran without echo (no process called MPI_Init): the run did not do what was
 # asked, even if the program itself exited 0
 NOT_AN_MPI_RUN = 2
+# echorun's status for a job that succeeded but one of the outputs asked (--junit) could not be written after it
+NOT_WRITTEN = 2
 
 
 def new_run_id(program: str) -> str:
@@ -112,12 +115,12 @@ def run(opts: Options) -> int:
         for line in (describe_failures(plan, Path(opts.run_dir)) if rc else []) + never_started(rc, opts.run_dir):
             say(line)
         return rc or NOT_AN_MPI_RUN
-    runfiles.write_meta(Path(opts.run_dir), meta)
+    keep_meta(Path(opts.run_dir), meta)
     if stopper.signal:  # told to stop: no verdict on a job cut short, but what it did is kept
         say(f"job stopped by {signal.Signals(stopper.signal).name} after {meta['duration']:.1f} s; exit status "
             f"{stopper.status}")
         if opts.store:
-            store_run(Path(opts.run_dir), opts.store)
+            store_run(Path(opts.run_dir), opts.store, meta)
         return stopper.status
     stopped_by_sdc = opts.sdc == "stop" and rc == ECHO_EXIT_DIVERGED  # the SDC report explains it
     if opts.mode == "reinit":  # mpirun's status counts the processes the repairs replaced, or misses a failure
@@ -142,11 +145,17 @@ def run(opts: Options) -> int:
                 say(line)
         except (OSError, ValueError) as e:
             say(f"performance: the records could not be compared ({e})")
+    for line in records_stopped(plan, Path(opts.run_dir)):
+        say(line)
     if opts.output == "rep" and max(plan.copies) > 1:
         say(f"output of copies other than copy 0: {Path(opts.run_dir) / 'output'}")
     say(f"application exited with status {rc} after {meta['duration']:.1f} s")
     if opts.sdc:
-        rc = sdc_verdict(opts, rc, lost)
+        try:
+            rc = sdc_verdict(opts, rc, lost)
+        except OSError as e:  # its JUnit file: checked before the job, refused since (a full disk)
+            say(f"could not write the JUnit report {opts.junit} ({e.strerror or e}); the run is stored all the same")
+            rc = rc or NOT_WRITTEN
     say_injections(Path(opts.run_dir))
     for verdict in roles.hooks("after_job"):  # what a role says of the run (the perturbation's digits)
         for line in verdict(opts, Path(opts.run_dir)):
@@ -156,14 +165,18 @@ def run(opts: Options) -> int:
 
         suites = [suite(opts, Path(opts.run_dir), opts.program[0], meta["duration"])
                   for suite in roles.hooks("junit_suite", "registry")]
-        junit.add_suites(Path(opts.junit), [s for s in suites if s is not None], meta["duration"],
-                         after_sdc=bool(opts.sdc))
-        if not opts.sdc:
-            say(f"JUnit report: {opts.junit}")
+        try:
+            junit.add_suites(Path(opts.junit), [s for s in suites if s is not None], meta["duration"],
+                             after_sdc=bool(opts.sdc))
+            if not opts.sdc:
+                say(f"JUnit report: {opts.junit}")
+        except OSError as e:  # checked before the job; a disk that filled since loses this file, not the run
+            say(f"could not write the JUnit report {opts.junit} ({e.strerror or e}); the run is stored all the same")
+            rc = rc or NOT_WRITTEN
     meta.update(exit_status=rc)  # the store keeps the status echorun returns (a repaired Reinit job's is 0)
-    runfiles.write_meta(Path(opts.run_dir), meta)
-    if opts.store:
-        store_run(Path(opts.run_dir), opts.store)
+    keep_meta(Path(opts.run_dir), meta)
+    if opts.store and not store_run(Path(opts.run_dir), opts.store, meta):
+        rc = rc or EXIT_NOT_STORED  # a job that failed keeps its own status
     if opts.server and not upload_run(Path(opts.run_dir), opts.server, opts.token, opts.run_id):
         say(not_uploaded(Path(opts.run_dir), opts.run_id, opts.server))
         rc = rc or EXIT_NOT_UPLOADED  # a job that failed keeps its own status
@@ -216,6 +229,25 @@ def never_started(rc: int, run_dir: str) -> list[str]:
                 f"exit status {NOT_AN_MPI_RUN}: the program's own status was 0; its output files are in {run_dir}"]
     return [f"the job failed (exit status {rc}) before any process reached MPI_Init: echo recorded nothing and the "
             "run is not stored"]
+
+
+def records_stopped(plan: Plan, run_dir: Path) -> list[str]:
+    """Per process whose records stopped (a full disk, a quota, their bound), what it kept and what it lost: its
+    calls after are in the store as per-function totals only (docs/records.md)."""
+    from echo.records import RecordsError, read_lost
+
+    lines = []
+    for real in range(plan.nprocs):
+        p = plan.proc(real)
+        try:
+            lost = read_lost(run_dir, real)
+        except (RecordsError, OSError, ValueError) as e:
+            lines.append(f"records of application rank {p.app} copy {p.copy}: {e}")
+            continue
+        if lost is not None:
+            lines.append(f"application rank {p.app} copy {p.copy} (process {real}): {lost.text()}")
+    return lines[:8] + ([f"... and {len(lines) - 8} more processes whose records stopped (mpiecho report)"]
+                        if len(lines) > 8 else [])
 
 
 def reinit_verdict(run_dir: Path, nprocs: int, rc: int, deployment: int) -> int:
@@ -300,17 +332,30 @@ def remove_channels(run_id: str) -> None:
         path.unlink(missing_ok=True)
 
 
-def store_run(run_dir: Path, url: str) -> None:
-    """Ingest the run; a failure to store is reported, never hides the job's status."""
+def keep_meta(run_dir: Path, meta: dict) -> None:
+    """run.json brought up to date after the job; a disk that refuses it is said, and the store still gets the run
+    from what echorun holds in memory."""
+    try:
+        runfiles.write_meta(run_dir, meta)
+    except OSError as e:
+        say(f"could not update {run_dir / runfiles.RUN_JSON} ({e.strerror or e}); the store gets the run from memory")
+
+
+def store_run(run_dir: Path, url: str, meta: dict | None = None) -> bool:
+    """Ingest the run; a failure to store is reported, never hides the job's status. Whether it was stored."""
     from echo.store.db import describe, open_store
     from echo.store.ingest import ingest
 
     try:
-        run_id = ingest(run_dir, open_store(url))
+        run_id = ingest(run_dir, open_store(url), meta)
     except Exception as e:  # noqa: BLE001 (the job's own exit status matters more)
-        say(f"could not store the run in {describe(url)}: {e} (its files are in {run_dir})")
-        return
+        full = "disk is full" in str(e) or getattr(e, "errno", None) == errno.ENOSPC
+        why = "its disk is full" if full else str(e)
+        say(f"could not store the run in {describe(url)}: {why}; its files are kept in {run_dir}: store them "
+            f"later with `mpiecho ingest {run_dir}`" + (" once there is room" if full else ""))
+        return False
     say(f"stored run {run_id} in {describe(url)} (mpiecho report {run_id})")
+    return True
 
 
 # Relay threads end when mpirun's pipes close; after a stop, a process outside the job's reach could keep them

@@ -61,6 +61,11 @@ def has_records(run_dir: Path) -> bool:
     return records_dir(run_dir).is_dir()
 
 
+def lost_file(run_dir: Path, real: int) -> Path:
+    """The summaries of the calls a process made after its records stopped (echo/records.py reads it)."""
+    return records_dir(run_dir) / f"{real}.lost"
+
+
 def record_files(run_dir: Path) -> list[Path]:
     """Every record file of a run, by real rank."""
     return sorted(records_dir(run_dir).glob("*.rec"), key=lambda p: int(p.stem))
@@ -192,8 +197,27 @@ def read_meta(run_dir: Path) -> dict:
     return json.loads((Path(run_dir) / RUN_JSON).read_text())
 
 
+META_ROOM = 4096  # run.json is padded (with spaces) to a multiple of this
+
+
 def write_meta(run_dir: Path, meta: dict) -> None:
-    (Path(run_dir) / RUN_JSON).write_text(json.dumps(meta))
+    """run.json. Written before the job with room to spare, so that what is added after it (duration, status) is
+    written in place, into the space the file already holds, which a disk that filled up during the job cannot
+    refuse; larger, it is replaced whole (a disk that refuses the new one leaves the old one, never half a file)."""
+    path = Path(run_dir) / RUN_JSON
+    text = json.dumps(meta).encode()
+    size = path.stat().st_size if path.is_file() else 0
+    if len(text) <= size:
+        with open(path, "r+b") as f:
+            f.write(text.ljust(size))
+        return
+    new = path.with_name(RUN_JSON + ".new")
+    try:
+        new.write_bytes(text.ljust(-(-len(text) // META_ROOM) * META_ROOM))
+        os.replace(new, path)
+    except OSError:
+        new.unlink(missing_ok=True)
+        raise
 
 
 # ---- uploads ----

@@ -47,6 +47,18 @@ static void write_all(int fd, const char *s, size_t n) {
     }
 }
 
+void echo_warn(const char *fmt, ...) {
+    char msg[1024];
+    int n = snprintf(msg, sizeof msg, "echo: application rank %d copy %d: ", echo.app_rank, echo.copy);
+    va_list ap;
+    va_start(ap, fmt);
+    n += vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof msg - 2) n = (int)sizeof msg - 2;
+    msg[n++] = '\n';
+    write_all(term_fd, msg, (size_t)n); /* the terminal's: a copy's own error file may be on the full disk */
+}
+
 void echo_fatal(const char *fmt, ...) {
     char msg[2048];
     int n = snprintf(msg, sizeof msg, "echo: application rank %d copy %d: ", echo.app_rank, echo.copy);
