@@ -58,6 +58,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "the plan prints each rank's hosts")
     p.add_argument("--mpirun-args", default="", metavar="ARGS",
                    help="more options for mpirun (or srun, with --launcher srun), as one quoted string")
+    p.add_argument("--max-per-core", type=int, default=32, metavar="N",
+                   help="refuse before the job more than N processes per core (per slot with --host/--hostfile, per "
+                        "task in a Slurm allocation); default 32, 0: no limit (docs/replication.md)")
     p.add_argument("--output", choices=("rep", "all"), default="rep",
                    help="rep: only copy 0 prints, copies' output goes to files in the run directory; "
                         "all: every copy prints, each line prefixed with its rank and copy")
@@ -132,6 +135,11 @@ def run_command(args: argparse.Namespace) -> int:
         from echo.uploads import check_server
 
         check_server(args.server, token)
+    store = None if getattr(args, "no_store", False) else (args.db or default_url())
+    if store:  # before the job too: a run is stored after it, when a store that cannot take it would lose it
+        from echo.store.db import check_store
+
+        check_store(store)
     if args.nranks is None:  # inside a Slurm allocation: fill it, as mpirun's default does
         from echo.slurm import default_ranks
 
@@ -149,7 +157,7 @@ def run_command(args: argparse.Namespace) -> int:
         output=args.output,
         run_id=run_id,
         run_dir=str(Path(args.run_dir).absolute() if args.run_dir else runs_root() / run_id),
-        store=None if args.no_store else (args.db or default_url()),
+        store=store,
         sdc=getattr(args, "sdc", None),
         sdc_every=getattr(args, "sdc_every", 1),
         sdc_only=getattr(args, "sdc_only", "all"),
@@ -168,6 +176,7 @@ def run_command(args: argparse.Namespace) -> int:
         launcher=getattr(args, "launcher", "mpirun"),
         copies_policy=getattr(args, "copies_policy", None),
         host_slots=tuple(read_hosts(args.hosts, args.hostfile)),
+        max_per_core=getattr(args, "max_per_core", 32),
         **role_options,
     )
     return run(opts)

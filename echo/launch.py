@@ -56,7 +56,7 @@ def prepare(opts: Options) -> Plan:
                       exec_wrapper=str(Path(__file__).with_name("exec.sh")), srun=shutil.which("srun"),
                       mpi=f"{mpi.name} ({mpi.mpicc})", ulfm=mpi.ulfm, **tools)
     plan = make_plan(opts, machine)
-    why = None if opts.hosts or opts.hostfile else unstartable(opts.program[0])
+    why = (None if opts.hosts or opts.hostfile else unstartable(opts.program[0])) or unwritable(opts)
     if why:  # before a run directory or a stored run exists: nothing ran
         raise LaunchError(why)
     run_dir = Path(opts.run_dir)
@@ -80,6 +80,26 @@ def unstartable(program: str) -> str | None:
     if path.is_dir() or not os.access(path, os.X_OK):
         return (f"{program}: not an executable program (compile it with mpicc, or run a script through its "
                 f"interpreter, e.g. echorun -n 4 python3 {program})")
+    return None
+
+
+def unwritable(opts: Options) -> str | None:
+    """Why the files echorun writes (the run directory, the JUnit report) could not be written, or None: found
+    before the job, so that a path that cannot be written never costs a run."""
+    run_dir = Path(opts.run_dir)
+    default = run_dir.parent == runfiles.runs_root()
+    where = (f"the runs directory {run_dir.parent} (set ECHO_RUNS_DIR, or give --run-dir)" if default else
+             f"--run-dir {run_dir}")
+    if run_dir.exists() and not run_dir.is_dir():
+        return f"{where}: {run_dir} is a file, not a folder: name a folder"
+    why = runfiles.cannot_create(run_dir / runfiles.PLAN)
+    if why:
+        return f"{where}: cannot write the run's files there: {why}; name a folder you can write"
+    if opts.junit:
+        junit = Path(opts.junit)
+        why = f"{junit} is a folder" if junit.is_dir() else runfiles.cannot_create(junit)
+        if why:
+            return f"--junit {junit}: cannot write the report there: {why}; give a file in a folder you can write"
     return None
 
 
@@ -150,17 +170,18 @@ def run(opts: Options) -> int:
     if opts.output == "rep" and max(plan.copies) > 1:
         say(f"output of copies other than copy 0: {Path(opts.run_dir) / 'output'}")
     say(f"application exited with status {rc} after {meta['duration']:.1f} s")
+    junit_written = True  # so far: SDC's verdict goes first into the JUnit file, the roles' after it
     if opts.sdc:
         try:
             rc = sdc_verdict(opts, rc, lost)
         except OSError as e:  # its JUnit file: checked before the job, refused since (a full disk)
             say(f"could not write the JUnit report {opts.junit} ({e.strerror or e}); the run is stored all the same")
-            rc = rc or NOT_WRITTEN
+            rc, junit_written = rc or NOT_WRITTEN, False
     say_injections(Path(opts.run_dir))
     for verdict in roles.hooks("after_job"):  # what a role says of the run (the perturbation's digits)
         for line in verdict(opts, Path(opts.run_dir)):
             say(line)
-    if opts.junit:  # the roles' verdicts (memcheck's, sensitivity's) beside SDC's
+    if opts.junit and junit_written:  # the roles' verdicts (memcheck's, sensitivity's) beside SDC's
         from echo import junit
 
         suites = [suite(opts, Path(opts.run_dir), opts.program[0], meta["duration"])

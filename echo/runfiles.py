@@ -45,6 +45,25 @@ def runs_root() -> Path:
     return (Path(data_home) if os.path.isabs(data_home) else Path.home() / ".local" / "share") / "echo"
 
 
+def cannot_create(path: Path) -> str | None:
+    """Why the file `path` (with the folders it needs) could not be created, found before a job without leaving
+    anything: None if it can. A probe file is made and removed at once in the nearest existing folder (as root,
+    os.access says yes to /proc and to read-only mounts)."""
+    import tempfile
+
+    folder = Path(path).absolute().parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        return f"{folder} is not a folder"
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix=".echo-check-"):
+            pass
+    except OSError as e:
+        return f"{folder} is not writable ({e.strerror or e})"
+    return None
+
+
 # ---- per-process and per-copy files ----
 
 

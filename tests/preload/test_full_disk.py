@@ -85,3 +85,18 @@ def test_a_store_on_the_full_disk_keeps_the_run_for_later(mpi, programs, tmp_pat
             # how the job ended (run.json rewritten after it, in the room it held), not what it said before it;
             # storing is not part of the run: the job's own status
             assert run.exit_status == 0 and run.duration > 0
+
+
+def test_a_report_the_disk_refuses_after_the_job_never_loses_the_run(programs, tmp_path):
+    """--junit on a disk that filled up during the job (its path was fine before it): said, not a success, and the
+    run is stored all the same (before, the run was not stored)."""
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    with small_disk(tmp_path / "reports", "64k") as reports:
+        (reports / "someone-elses-file").write_bytes(b"\0" * 64 * 1024)  # full: only what is already there
+        r = echorun(["--db", db, "-n", "2", "--clones", "2", "--sdc", "detect", "--junit", str(reports / "sdc.xml"),
+                     *programs["ring_steps"], "100"], tmp_path / "run")
+    assert r.returncode == 2, r.stderr
+    assert f"could not write the JUnit report {reports / 'sdc.xml'} (No space left on device)" in r.stderr, r.stderr
+    assert "stored run " in r.stderr, r.stderr
+    with Session(open_store(db)) as s:
+        assert s.query(Run).one().exit_status == 2
