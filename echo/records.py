@@ -83,7 +83,8 @@ def read(path: str | Path) -> RecordFile:
     path = Path(path)
     data = path.read_bytes()
     if not data:  # the disk refused even its header: its calls are summarized in its .lost file, if it could be
-        raise RecordsError(f"{path}: empty: the process recorded no call (the disk refused its record file)")
+        raise RecordsError(f"{path}: not an echo record file (empty: what a process leaves when the disk refuses "
+                           "its records)")
     if len(data) < FIXED.size or data[:8] != MAGIC:
         raise RecordsError(f"{path}: not an echo record file (no ECHOREC header); was it written by echorun?")
     version = struct.unpack_from("<I", data, 8)[0]
