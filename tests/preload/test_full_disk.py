@@ -100,3 +100,21 @@ def test_a_report_the_disk_refuses_after_the_job_never_loses_the_run(programs, t
     assert "stored run " in r.stderr, r.stderr
     with Session(open_store(db)) as s:
         assert s.query(Run).one().exit_status == 2
+
+
+def test_a_full_dev_shm_never_harms_the_application(mpi, programs, tmp_path):
+    """The copies' channels are mapped files in /dev/shm (a container's is often small): with less room than a
+    rank's channel, its copies go on over MPI instead of dying of SIGBUS when the ring reaches a page /dev/shm
+    cannot hold. A /dev/shm of 2 MB of the test's own (a mount namespace: nothing else on the machine sees it);
+    Open MPI itself falls back from it."""
+    if os.geteuid() != 0 or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode:
+        pytest.skip("a mount namespace of the test's own needs root and unshare")
+    app = [*programs["ring_steps"], STEPS]
+    native = mpirun_native(mpi, 2, app)
+    assert native.returncode == 0, native.stderr
+    script = ('mount -t tmpfs -o size=2m tmpfs /dev/shm && exec "$@"')
+    argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", str(VENV_BIN / "echorun"),
+            "--no-store", "--run-dir", str(tmp_path / "run"), "-n", "2", "--clones", "2", *app]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=300, start_new_session=True)
+    assert "Bus error" not in p.stderr and p.returncode == 0, p.stderr
+    assert sorted(p.stdout.splitlines()) == sorted(native.stdout.splitlines()), p.stderr
