@@ -1,11 +1,11 @@
 """The run directory and its plan file: the one place that knows their names and their format.
 
 A run directory holds what echorun wrote before the job (the plan, run.json, a rankfile), what the processes
-write during it (per process: procs/, records/, events/, metrics/, perf/; per rank and copy: output/,
-valgrind/; a Reinit job started again keeps its earlier deployments' in deployments/<n>/) and what the verdicts
-after it wrote (perf.json, reinit.done, sdr.*). The preload library reads the plan (a line "key value..." each;
-its C reader is preload's plan reader) and writes the per-process files under the names below. Everything in
-Python asks this module for a path, a plan value or the upload of a run.
+write during it (per process: procs/, records/ (a .rec file, and a .lost one if its records stopped), events/,
+metrics/, perf/; per rank and copy: output/, valgrind/; a Reinit job started again keeps its earlier deployments'
+in deployments/<n>/) and what the verdicts after it wrote (perf.json, reinit.done, sdr.*). The preload library
+reads the plan (a line "key value..." each; its C reader is preload's plan reader) and writes the per-process files
+under the names below. Everything in Python asks this module for a path, a plan value or the upload of a run.
 """
 
 from __future__ import annotations

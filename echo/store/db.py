@@ -45,13 +45,7 @@ def open_store(url: str | None = None, create: bool = True) -> Engine:
     if sqlite_file and not create and not sqlite_file.is_file():
         raise NoStore(f"no runs stored yet: there is no store at {sqlite_file} (echorun stores every run there; "
                       "name another with --db or $ECHO_DB)")
-    try:
-        engine = create_engine(url)
-    except (ArgumentError, NoSuchModuleError) as e:
-        raise StoreError(f"{url!r} is not a database URL echo can open ({first_line(e)}): give e.g. "
-                         "sqlite:////path/to/echo.db or postgresql+psycopg://user@host/db") from None
-    except ImportError as e:
-        raise StoreError(f"the driver of {describe(url)} is not installed ({e})") from None
+    engine = engine_of(url)
     if sqlite_file:
         sqlite_file.parent.mkdir(parents=True, exist_ok=True)
     if engine.dialect.name == "sqlite":
@@ -63,6 +57,23 @@ def open_store(url: str | None = None, create: bool = True) -> Engine:
     except SQLAlchemyError as e:
         raise StoreError(failure(url, e)) from None
     return engine
+
+
+def engine_of(url: str) -> Engine:
+    """The engine of `url` (nothing is opened yet); a URL no dialect knows or a driver that is missing is a
+    StoreError naming the fix."""
+    try:
+        return create_engine(url)
+    except (ArgumentError, NoSuchModuleError) as e:
+        raise StoreError(f"{url!r} is not a database URL echo can open ({first_line(e)}): give e.g. "
+                         "sqlite:////path/to/echo.db or postgresql+psycopg://user@host/db") from None
+    except ImportError as e:
+        fix = " (install it with pip)"
+        if url.startswith("postgresql"):  # the extra installs psycopg (3)
+            fix = ": pip install 'echo-mpi[postgresql]'" + (
+                "" if url.startswith(("postgresql+psycopg:", "postgresql:")) else
+                " and name its driver, postgresql+psycopg://user@host/db")
+        raise StoreError(f"the driver of {describe(url)} is not installed ({e}){fix}") from None
 
 
 def check_store(url: str) -> None:
@@ -80,18 +91,7 @@ def check_store(url: str) -> None:
             if why:
                 raise StoreError(f"cannot create the store {path}: {why}; name another with --db or $ECHO_DB")
         return
-    try:
-        engine = create_engine(url)
-    except (ArgumentError, NoSuchModuleError) as e:
-        raise StoreError(f"{url!r} is not a database URL echo can open ({first_line(e)}): give e.g. "
-                         "sqlite:////path/to/echo.db or postgresql+psycopg://user@host/db") from None
-    except ImportError as e:
-        fix = " (install it with pip)"
-        if url.startswith("postgresql"):  # the extra installs psycopg (3)
-            fix = ": pip install 'echo-mpi[postgresql]'" + (
-                "" if url.startswith(("postgresql+psycopg:", "postgresql:")) else
-                " and name its driver, postgresql+psycopg://user@host/db")
-        raise StoreError(f"the driver of {describe(url)} is not installed ({e}){fix}") from None
+    engine = engine_of(url)
     try:
         with engine.connect():
             pass
