@@ -58,6 +58,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "the plan prints each rank's hosts")
     p.add_argument("--mpirun-args", default="", metavar="ARGS",
                    help="more options for mpirun (or srun, with --launcher srun), as one quoted string")
+    p.add_argument("--max-per-core", type=int, default=32, metavar="N",
+                   help="refuse before the job more than N processes per core (per slot with --host/--hostfile, per "
+                        "task in a Slurm allocation); default 32, 0: no limit (docs/replication.md)")
     p.add_argument("--output", choices=("rep", "all"), default="rep",
                    help="rep: only copy 0 prints, copies' output goes to files in the run directory; "
                         "all: every copy prints, each line prefixed with its rank and copy")
@@ -133,6 +136,11 @@ def run_command(args: argparse.Namespace) -> int:
         from echo.uploads import check_server
 
         check_server(args.server, token)
+    store = None if getattr(args, "no_store", False) else (args.db or default_url())
+    if store:  # before the job too: a run is stored after it, when a store that cannot take it would lose it
+        from echo.store.db import check_store
+
+        check_store(store)
     if args.nranks is None:  # inside a Slurm allocation: fill it, as mpirun's default does
         from echo.slurm import default_ranks
 
@@ -150,7 +158,7 @@ def run_command(args: argparse.Namespace) -> int:
         output=args.output,
         run_id=run_id,
         run_dir=str(Path(args.run_dir).absolute() if args.run_dir else runs_root() / run_id),
-        store=None if args.no_store else (args.db or default_url()),
+        store=store,
         sdc=getattr(args, "sdc", None),
         sdc_every=getattr(args, "sdc_every", 1),
         sdc_only=getattr(args, "sdc_only", "all"),
@@ -169,6 +177,7 @@ def run_command(args: argparse.Namespace) -> int:
         launcher=getattr(args, "launcher", "mpirun"),
         copies_policy=getattr(args, "copies_policy", None),
         host_slots=tuple(read_hosts(args.hosts, args.hostfile)),
+        max_per_core=getattr(args, "max_per_core", 32),
         **role_options,
     )
     return run(opts)
@@ -347,6 +356,20 @@ def upload_command(args: argparse.Namespace) -> int:
     return 0 if upload_run(run_dir, server, token, run_id) else EXIT_NOT_UPLOADED
 
 
+def ingest_command(args: argparse.Namespace) -> int:
+    """Store a run from its directory: one echorun could not store (its store's disk was full, or down)."""
+    from echo.store.db import default_url, describe, open_store
+    from echo.store.ingest import ingest
+
+    run_dir = Path(args.run_dir)
+    if not runfiles.is_run_dir(run_dir):
+        raise ValueError(f"{run_dir} is not a run directory of echorun (no run.json in it)")
+    url = args.db or default_url()
+    run_id = ingest(run_dir, open_store(url))
+    print(f"stored run {run_id} in {describe(url)} (mpiecho report {run_id})")
+    return 0
+
+
 def role_command(args: argparse.Namespace) -> int:
     """A role's subcommand (its SPEC's "commands"): with "takes_run", on the stored run args.run names."""
     if not args.role_command.get("takes_run"):
@@ -485,6 +508,11 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     up.add_argument("--progress", action="store_true", help="say how far the upload is, on standard error, even "
                     "when it is not a terminal (on a terminal, an upload that lasts says so anyway)")
     up.set_defaults(fn=upload_command)
+    ig = sub.add_parser("ingest", help="store a run from its run directory (one echorun could not store: its "
+                        "store's disk was full or its server down)")
+    ig.add_argument("run_dir", help="the run directory echorun named")
+    ig.add_argument("--db", metavar="URL", help=db_help)
+    ig.set_defaults(fn=ingest_command)
     ex = sub.add_parser("export", help="a run in the format of a tool: chrome, otf2, thicket, csv or json "
                         "(docs/exports.md)")
     ex.add_argument("run", nargs="?", help="run id, or a unique prefix of it (default: the latest)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 EXIT_DIVERGED = 20  # a divergence was found (under --sdc stop the job stopped: preload/clone/echo_sdc.c aborts)
 EXIT_CORRECTED = 21  # every divergence was corrected by a vote
 EXIT_COPY_FAILED = 22  # the representatives finished but some copy did not: the run is not a success
+EXIT_NOT_STORED = 23  # the job succeeded but its run could not be stored (its run directory stays: mpiecho ingest)
 EXIT_NOT_UPLOADED = 24  # the job succeeded but its run could not be uploaded (the run stays on this machine)
 EXIT_NOT_FIRED = 25  # the job succeeded but an --inject never fired: a test that tested nothing does not pass
 

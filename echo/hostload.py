@@ -49,9 +49,12 @@ class LoadSampler:
         self._done.set()
         self._thread.join()
         if self.samples:
-            (self.run_dir / FILE).write_text(json.dumps({
-                "host": socket.gethostname(), "cores": os.cpu_count() or 1, "samples": len(self.samples),
-                "runnable_median": statistics.median(self.samples)}))
+            try:
+                (self.run_dir / FILE).write_text(json.dumps({
+                    "host": socket.gethostname(), "cores": os.cpu_count() or 1, "samples": len(self.samples),
+                    "runnable_median": statistics.median(self.samples)}))
+            except OSError:  # a full disk: the phases are judged as where the load was not sampled
+                (self.run_dir / FILE).unlink(missing_ok=True)
 
 
 def read(run_dir: Path) -> dict | None:

@@ -3,6 +3,7 @@ how the job ended (naming the application rank and copy of a process that died).
 
 from __future__ import annotations
 
+import errno
 import os
 import platform
 import re
@@ -18,7 +19,7 @@ from pathlib import Path
 from collectors import roles
 from echo import reinit, runfiles
 from echo.build import detect_mpi, ensure_library
-from echo.constants import EXIT_COPY_FAILED, EXIT_NOT_FIRED, EXIT_NOT_UPLOADED
+from echo.constants import EXIT_COPY_FAILED, EXIT_NOT_FIRED, EXIT_NOT_STORED, EXIT_NOT_UPLOADED
 from echo.constants import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
 from echo.hostload import LoadSampler
 from echo.jobstop import JobStopper
@@ -34,6 +35,8 @@ LAUNCH_TRIES = 3
 # echorun's status for a job that ran without echo (no process called MPI_Init): the run did not do what was
 # asked, even if the program itself exited 0
 NOT_AN_MPI_RUN = 2
+# echorun's status for a job that succeeded but one of the outputs asked (--junit) could not be written after it
+NOT_WRITTEN = 2
 
 
 def new_run_id(program: str) -> str:
@@ -53,7 +56,7 @@ def prepare(opts: Options) -> Plan:
                       exec_wrapper=str(Path(__file__).with_name("exec.sh")), srun=shutil.which("srun"),
                       mpi=f"{mpi.name} ({mpi.mpicc})", ulfm=mpi.ulfm, **tools)
     plan = make_plan(opts, machine)
-    why = None if opts.hosts or opts.hostfile else unstartable(opts.program[0])
+    why = (None if opts.hosts or opts.hostfile else unstartable(opts.program[0])) or unwritable(opts)
     if why:  # before a run directory or a stored run exists: nothing ran
         raise LaunchError(why)
     run_dir = Path(opts.run_dir)
@@ -84,6 +87,26 @@ def unstartable(program: str) -> str | None:
     if path.is_dir() or not os.access(path, os.X_OK):
         return (f"{program}: not an executable program (compile it with mpicc, or run a script through its "
                 f"interpreter, e.g. echorun -n 4 python3 {program})")
+    return None
+
+
+def unwritable(opts: Options) -> str | None:
+    """Why the files echorun writes (the run directory, the JUnit report) could not be written, or None: found
+    before the job, so that a path that cannot be written never costs a run."""
+    run_dir = Path(opts.run_dir)
+    default = run_dir.parent == runfiles.runs_root()
+    where = (f"the runs directory {run_dir.parent} (set ECHO_RUNS_DIR, or give --run-dir)" if default else
+             f"--run-dir {run_dir}")
+    if run_dir.exists() and not run_dir.is_dir():
+        return f"{where}: {run_dir} is a file, not a folder: name a folder"
+    why = runfiles.cannot_create(run_dir / runfiles.PLAN)
+    if why:
+        return f"{where}: cannot write the run's files there: {why}; name a folder you can write"
+    if opts.junit:
+        junit = Path(opts.junit)
+        why = f"{junit} is a folder" if junit.is_dir() else runfiles.cannot_create(junit)
+        if why:
+            return f"--junit {junit}: cannot write the report there: {why}; give a file in a folder you can write"
     return None
 
 
@@ -122,12 +145,12 @@ def run(opts: Options) -> int:
         for line in (describe_failures(plan, Path(opts.run_dir)) if rc else []) + never_started(rc, opts.run_dir):
             say(line)
         return rc or NOT_AN_MPI_RUN
-    runfiles.write_meta(Path(opts.run_dir), meta)
+    keep_meta(Path(opts.run_dir), meta)
     if stopper.signal:  # told to stop: no verdict on a job cut short, but what it did is kept
         say(f"job stopped by {signal.Signals(stopper.signal).name} after {meta['duration']:.1f} s; exit status "
             f"{stopper.status}")
         if opts.store:
-            store_run(Path(opts.run_dir), opts.store)
+            store_run(Path(opts.run_dir), opts.store, meta)
         return stopper.status
     stopped_by_sdc = opts.sdc == "stop" and rc == ECHO_EXIT_DIVERGED  # the SDC report explains it
     if opts.mode == "reinit":  # mpirun's status counts the processes the repairs replaced, or misses a failure
@@ -152,11 +175,18 @@ def run(opts: Options) -> int:
                 say(line)
         except (OSError, ValueError) as e:
             say(f"performance: the records could not be compared ({e})")
+    for line in records_stopped(plan, Path(opts.run_dir)):
+        say(line)
     if opts.output == "rep" and max(plan.copies) > 1:
         say(f"output of copies other than copy 0: {Path(opts.run_dir) / 'output'}")
     say(f"application exited with status {rc} after {meta['duration']:.1f} s")
+    junit_written = True  # so far: SDC's verdict goes first into the JUnit file, the roles' after it
     if opts.sdc:
-        rc = sdc_verdict(opts, rc, lost)
+        try:
+            rc = sdc_verdict(opts, rc, lost)
+        except OSError as e:  # its JUnit file: checked before the job, refused since (a full disk)
+            say(f"could not write the JUnit report {opts.junit} ({e.strerror or e}); the run is stored all the same")
+            rc, junit_written = rc or NOT_WRITTEN, False
     planned = say_injections(Path(opts.run_dir))
     if rc == 0 and not all(i.fired for i in planned):  # a test whose injection never fired did not pass
         say(f"exit status {EXIT_NOT_FIRED}: an injection never fired, so the run tested nothing of it")
@@ -164,20 +194,24 @@ def run(opts: Options) -> int:
     for verdict in roles.hooks("after_job"):  # what a role says of the run (the perturbation's digits)
         for line in verdict(opts, Path(opts.run_dir)):
             say(line)
-    if opts.junit:  # the roles' verdicts (memcheck's, sensitivity's) beside SDC's
+    if opts.junit and junit_written:  # the roles' verdicts (memcheck's, sensitivity's) beside SDC's
         from echo import injections, junit
 
         suites = [suite(opts, Path(opts.run_dir), meta["program_path"], meta["duration"])
                   for suite in roles.hooks("junit_suite", "registry")]
         suites.append(injections.junit_suite(planned, meta["duration"]))
-        junit.add_suites(Path(opts.junit), [s for s in suites if s is not None], meta["duration"],
-                         after_sdc=bool(opts.sdc))
-        if not opts.sdc:
-            say(f"JUnit report: {opts.junit}")
+        try:
+            junit.add_suites(Path(opts.junit), [s for s in suites if s is not None], meta["duration"],
+                             after_sdc=bool(opts.sdc))
+            if not opts.sdc:
+                say(f"JUnit report: {opts.junit}")
+        except OSError as e:  # checked before the job; a disk that filled since loses this file, not the run
+            say(f"could not write the JUnit report {opts.junit} ({e.strerror or e}); the run is stored all the same")
+            rc = rc or NOT_WRITTEN
     meta.update(exit_status=rc)  # the store keeps the status echorun returns (a repaired Reinit job's is 0)
-    runfiles.write_meta(Path(opts.run_dir), meta)
-    if opts.store:
-        store_run(Path(opts.run_dir), opts.store)
+    keep_meta(Path(opts.run_dir), meta)
+    if opts.store and not store_run(Path(opts.run_dir), opts.store, meta):
+        rc = rc or EXIT_NOT_STORED  # a job that failed keeps its own status
     if opts.server and not upload_run(Path(opts.run_dir), opts.server, opts.token, opts.run_id):
         say(not_uploaded(Path(opts.run_dir), opts.run_id, opts.server))
         rc = rc or EXIT_NOT_UPLOADED  # a job that failed keeps its own status
@@ -230,6 +264,25 @@ def never_started(rc: int, run_dir: str) -> list[str]:
                 f"exit status {NOT_AN_MPI_RUN}: the program's own status was 0; its output files are in {run_dir}"]
     return [f"the job failed (exit status {rc}) before any process reached MPI_Init: echo recorded nothing and the "
             "run is not stored"]
+
+
+def records_stopped(plan: Plan, run_dir: Path) -> list[str]:
+    """Per process whose records stopped (a full disk, a quota, their bound), what it kept and what it lost: its
+    calls after are in the store as per-function totals only (docs/records.md)."""
+    from echo.records import RecordsError, read_lost
+
+    lines = []
+    for real in range(plan.nprocs):
+        p = plan.proc(real)
+        try:
+            lost = read_lost(run_dir, real)
+        except (RecordsError, OSError, ValueError) as e:
+            lines.append(f"records of application rank {p.app} copy {p.copy}: {e}")
+            continue
+        if lost is not None:
+            lines.append(f"application rank {p.app} copy {p.copy} (process {real}): {lost.text()}")
+    return lines[:8] + ([f"... and {len(lines) - 8} more processes whose records stopped (mpiecho report)"]
+                        if len(lines) > 8 else [])
 
 
 def reinit_verdict(run_dir: Path, nprocs: int, rc: int, deployment: int) -> int:
@@ -317,17 +370,30 @@ def remove_channels(run_id: str) -> None:
         path.unlink(missing_ok=True)
 
 
-def store_run(run_dir: Path, url: str) -> None:
-    """Ingest the run; a failure to store is reported, never hides the job's status."""
+def keep_meta(run_dir: Path, meta: dict) -> None:
+    """run.json brought up to date after the job; a disk that refuses it is said, and the store still gets the run
+    from what echorun holds in memory."""
+    try:
+        runfiles.write_meta(run_dir, meta)
+    except OSError as e:
+        say(f"could not update {run_dir / runfiles.RUN_JSON} ({e.strerror or e}); the store gets the run from memory")
+
+
+def store_run(run_dir: Path, url: str, meta: dict | None = None) -> bool:
+    """Ingest the run; a failure to store is reported, never hides the job's status. Whether it was stored."""
     from echo.store.db import describe, open_store
     from echo.store.ingest import ingest
 
     try:
-        run_id = ingest(run_dir, open_store(url))
+        run_id = ingest(run_dir, open_store(url), meta)
     except Exception as e:  # noqa: BLE001 (the job's own exit status matters more)
-        say(f"could not store the run in {describe(url)}: {e} (its files are in {run_dir})")
-        return
+        full = "disk is full" in str(e) or getattr(e, "errno", None) == errno.ENOSPC
+        why = "its disk is full" if full else str(e)
+        say(f"could not store the run in {describe(url)}: {why}; its files are kept in {run_dir}: store them "
+            f"later with `mpiecho ingest {run_dir}`" + (" once there is room" if full else ""))
+        return False
     say(f"stored run {run_id} in {describe(url)} (mpiecho report {run_id})")
+    return True
 
 
 # Relay threads end when mpirun's pipes close; after a stop, a process outside the job's reach could keep them

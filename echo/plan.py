@@ -19,7 +19,7 @@ from echo import injections, perf, placement, runfiles, sdr
 from echo.copymap import parse_copies
 from echo.reinit import ReinitError, parse_kills
 from echo.sdc import SdcError, check_mode, parse_inject
-from echo.slurm import ULFM_MODES, srun_command
+from echo.slurm import ULFM_MODES, allocation_tasks, srun_command
 from echo.spec import split_specs
 
 
@@ -64,6 +64,7 @@ class BaseOptions:
     launcher: str = "mpirun"  # or "srun" (echo/slurm.py)
     copies_policy: str | None = None  # --copies same-host|other-host (echo/placement.py); None: by role
     host_slots: tuple[tuple[str, int], ...] = ()  # the hosts of --host/--hostfile and their slots
+    max_per_core: int = 32  # processes per core (or slot) beyond which the job is refused before it starts; 0: any
 
 
 # Options: the base and one field per role option (papi_sets, valgrind, perturb, ...), declared by each role's SPEC
@@ -265,6 +266,7 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     if opts.inject:  # each kind with what it needs, before any kind's own settings are read
         injections.check_kinds(opts.inject, opts.mode, opts.sdc)
     copies = sdr_copies(opts) if opts.mode == "sdr" else parse_copies(opts.clones, opts.nranks)
+    refuse_overload(opts, machine, sum(copies))
     slow, others = split_slowdown(opts.inject)  # a slowdown goes with the other modes' --inject kinds
     timing = perf_lines(opts, copies, slow)
     opts = replace(opts, inject=others)
@@ -294,6 +296,28 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     # the launcher and its daemons do not load the library themselves.
     return Plan(argv, {"ECHO_PLAN": plan_path}, plan_text(opts, procs, extra), procs, opts.nranks, copies,
                 tuple(notes), files, machine.mpi)
+
+
+def refuse_overload(opts: Options, machine: Machine, nprocs: int) -> None:
+    """Before the job: more processes than `max_per_core` per core of this machine (or per slot of --host/--hostfile,
+    or per task of the Slurm allocation) run nowhere usefully: each would get a sliver of a core while they all
+    hold their memory (--clones 99999 started mpirun -n 199998). Refused in one line that says the numbers, the
+    limit and how to allow it (docs/replication.md)."""
+    if not opts.max_per_core:
+        return
+    tasks = allocation_tasks()
+    if opts.host_slots:
+        slots, where = sum(n for _, n in opts.host_slots), "slots of --host/--hostfile"
+    elif tasks:
+        slots, where = tasks, "tasks of the Slurm allocation"
+    else:
+        slots, where = machine.cores, "cores of this machine"
+    slots = max(slots, 1)
+    if nprocs > opts.max_per_core * slots:
+        unit = where.split()[0].rstrip("s")
+        raise ValueError(f"{nprocs} processes ({opts.nranks} ranks with their copies) on the {slots} {where}: more "
+                         f"than {opts.max_per_core} per {unit}, which would leave each a sliver of it; give fewer "
+                         f"ranks or copies, or allow it with --max-per-core {-(-nprocs // slots)} (0: no limit)")
 
 
 def placement_of(opts: Options, procs: list[Proc], launcher: str, machine: Machine) -> placement.Placement | None:

@@ -1,4 +1,5 @@
-"""Reading record files (layout: preload/core/echo_records.h, docs/records.md).
+"""Reading record files (layout: preload/core/echo_records.h, docs/records.md), and the summaries of the calls a
+process made after its records stopped (<real>.lost, written by preload/core/echo_records.c).
 
 A file is read in bulk into a numpy structured array. A damaged file is
 rejected with a clear message, but every whole record before the damage is
@@ -15,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from echo.constants import RECORD_MAX_SLOTS, RECORD_VERSION
-from echo.runfiles import record_files
+from echo.runfiles import lost_file, record_files
 
 MAGIC = b"ECHOREC\0"
 VERSION = RECORD_VERSION  # version 1 (no record count; the file held exactly its records) is read too
@@ -81,6 +82,9 @@ def _text(raw: bytes) -> str:
 def read(path: str | Path) -> RecordFile:
     path = Path(path)
     data = path.read_bytes()
+    if not data:  # the disk refused even its header: its calls are summarized in its .lost file, if it could be
+        raise RecordsError(f"{path}: not an echo record file (empty: what a process leaves when the disk refuses "
+                           "its records)")
     if len(data) < FIXED.size or data[:8] != MAGIC:
         raise RecordsError(f"{path}: not an echo record file (no ECHOREC header); was it written by echorun?")
     version = struct.unpack_from("<I", data, 8)[0]
@@ -132,3 +136,40 @@ def read(path: str | Path) -> RecordFile:
 def read_run(run_dir: str | Path) -> list[RecordFile]:
     """Every record file of a run, by real rank."""
     return [read(p) for p in record_files(Path(run_dir))]
+
+
+@dataclass
+class LostCalls:
+    """The calls a process made after its record file stopped (its bound, or a disk that refused more): not
+    recorded one by one, but summarized per function in memory and written when the process ended."""
+
+    stopped_at: int  # the first call the record file does not hold
+    reason: str
+    functions: dict[str, tuple[int, int, int, float, float]]  # calls, errors, bytes, seconds in total, longest
+
+    @property
+    def calls(self) -> int:
+        return sum(f[0] for f in self.functions.values())
+
+    def text(self) -> str:
+        """What was kept and what was lost, as echorun and the store say it."""
+        totals = "kept as per-function totals only (calls, bytes, time)"
+        if not self.stopped_at:
+            return f"no call recorded ({self.reason}); its {self.calls} calls are {totals}"
+        return (f"records kept for its first {self.stopped_at} calls, then stopped ({self.reason}); its "
+                f"{self.calls} calls after are {totals}")
+
+
+def read_lost(run_dir: str | Path, real: int) -> LostCalls | None:
+    """The process's .lost summaries; None when its records never stopped (or it died before saying so)."""
+    path = lost_file(Path(run_dir), real)
+    if not path.is_file():
+        return None
+    lines = path.read_text().splitlines()
+    if len(lines) < 3 or lines[0] != "echo-lost 1" or not lines[1].startswith("stopped_at "):
+        raise RecordsError(f"{path}: not a summary of lost calls that this echo reads")
+    functions = {}
+    for line in lines[3:]:
+        name, calls, errors, nbytes, total, longest = line.split()
+        functions[name] = (int(calls), int(errors), int(nbytes), float(total), float(longest))
+    return LostCalls(int(lines[1].split()[1]), lines[2].removeprefix("reason "), functions)

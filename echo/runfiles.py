@@ -1,11 +1,11 @@
 """The run directory and its plan file: the one place that knows their names and their format.
 
 A run directory holds what echorun wrote before the job (the plan, run.json, a rankfile), what the processes
-write during it (per process: procs/, records/, events/, metrics/, perf/; per rank and copy: output/,
-valgrind/; a Reinit job started again keeps its earlier deployments' in deployments/<n>/) and what the verdicts
-after it wrote (perf.json, reinit.done, sdr.*). The preload library reads the plan (a line "key value..." each;
-its C reader is preload's plan reader) and writes the per-process files under the names below. Everything in
-Python asks this module for a path, a plan value or the upload of a run.
+write during it (per process: procs/, records/ (a .rec file, and a .lost one if its records stopped), events/,
+metrics/, perf/; per rank and copy: output/, valgrind/; a Reinit job started again keeps its earlier deployments'
+in deployments/<n>/) and what the verdicts after it wrote (perf.json, reinit.done, sdr.*). The preload library
+reads the plan (a line "key value..." each; its C reader is preload's plan reader) and writes the per-process files
+under the names below. Everything in Python asks this module for a path, a plan value or the upload of a run.
 """
 
 from __future__ import annotations
@@ -45,6 +45,25 @@ def runs_root() -> Path:
     return (Path(data_home) if os.path.isabs(data_home) else Path.home() / ".local" / "share") / "echo"
 
 
+def cannot_create(path: Path) -> str | None:
+    """Why the file `path` (with the folders it needs) could not be created, found before a job without leaving
+    anything: None if it can. A probe file is made and removed at once in the nearest existing folder (as root,
+    os.access says yes to /proc and to read-only mounts)."""
+    import tempfile
+
+    folder = Path(path).absolute().parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        return f"{folder} is not a folder"
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix=".echo-check-"):
+            pass
+    except OSError as e:
+        return f"{folder} is not writable ({e.strerror or e})"
+    return None
+
+
 # ---- per-process and per-copy files ----
 
 
@@ -59,6 +78,11 @@ def record_file(run_dir: Path, real: int) -> Path:
 def has_records(run_dir: Path) -> bool:
     """Whether the run's record folder is there (a run directory moved or deleted has none)."""
     return records_dir(run_dir).is_dir()
+
+
+def lost_file(run_dir: Path, real: int) -> Path:
+    """The summaries of the calls a process made after its records stopped (echo/records.py reads it)."""
+    return records_dir(run_dir) / f"{real}.lost"
 
 
 def record_files(run_dir: Path) -> list[Path]:
@@ -192,8 +216,27 @@ def read_meta(run_dir: Path) -> dict:
     return json.loads((Path(run_dir) / RUN_JSON).read_text())
 
 
+META_ROOM = 4096  # run.json is padded (with spaces) to a multiple of this
+
+
 def write_meta(run_dir: Path, meta: dict) -> None:
-    (Path(run_dir) / RUN_JSON).write_text(json.dumps(meta))
+    """run.json. Written before the job with room to spare, so that what is added after it (duration, status) is
+    written in place, into the space the file already holds, which a disk that filled up during the job cannot
+    refuse; larger, it is replaced whole (a disk that refuses the new one leaves the old one, never half a file)."""
+    path = Path(run_dir) / RUN_JSON
+    text = json.dumps(meta).encode()
+    size = path.stat().st_size if path.is_file() else 0
+    if len(text) <= size:
+        with open(path, "r+b") as f:
+            f.write(text.ljust(size))
+        return
+    new = path.with_name(RUN_JSON + ".new")
+    try:
+        new.write_bytes(text.ljust(-(-len(text) // META_ROOM) * META_ROOM))
+        os.replace(new, path)
+    except OSError:
+        new.unlink(missing_ok=True)
+        raise
 
 
 # ---- uploads ----

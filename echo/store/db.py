@@ -11,7 +11,7 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError, OperationalError, SQLAlchemyError
 
-from echo.runfiles import runs_root
+from echo.runfiles import cannot_create, runs_root
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
@@ -45,13 +45,7 @@ def open_store(url: str | None = None, create: bool = True) -> Engine:
     if sqlite_file and not create and not sqlite_file.is_file():
         raise NoStore(f"no runs stored yet: there is no store at {sqlite_file} (echorun stores every run there; "
                       "name another with --db or $ECHO_DB)")
-    try:
-        engine = create_engine(url)
-    except (ArgumentError, NoSuchModuleError) as e:
-        raise StoreError(f"{url!r} is not a database URL echo can open ({first_line(e)}): give e.g. "
-                         "sqlite:////path/to/echo.db or postgresql+psycopg://user@host/db") from None
-    except ImportError as e:
-        raise StoreError(f"the driver of {describe(url)} is not installed ({e})") from None
+    engine = engine_of(url)
     if sqlite_file:
         sqlite_file.parent.mkdir(parents=True, exist_ok=True)
     if engine.dialect.name == "sqlite":
@@ -63,6 +57,65 @@ def open_store(url: str | None = None, create: bool = True) -> Engine:
     except SQLAlchemyError as e:
         raise StoreError(failure(url, e)) from None
     return engine
+
+
+def engine_of(url: str) -> Engine:
+    """The engine of `url` (nothing is opened yet); a URL no dialect knows or a driver that is missing is a
+    StoreError naming the fix."""
+    try:
+        return create_engine(url)
+    except (ArgumentError, NoSuchModuleError) as e:
+        raise StoreError(f"{url!r} is not a database URL echo can open ({first_line(e)}): give e.g. "
+                         "sqlite:////path/to/echo.db or postgresql+psycopg://user@host/db") from None
+    except ImportError as e:
+        fix = " (install it with pip)"
+        if url.startswith("postgresql"):  # the extra installs psycopg (3)
+            fix = ": pip install 'echo-mpi[postgresql]'" + (
+                "" if url.startswith(("postgresql+psycopg:", "postgresql:")) else
+                " and name its driver, postgresql+psycopg://user@host/db")
+        raise StoreError(f"the driver of {describe(url)} is not installed ({e}){fix}") from None
+
+
+def check_store(url: str) -> None:
+    """Before a job: the store the run will go to can take it, found without creating anything (a run is stored
+    after its job, when a wrong URL, a missing driver or a file that is no database would lose it). Raises
+    StoreError in one line naming the problem and the fix."""
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///"))
+        if path.is_file():
+            _check_sqlite_file(url, path)
+        elif path.exists():
+            raise StoreError(f"the store {path} is not a file: name a file with --db sqlite:////path/to/echo.db")
+        else:
+            why = cannot_create(path)
+            if why:
+                raise StoreError(f"cannot create the store {path}: {why}; name another with --db or $ECHO_DB")
+        return
+    engine = engine_of(url)
+    try:
+        with engine.connect():
+            pass
+    except SQLAlchemyError as e:
+        raise StoreError(failure(url, e)) from None
+    finally:
+        engine.dispose()
+
+
+def _check_sqlite_file(url: str, path: Path) -> None:
+    """An existing SQLite file is a database (opened read-only: a check writes nothing)."""
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            con.execute("PRAGMA schema_version").fetchone()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as e:
+        raise StoreError(f"{describe(url)} is not an echo store ({e}): name another file with --db, or move it "
+                         "away") from None
+    if not os.access(path, os.W_OK):
+        raise StoreError(f"the store {path} is read-only here: name another with --db or $ECHO_DB")
 
 
 def first_line(e: BaseException) -> str:

@@ -17,8 +17,8 @@ from echo import injections
 from echo.constants import EXIT_NOT_FIRED
 from echo.procstatus import read_status
 from echo.progress import Progress
-from echo.records import FLAG_ERROR, RecordFile, RecordsError, read
-from echo.runfiles import metrics_file, perf_json_file, plan_procs, plan_value, read_meta, record_file
+from echo.records import FLAG_ERROR, LostCalls, RecordFile, RecordsError, read, read_lost
+from echo.runfiles import lost_file, metrics_file, perf_json_file, plan_procs, plan_value, read_meta, record_file
 from echo.sdc import EXIT_CORRECTED, EXIT_DIVERGED, outcome, read_events
 from echo.store.models import CallSummary, Event, Metric, Proc, Run, RunValue
 
@@ -124,10 +124,25 @@ def redeployment_rows(run_dir: Path) -> list[dict]:
     return [dict(kind="redeployed", message=line) for line in earlier_deployments(run_dir)]
 
 
-def ingest(run_dir: str | Path, engine: Engine) -> str:
-    """Store the run in `run_dir`; returns its id."""
+def lost_calls(run_dir: Path, real: int, app: int, copy: int, events: list[dict]) -> LostCalls | None:
+    """The calls a process made after its records stopped (their summaries join the file's), with an event that
+    says what was kept and what was lost."""
+    try:
+        lost = read_lost(run_dir, real)
+    except (RecordsError, ValueError) as e:
+        events.append(dict(kind="records-damaged", app_rank=app, copy=copy, message=str(e)))
+        return None
+    if lost is not None:
+        events.append(dict(kind="records-stopped", app_rank=app, copy=copy, call_seq=lost.stopped_at,
+                           message=f"application rank {app} copy {copy} (process {real}): {lost.text()}"))
+    return lost
+
+
+def ingest(run_dir: str | Path, engine: Engine, meta: dict | None = None) -> str:
+    """Store the run in `run_dir`; returns its id. `meta`: what echorun knows of the run, when its run.json may be
+    older (a full disk refused the one written after the job)."""
     run_dir = Path(run_dir)
-    meta = read_meta(run_dir)
+    meta = meta or read_meta(run_dir)
     procs, summaries, events, metrics = [], [], [], []
     mpi_library = ""
     planned_procs = plan_procs(run_dir)
@@ -142,7 +157,8 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
             try:
                 f = read(path)
             except RecordsError as e:
-                events.append(dict(kind="records-damaged", app_rank=app, copy=copy, message=str(e)))
+                if path.stat().st_size or not lost_file(run_dir, real).is_file():  # else: refused by the disk
+                    events.append(dict(kind="records-damaged", app_rank=app, copy=copy, message=str(e)))
         if f is not None and f.damage:
             events.append(dict(kind="records-damaged", app_rank=app, copy=copy, message=f.damage))
         if not state.startswith(("finalized", "stopped")):  # stopped: SDR's excluded replica, at the end (an event)
@@ -153,21 +169,29 @@ def ingest(run_dir: str | Path, engine: Engine) -> str:
         metrics += [dict(app_rank=app, copy=copy, name=n, value=v, unit=u) for n, v, u in own]
         for process_metrics in roles.hooks("process_metrics"):  # what a role reads in the record file (PAPI's slots)
             metrics += [dict(app_rank=app, copy=copy, name=n, value=v, unit=u) for n, v, u in process_metrics(f, own)]
-        calls = nbytes = 0
-        mpi_time = wall = 0.0
+        wall = 0.0
         host, pid = "", 0
+        per_function: dict[str, list] = {}  # calls, errors, bytes, time in total, longest
         if f is not None:
             mpi_library = mpi_library or f.mpi_library
             host, pid = f.host, f.pid
             s = summarize(f)
             for i in np.flatnonzero(s["calls"]):
-                summaries.append(dict(app_rank=app, copy=copy, function=f.functions[i], calls=int(s["calls"][i]),
-                                      errors=int(s["errors"][i]), bytes=int(s["bytes"][i]),
-                                      time_total=float(s["time_total"][i]), time_max=float(s["time_max"][i])))
-            calls, nbytes = int(s["calls"].sum()), int(s["bytes"].sum())
-            mpi_time = float(s["time_total"].sum())
+                per_function[f.functions[i]] = [int(s["calls"][i]), int(s["errors"][i]), int(s["bytes"][i]),
+                                                float(s["time_total"][i]), float(s["time_max"][i])]
             if len(f.records):
                 wall = float((f.records["t_end"][-1] - f.records["t_start"][0]) * f.seconds_per_tick)
+        lost = lost_calls(run_dir, real, app, copy, events)
+        for name, (k, errors, nbytes, total, longest) in (lost.functions if lost else {}).items():
+            row = per_function.setdefault(name, [0, 0, 0, 0.0, 0.0])
+            row[:4] = [row[0] + k, row[1] + errors, row[2] + nbytes, row[3] + total]
+            row[4] = max(row[4], longest)
+        summaries += [dict(app_rank=app, copy=copy, function=name, calls=k, errors=errors, bytes=nbytes,
+                           time_total=total, time_max=longest)
+                      for name, (k, errors, nbytes, total, longest) in per_function.items()]
+        calls = sum(row[0] for row in per_function.values())
+        nbytes = sum(row[2] for row in per_function.values())
+        mpi_time = sum(row[3] for row in per_function.values())
         procs.append(dict(real_rank=real, app_rank=app, copy=copy, role=role, host=host, pid=pid, state=state,
                           calls=calls, bytes=nbytes, mpi_time=mpi_time, wall_time=wall))
         progress.step(size, f"{n} of {len(planned_procs)} processes' records read")

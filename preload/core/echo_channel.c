@@ -99,12 +99,20 @@ void echo_channel_setup(void) {
     snprintf(shm_name, sizeof shm_name, "/echo-%s-r%d", run_id ? run_id : "run", echo.app_rank);
     header_bytes = (sizeof(header_t) + sizeof(uint64_t) * (size_t)echo.ncopies + 4095) & ~(size_t)4095;
     mapped_bytes = header_bytes + RING_BYTES;
+    /* the pages reserved before they are mapped: a page of a mapped file that a full /dev/shm cannot hold raises
+     * SIGBUS in the application when touched (a container's /dev/shm is often small) */
     int fd = shm_open(shm_name, O_RDWR | O_CREAT, 0600);
-    if (fd < 0) return;
-    void *p = ftruncate(fd, (off_t)mapped_bytes) == 0
+    void *p = fd >= 0 && posix_fallocate(fd, 0, (off_t)mapped_bytes) == 0
                   ? mmap(NULL, mapped_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
-    close(fd);
-    if (p == MAP_FAILED) return;
+    if (fd >= 0) close(fd);
+    /* every copy of the rank takes the channel, or none does (they go on over MPI): decided together */
+    int mine = p != MAP_FAILED, all = 0;
+    PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, echo.clone_comm);
+    if (!all) {
+        if (mine) munmap(p, mapped_bytes);
+        shm_unlink(shm_name);
+        return;
+    }
     hdr = p;
     ring = (unsigned char *)p + header_bytes;
     learn_basic_types();

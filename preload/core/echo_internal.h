@@ -63,6 +63,7 @@ void echo_mark_finalized(void);
 void echo_copy_ends(void) __attribute__((noreturn));
 void echo_mark_stopped(void); /* SDR stopped this excluded replica at the end (not a failure) */
 void echo_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void echo_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* one line on the terminal, run goes on */
 void echo_ft_survive_sigpipe(void); /* SDR and Reinit: a dead peer's socket must not end a survivor */
 int echo_ft_knows_dead(MPI_Comm comm);  /* SDR and Reinit, before creating a communicator */
 int echo_ft_agree_none_dead(MPI_Comm comm, int *none_dead); /* Reinit, before creating a communicator */

@@ -47,17 +47,32 @@ static void write_all(int fd, const char *s, size_t n) {
     }
 }
 
-void echo_fatal(const char *fmt, ...) {
-    char msg[2048];
-    int n = snprintf(msg, sizeof msg, "echo: application rank %d copy %d: ", echo.app_rank, echo.copy);
-    va_list ap;
-    va_start(ap, fmt);
-    n += vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
-    va_end(ap);
-    if (n > (int)sizeof msg - 2) n = (int)sizeof msg - 2;
+/* "echo: application rank R copy C: <message>" into msg and on the terminal (a copy's own error file may be on a
+ * full disk), with own_file in a copy's own error file too; its length */
+static int say_line(char *msg, size_t cap, int own_file, const char *fmt, va_list ap) {
+    int n = snprintf(msg, cap, "echo: application rank %d copy %d: ", echo.app_rank, echo.copy);
+    n += vsnprintf(msg + n, cap - (size_t)n, fmt, ap);
+    if (n > (int)cap - 2) n = (int)cap - 2;
     msg[n++] = '\n';
     write_all(term_fd, msg, (size_t)n);
-    if (output_redirected) write_all(2, msg, (size_t)n); /* the copy's own error file too */
+    if (own_file && output_redirected) write_all(2, msg, (size_t)n);
+    return n;
+}
+
+void echo_warn(const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    say_line(msg, sizeof msg, 0, fmt, ap);
+    va_end(ap);
+}
+
+void echo_fatal(const char *fmt, ...) {
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = say_line(msg, sizeof msg, 1, fmt, ap);
+    va_end(ap);
     /* under ULFM (Reinit) MPI_Abort can wait forever once a process has failed;
      * there every survivor sees the failure and ends itself */
     if (echo.reinit) { /* its status says it exited (70), not that it was killed: echorun starts a Reinit job whose

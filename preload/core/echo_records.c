@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +17,15 @@
 /* The file is mapped (MAP_SHARED) and records are written into the mapping: the
  * kernel's page cache holds every record the moment it is written, so a process
  * that dies in any way (SIGKILL, an abort inside MPI) leaves every call it made.
- * The mapping grows by GROW_BYTES: the file is extended, remapped, and the new
- * pages are faulted in at once (not one fault per page inside the calls). */
+ * The mapping grows by GROW_BYTES: the file's space is reserved (posix_fallocate),
+ * remapped, and the new pages are faulted in at once (not one fault per page
+ * inside the calls).  Only reserved pages are ever written: a page of a sparse
+ * mapped file that the file system cannot hold (a full disk, a quota) raises
+ * SIGBUS in the application, so when the disk refuses even MIN_GROW_BYTES the
+ * records stop and the calls after are summarized in memory (per function), written
+ * at the end to <real>.lost (docs/records.md). */
 #define GROW_BYTES (4u << 20)
+#define MIN_GROW_BYTES (64u << 10)
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux >= 5.14; older kernels refuse it and fault pages one by one */
 #endif
@@ -35,6 +42,18 @@ static double start_time;
 static int nslots;
 static char slot_names[ECHO_REC_MAX_SLOTS][32];
 static uint64_t pending[ECHO_REC_MAX_SLOTS];
+
+/* The calls not in the file (the records stopped: bound or disk), per function of the table: what the store's
+ * call summaries hold, so that the run's totals stay whole */
+typedef struct {
+    uint64_t calls, errors, bytes, ticks, max_ticks;
+} lost_summary_t;
+static lost_summary_t *lost;     /* nfunctions of them, allocated when the records open */
+static const char *const *function_names;
+static int nfunction_names;
+static uint64_t stopped_at;      /* the first call not in the file */
+static char stop_reason[256];    /* why: "" while the records go on */
+static char lost_path[1200];
 
 static MPI_Comm *seen;           /* communicators in order of first use (ids 2, 3, ...) */
 static int nseen, capseen;
@@ -88,18 +107,29 @@ uint64_t *echo_record_slots(void) { return pending; }
 uint64_t echo_record_seq(void) { return seq; }
 
 /* A bound on each record file (plan key records_max_mb, default 1024 MiB): a
- * program that makes calls without end must not fill the disk.  The event that
- * says so is written later, in normal context. */
-static uint64_t max_bytes, capped_at;
-static int full; /* the bound was reached: no more records, said once */
+ * program that makes calls without end must not fill the disk. */
+static uint64_t max_bytes;
+static int said; /* the stop was said in the events (once, at the next call) */
+static int capped; /* the stop was the bound's, not the disk's */
 
-static void say_capped(void) {
-    if (!capped_at) return;
-    char detail[160];
-    snprintf(detail, sizeof detail, "records stopped after %llu calls: the file reached its bound of %llu MiB "
-             "(echorun --records-max-mb)", (unsigned long long)capped_at, (unsigned long long)(max_bytes >> 20));
-    echo_event("records", "capped", capped_at, -1, -1, used - ECHO_REC_HEADER_SIZE, echo.copy, -1, detail);
-    capped_at = 0;
+/* The records stop at call `seq`: from now on, calls are summarized in memory only. */
+static void close_at_exit(void);
+
+static void stop(const char *fmt, const char *what) {
+    if (stop_reason[0]) return;
+    stopped_at = seq;
+    snprintf(stop_reason, sizeof stop_reason, fmt, what);
+}
+
+/* A stop at the bound is said in the events at once (the .lost file at the end says every stop, the disk's too:
+ * an event written on a full disk would be refused). */
+static void say_stopped(void) {
+    if (said || !capped) return;
+    said = 1;
+    char detail[400];
+    snprintf(detail, sizeof detail, "records stopped after %llu calls: %s", (unsigned long long)stopped_at,
+             stop_reason);
+    echo_event("records", "capped", stopped_at, -1, -1, used - ECHO_REC_HEADER_SIZE, echo.copy, -1, detail);
 }
 
 /* The tick rate over the run so far (ticks -> ns for the reader), written in
@@ -110,18 +140,48 @@ void echo_records_flush(void) {
     memcpy(map + CALIBRATION_OFFSET, pair, sizeof pair);
 }
 
-/* Room for the next record: the file extended by GROW_BYTES and mapped again.
+/* The file's bytes [from, from + want) reserved on the disk, or fewer (halved down to MIN_GROW_BYTES) when the disk
+ * has less room; returns the bytes reserved, 0 if none (errno-like code in *err).  No more than half the free room
+ * is asked at once: a reservation the disk cannot hold fills it page by page before failing, and the processes
+ * reserving beside it would fail meanwhile. */
+static size_t reserve(size_t from, size_t want, int *err) {
+    struct statvfs fs;
+    if (fstatvfs(fd, &fs) == 0 && fs.f_bavail < (fsblkcnt_t)-1 / 2 / (fs.f_frsize ? fs.f_frsize : 1)) {
+        size_t half = (size_t)(fs.f_bavail * fs.f_frsize / 2) & ~(size_t)4095;
+        if (half < want) want = half > MIN_GROW_BYTES ? half : MIN_GROW_BYTES;
+    }
+    for (size_t n = want;; n /= 2) {
+        do *err = posix_fallocate(fd, (off_t)from, (off_t)n);
+        while (*err == EINTR);
+        if (*err == 0) return n;
+        if (n / 2 < MIN_GROW_BYTES || (*err != ENOSPC && *err != EDQUOT && *err != EFBIG)) return 0;
+    }
+}
+
+/* Room for the next record: more of the file reserved and mapped again.
  * 0 when the bound is reached or the disk refuses (records stop; the run goes on). */
 static int grow(void) {
     size_t want = mapped + GROW_BYTES;
     if (max_bytes && want - ECHO_REC_HEADER_SIZE > max_bytes) want = ECHO_REC_HEADER_SIZE + (size_t)max_bytes;
     if (want < used + record_size) {
-        capped_at = seq;
+        char bound[32];
+        snprintf(bound, sizeof bound, "%llu", (unsigned long long)(max_bytes >> 20));
+        capped = 1;
+        stop("the file reached its bound of %s MiB (echorun --records-max-mb)", bound);
         return 0;
     }
-    if (ftruncate(fd, (off_t)want) != 0) return 0;
+    int err = 0;
+    size_t got = reserve(mapped, want - mapped, &err);
+    if (got < record_size) {
+        stop("the disk refused more (%s)", strerror(err ? err : ENOSPC));
+        return 0;
+    }
+    want = mapped + got;
     void *m = mremap(map, mapped, want, MREMAP_MAYMOVE);
-    if (m == MAP_FAILED) return 0;
+    if (m == MAP_FAILED) {
+        stop("the record file could not be mapped further (%s)", strerror(errno));
+        return 0;
+    }
     map = m;
     nrecords = (volatile uint64_t *)(map + NRECORDS_OFFSET);
     madvise(map + mapped, want - mapped, MADV_POPULATE_WRITE);
@@ -130,13 +190,22 @@ static int grow(void) {
     return 1;
 }
 
+static void keep_in_memory(uint16_t fn, uint64_t t_start, uint64_t bytes, int rc) {
+    if (!lost || fn >= nfunction_names) return;
+    lost_summary_t *l = &lost[fn];
+    uint64_t ticks = echo_ticks() - t_start;
+    l->calls++;
+    l->errors += rc != MPI_SUCCESS;
+    l->bytes += bytes;
+    l->ticks += ticks;
+    if (ticks > l->max_ticks) l->max_ticks = ticks;
+}
+
 void echo_record(uint16_t fn, uint64_t t_start, int32_t comm, int32_t peer, int32_t tag, uint64_t bytes, int rc) {
-    if (!map || full || (used + record_size > mapped && !grow())) {
+    if (!map || stop_reason[0] || (used + record_size > mapped && !grow())) {
+        keep_in_memory(fn, t_start, bytes, rc);
         seq++; /* calls are still counted: events name them by number */
-        if (map && !full) {
-            full = 1;
-            say_capped();
-        }
+        say_stopped();
         return;
     }
     echo_record_t *r = (echo_record_t *)(map + used);
@@ -158,8 +227,6 @@ void echo_record(uint16_t fn, uint64_t t_start, int32_t comm, int32_t peer, int3
     *nrecords = seq;
 }
 
-static void close_at_exit(void) { echo_records_close(); }
-
 void echo_records_open(const char *const *functions, int nfunctions) {
     char path[1200];
     snprintf(path, sizeof path, "%s/records/%d.rec", echo.run_dir, echo.real_rank);
@@ -168,11 +235,16 @@ void echo_records_open(const char *const *functions, int nfunctions) {
         mkdir(path, 0755);
         snprintf(path, sizeof path, "%s/records/restarts/%d-%d.rec", echo.run_dir, echo.app_rank, (int)getpid());
     }
+    snprintf(lost_path, sizeof lost_path, "%.*s.lost", (int)(strlen(path) - 4), path);
+    function_names = functions;
+    nfunction_names = nfunctions;
+    lost = calloc((size_t)nfunctions, sizeof *lost); /* now: never an allocation inside a call */
+    atexit(close_at_exit);
     fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     const char *mb = echo_plan_value("records_max_mb");
     max_bytes = (uint64_t)(mb ? atoll(mb) : 1024) << 20;
     if (fd < 0) {
-        fprintf(stderr, "echo: cannot write records to %s; the run goes on without them\n", path);
+        stop("the record file could not be created (%s)", strerror(errno));
         return;
     }
     record_size = sizeof(echo_record_t) + sizeof(uint64_t) * (size_t)nslots;
@@ -180,16 +252,19 @@ void echo_records_open(const char *const *functions, int nfunctions) {
     size_t header_size = ECHO_REC_HEADER_SIZE, table = 0;
     for (int i = 0; i < nfunctions; i++) table += strlen(functions[i]) + 1;
     while (header_size < ECHO_REC_TABLE_OFFSET + table) header_size *= 2;
-    mapped = header_size + (max_bytes && max_bytes < GROW_BYTES ? (size_t)max_bytes : GROW_BYTES);
-    void *m = ftruncate(fd, (off_t)mapped) == 0 ? mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                                                : MAP_FAILED;
+    int err = posix_fallocate(fd, 0, (off_t)header_size);
+    size_t room = err ? 0 : reserve(header_size, max_bytes && max_bytes < GROW_BYTES ? (size_t)max_bytes : GROW_BYTES,
+                                    &err);
+    void *m = err ? MAP_FAILED : mmap(NULL, header_size + room, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) {
-        fprintf(stderr, "echo: cannot map the record file %s (%s); the run goes on without records\n", path,
-                strerror(errno));
+        stop(err ? "the disk refused the record file (%s)" : "the record file could not be mapped (%s)",
+             strerror(err ? err : errno));
+        if (err && ftruncate(fd, 0) != 0) { /* an empty file: the reader says it holds no records */ }
         close(fd);
         fd = -1;
         return;
     }
+    mapped = header_size + room;
     map = m;
     madvise(map, mapped, MADV_POPULATE_WRITE);
     struct {
@@ -229,8 +304,38 @@ void echo_records_open(const char *const *functions, int nfunctions) {
     }
     nrecords = (volatile uint64_t *)(map + NRECORDS_OFFSET);
     used = header_size;
+    if (room < record_size) stop("the disk refused the records (%s)", strerror(err ? err : ENOSPC));
     echo_records_flush(); /* a first calibration: the time since the library was loaded (MPI_Init's) */
-    atexit(close_at_exit);
+}
+
+/* The summaries of the calls the file does not hold, as <real>.lost (read by echo/records.py, docs/records.md):
+ *   echo-lost 1
+ *   stopped_at <first call not in the file>
+ *   reason <why>
+ *   <function> <calls> <errors> <bytes> <seconds in total> <longest seconds>     one line per function called since
+ * Written after the record file was cut to its records, which gives the disk back its unused reserved room. If even
+ * that fails, the process says on its terminal what was lost. */
+static void write_lost(void) {
+    double ns = (double)(mono_ns() - mono_origin_ns), ticks = (double)(echo_ticks() - tick_origin);
+    double spt = ticks > 0 ? 1e-9 * ns / ticks : 1e-9;
+    uint64_t calls = 0;
+    for (int i = 0; i < nfunction_names; i++) calls += lost[i].calls;
+    FILE *f = fopen(lost_path, "w");
+    int ok = f != NULL;
+    if (f) {
+        fprintf(f, "echo-lost 1\nstopped_at %llu\nreason %s\n", (unsigned long long)stopped_at, stop_reason);
+        for (int i = 0; i < nfunction_names; i++)
+            if (lost[i].calls)
+                fprintf(f, "%s %llu %llu %llu %.9g %.9g\n", function_names[i], (unsigned long long)lost[i].calls,
+                        (unsigned long long)lost[i].errors, (unsigned long long)lost[i].bytes,
+                        (double)lost[i].ticks * spt, (double)lost[i].max_ticks * spt);
+        ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+        ok = fclose(f) == 0 && ok;
+        if (!ok) unlink(lost_path); /* half a summary would be read as a whole one */
+    }
+    if (!ok && !capped) /* the terminal is the one place left to say it */
+        echo_warn("records stopped after %llu calls (%s); the %llu calls after could not be summarized on the disk "
+                  "either: they are lost", (unsigned long long)stopped_at, stop_reason, (unsigned long long)calls);
 }
 
 /* At a clean end the file is cut to its records (the reader trusts the count either way). */
@@ -243,5 +348,10 @@ void echo_records_close(void) {
         close(fd);
         fd = -1;
     }
-    say_capped();
+    say_stopped();
+    if (stop_reason[0] && lost) write_lost();
+    free(lost);
+    lost = NULL;
 }
+
+static void close_at_exit(void) { echo_records_close(); }

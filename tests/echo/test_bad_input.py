@@ -119,3 +119,39 @@ def test_bad_input_gets_one_line_and_the_right_status(programs, tmp_path):
         server.terminate()
         log = server.communicate(timeout=30)[0].decode()
     assert "Traceback" not in log, log
+
+
+def test_what_can_be_checked_before_the_job_is(programs, tmp_path):
+    """A store, a JUnit path or a run directory that cannot take the run, or more processes than the machine can
+    hold: refused before any process starts (the program prints nothing), in one line naming the problem and the fix,
+    exit 2, nothing created. Before, the job ran and then its run was lost (--db, --junit) or 199998 processes
+    started (--clones 99999)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    corrupt = tmp_path / "echo.db"
+    corrupt.write_bytes(b"SQLite format 3\0" + b"\xff" * 200)  # a store damaged on disk
+    app = programs["p2p"]
+    cases = [  # (argv, words the one line must hold)
+        (["--db", "notaurl://x"], "'notaurl://x' is not a database URL echo can open"),
+        (["--db", "sqlite:////proc/echo.db"], "cannot create the store /proc/echo.db: /proc is not writable"),
+        (["--db", "postgresql+psycopg2://echo@127.0.0.1/echo"], "pip install 'echo-mpi[postgresql]'"),
+        (["--db", f"sqlite:///{corrupt}"], f"sqlite:///{corrupt} is not an echo store"),
+        (["--clones", "2", "--sdc", "detect", "--junit", "/proc/x/sdc.xml"],
+         "--junit /proc/x/sdc.xml: cannot write the report there"),
+        (["--clones", "99999"], "199998 processes (2 ranks with their copies) on the "),
+        (["--run-dir", "/proc/echo-run"], "--run-dir /proc/echo-run: cannot write the run's files there"),
+    ]
+    for options, words in cases:
+        p = command("echorun", "-n", "2", *options, *app, cwd=work)
+        assert "Traceback" not in p.stderr and p.stdout == "", (options, p.stderr)
+        assert p.returncode == 2, (options, p.returncode, p.stderr)
+        assert len(p.stderr.splitlines()) == 1 and words in p.stderr, (options, p.stderr)
+    assert "--max-per-core" in command("echorun", "-n", "2", "--clones", "99999", *app, cwd=work).stderr
+    # the runs directory itself unwritable (no --run-dir), the store elsewhere
+    env = dict(os.environ, ECHO_RUNS_DIR="/proc/echo-runs")
+    p = subprocess.run([str(VENV_BIN / "echorun"), "--db", f"sqlite:///{tmp_path / 'ok.db'}", "-n", "2", *app],
+                       cwd=work, env=env, capture_output=True, text=True, timeout=180)
+    assert p.returncode == 2 and p.stdout == "" and len(p.stderr.splitlines()) == 1, p.stderr
+    assert "the runs directory /proc/echo-runs" in p.stderr and "cannot write the run's files there" in p.stderr
+    assert list(work.iterdir()) == [] and not (tmp_path / "ok.db").exists()  # nothing created
+    assert corrupt.read_bytes().startswith(b"SQLite format 3\0\xff")  # the damaged store left as it was

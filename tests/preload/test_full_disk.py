@@ -1,0 +1,120 @@
+"""A full disk under echo's run directory never harms the application: a real tmpfs of 300 KB as the data directory
+(records are mapped files: a page of a sparse mapped file that a full tmpfs cannot hold raised SIGBUS in the
+application), real mpirun. The program's output and status are its native ones; echo says per process what it
+kept and what it lost, and the run is stored with that state."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from sqlalchemy.orm import Session
+
+from echo.store.db import open_store
+from echo.store.models import Event, Proc, Run
+from tests.conftest import VENV_BIN, echorun, mpirun_native
+
+STEPS = "20000"  # 20000 records of 48 bytes per process: about 1 MB each, on a 300 KB disk
+
+
+@contextmanager
+def small_disk(path: Path, size: str = "300k") -> Iterator[Path]:
+    """A tmpfs of `size` mounted at `path` (root only), unmounted after."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    path.mkdir()
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True,
+                       text=True)
+    if p.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def test_a_full_disk_never_harms_the_application(mpi, programs, tmp_path):
+    app = [*programs["ring_steps"], STEPS]
+    native = mpirun_native(mpi, 2, app)
+    assert native.returncode == 0, native.stderr
+    db = f"sqlite:///{tmp_path / 'echo.db'}"  # the store on another disk: it still takes the run
+    with small_disk(tmp_path / "data") as data:
+        r = echorun(["--db", db, "-n", "2", "--clones", "2", *app], data / "run", env={"XDG_DATA_HOME": str(data)})
+        assert "Bus error" not in r.stderr and "signal" not in r.stderr, r.stderr
+        assert r.returncode == native.returncode, r.stderr
+        assert sorted(r.stdout.splitlines()) == sorted(native.stdout.splitlines()), r.stderr
+        for real, (rank, copy) in enumerate([(0, 0), (1, 0), (0, 1), (1, 1)]):  # every process says what it lost
+            assert f"echo: application rank {rank} copy {copy} (process {real}): " in r.stderr, r.stderr
+        assert "kept as per-function totals only" in r.stderr and "No space left on device" in r.stderr
+        assert "stored run " in r.stderr, r.stderr
+    with Session(open_store(db)) as s:
+        procs = s.query(Proc).all()
+        stopped = [e for e in s.query(Event).all() if e.kind == "records-stopped"]
+    # every call of every process counted, recorded or summarized: the same on every copy, the whole ring's
+    assert len({p.calls for p in procs}) == 1 and procs[0].calls >= int(STEPS), [p.calls for p in procs]
+    assert all(p.state == "finalized" for p in procs)
+    assert sorted((e.app_rank, e.copy) for e in stopped) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+
+
+def test_a_store_on_the_full_disk_keeps_the_run_for_later(mpi, programs, tmp_path):
+    """The store itself on the full disk: said, with the command that stores the run later, and a status that is
+    not a success; once there is room, `mpiecho ingest` stores it as it ended."""
+    app = [*programs["ring_steps"], "2000"]
+    with small_disk(tmp_path / "data") as data:
+        filler = data / "someone-elses-file"
+        filler.write_bytes(b"\0" * 250_000)  # the disk nearly full before the job
+        r = echorun(["-n", "2", "--clones", "2", *app], data / "run", env={"XDG_DATA_HOME": str(data)})
+        assert "Bus error" not in r.stderr, r.stderr
+        assert len([line for line in r.stdout.splitlines() if "steps, value" in line]) == 2, r.stderr
+        assert r.returncode == 23, r.stderr
+        assert "could not store the run in sqlite:///" in r.stderr and "its disk is full" in r.stderr, r.stderr
+        assert f"mpiecho ingest {data / 'run'}" in r.stderr, r.stderr
+        filler.unlink()
+        env = dict(os.environ, XDG_DATA_HOME=str(data))
+        p = subprocess.run([str(VENV_BIN / "mpiecho"), "ingest", str(data / "run")], env=env, capture_output=True,
+                           text=True, timeout=120)
+        assert p.returncode == 0 and "stored run " in p.stdout, p.stderr
+        with Session(open_store(f"sqlite:///{data / 'echo' / 'echo.db'}")) as s:
+            procs = s.query(Proc).all()
+            run = s.query(Run).one()
+            assert len(procs) == 4 and len({q.calls for q in procs}) == 1 and procs[0].calls >= 2000
+            # how the job ended (run.json rewritten after it, in the room it held), not what it said before it;
+            # storing is not part of the run: the job's own status
+            assert run.exit_status == 0 and run.duration > 0
+
+
+def test_a_report_the_disk_refuses_after_the_job_never_loses_the_run(programs, tmp_path):
+    """--junit on a disk that filled up during the job (its path was fine before it): said, not a success, and the
+    run is stored all the same (before, the run was not stored)."""
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    with small_disk(tmp_path / "reports", "64k") as reports:
+        (reports / "someone-elses-file").write_bytes(b"\0" * 64 * 1024)  # full: only what is already there
+        r = echorun(["--db", db, "-n", "2", "--clones", "2", "--sdc", "detect", "--junit", str(reports / "sdc.xml"),
+                     *programs["ring_steps"], "100"], tmp_path / "run")
+    assert r.returncode == 2, r.stderr
+    assert f"could not write the JUnit report {reports / 'sdc.xml'} (No space left on device)" in r.stderr, r.stderr
+    assert "stored run " in r.stderr, r.stderr
+    with Session(open_store(db)) as s:
+        assert s.query(Run).one().exit_status == 2
+
+
+def test_a_full_dev_shm_never_harms_the_application(mpi, programs, tmp_path):
+    """The copies' channels are mapped files in /dev/shm (a container's is often small): with less room than a
+    rank's channel, its copies go on over MPI instead of dying of SIGBUS when the ring reaches a page /dev/shm
+    cannot hold. A /dev/shm of 2 MB of the test's own (a mount namespace: nothing else on the machine sees it);
+    Open MPI itself falls back from it."""
+    if os.geteuid() != 0 or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode:
+        pytest.skip("a mount namespace of the test's own needs root and unshare")
+    app = [*programs["ring_steps"], STEPS]
+    native = mpirun_native(mpi, 2, app)
+    assert native.returncode == 0, native.stderr
+    script = ('mount -t tmpfs -o size=2m tmpfs /dev/shm && exec "$@"')
+    argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", str(VENV_BIN / "echorun"),
+            "--no-store", "--run-dir", str(tmp_path / "run"), "-n", "2", "--clones", "2", *app]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=300, start_new_session=True)
+    assert "Bus error" not in p.stderr and p.returncode == 0, p.stderr
+    assert sorted(p.stdout.splitlines()) == sorted(native.stdout.splitlines()), p.stderr
