@@ -86,6 +86,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "vote (3+ copies): the majority wins, the odd copy is corrected")
     g.add_argument("--sdc-every", type=int, default=1, metavar="N", help="check every Nth data-carrying call")
     g.add_argument("--sdc-only", choices=("all", "collectives"), default="all", help="which calls to check")
+    g.add_argument("--sdc-exclude", metavar="MPI_X[,MPI_Y]", default="",
+                   help="calls never checked (a divergence's message names the call when what it sends differs by "
+                        "nature: an address, a time-stamp counter, memory the program never wrote)")
     g.add_argument("--inject", metavar="SPEC", help="fault injection: bitflip:rank=R,copy=K,call=N[,byte=B,bit=b] "
                    "or memflip:rank=R,copy=K,after=2s[,seed=S,bit=b]; in any mode slow:rank=R,copy=K,factor=F"
                    "[,from=N][,to=M] (F times slower compute phases), with the mode's own kinds after ';'. Calls are "
@@ -162,6 +165,7 @@ def run_command(args: argparse.Namespace) -> int:
         sdc=getattr(args, "sdc", None),
         sdc_every=getattr(args, "sdc_every", 1),
         sdc_only=getattr(args, "sdc_only", "all"),
+        sdc_exclude=getattr(args, "sdc_exclude", ""),
         inject=getattr(args, "inject", None),
         junit=str(Path(args.junit).absolute()) if getattr(args, "junit", None) else None,
         records_max_mb=getattr(args, "records_max_mb", 1024),

@@ -27,8 +27,14 @@ DGRP_TOLERANCE = 1.5  # the threshold's factor
 DGRP_MIN_PHASE = 1e-3  # seconds: phases are pooled until the reference computed this long
 
 # name in C -> value: what the header holds
+# Under --sdc every process's glibc fills what free takes back with HEAP_FILL and the memory malloc returns with
+# HEAP_FILL ^ 0xff (mallopt, by preload/clone/echo_sdc.c): bytes a program never wrote are the same in a
+# representative and its copies whatever their heaps' histories (echo/sdc.py's heap_tunables; docs/sdc.md)
+HEAP_FILL = 0x5A
+
 C_NAMES = {
     "ECHO_EXIT_DIVERGED": EXIT_DIVERGED,
+    "ECHO_HEAP_FILL": HEAP_FILL,
     "ECHO_REC_VERSION": RECORD_VERSION,
     "ECHO_REC_MAX_SLOTS": RECORD_MAX_SLOTS,
     "SDR_MAX_REPLICAS": SDR_MAX_REPLICAS,

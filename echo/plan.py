@@ -10,6 +10,7 @@ ranks; then come copy 1 of every rank that has one, then copy 2, and so on.
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass, field, make_dataclass, replace
 from pathlib import Path
@@ -18,7 +19,7 @@ from collectors import roles
 from echo import injections, perf, placement, runfiles, sdr
 from echo.copymap import parse_copies
 from echo.reinit import ReinitError, parse_kills
-from echo.sdc import SdcError, check_mode, parse_inject
+from echo.sdc import SdcError, check_mode, heap_tunables, parse_exclude, parse_inject
 from echo.slurm import ULFM_MODES, allocation_tasks, srun_command
 from echo.spec import split_specs
 
@@ -49,6 +50,7 @@ class BaseOptions:
     sdc: str | None = None  # detect, stop or vote
     sdc_every: int = 1  # check every Nth data-carrying call
     sdc_only: str = "all"  # or "collectives"
+    sdc_exclude: str = ""  # MPI functions never checked, comma-separated
     inject: str | None = None  # bitflip:... or memflip:...
     junit: str | None = None  # where to write the verdicts (SDC, memcheck, sensitivity) as JUnit XML
     records_max_mb: int = 1024  # bound on each process's record file (0: none)
@@ -178,6 +180,8 @@ def sdc_lines(opts: Options, copies: list[int]) -> list[str]:
     if opts.sdc_only not in ("all", "collectives"):
         raise SdcError(f"--sdc-only {opts.sdc_only}: expected all or collectives")
     lines = [f"sdc {opts.sdc}", f"sdc_every {opts.sdc_every}", f"sdc_only {opts.sdc_only}"]
+    if opts.sdc_exclude:
+        lines.append(f"sdc_exclude {','.join(parse_exclude(opts.sdc_exclude))}")
     if opts.inject:
         lines.append(f"inject {parse_inject(opts.inject, copies)}")
     return lines
@@ -278,6 +282,8 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     extra += reinit
     plan_path = runfiles.plan_path(opts.run_dir)
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library}
+    if sdc:  # bytes the program never wrote are alike in every copy (echo/sdc.py)
+        env["GLIBC_TUNABLES"] = heap_tunables(os.environ.get("GLIBC_TUNABLES"))
     launcher, notes = launcher_of(opts, machine)
     argv = srun_command(machine.srun, len(procs), env) if launcher == "srun" else \
         mpirun_command(opts, machine, len(procs), env)

@@ -36,6 +36,31 @@ def check_mode(mode: str, copies: list[int]) -> None:
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s)?$")
 
 
+MPI_NAME = re.compile(r"MPIX?_[A-Z][A-Za-z0-9_]*")
+
+
+def parse_exclude(text: str) -> list[str]:
+    """--sdc-exclude MPI_Bcast,MPI_Ibcast: the MPI functions whose data is never compared."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    bad = [n for n in names if not MPI_NAME.fullmatch(n)]
+    if bad or not names:
+        raise SdcError(f"--sdc-exclude {text}: expected MPI function names separated by commas, as a divergence "
+                       f"names them (--sdc-exclude MPI_Bcast,MPI_Allgather)")
+    return names
+
+
+def heap_tunables(existing: str | None) -> str:
+    """GLIBC_TUNABLES for every process of a run under --sdc, so that bytes a program never wrote are the same in
+    a representative and its copies.  Their heaps differ in history (MPI's allocations happen in the
+    representative only), so a buffer malloc recycles holds different old bytes in each, and a program that sends
+    more than it wrote (a partly packed buffer) would be flagged.  The library has glibc fill what malloc returns
+    with one byte in every process (mallopt at MPI_Init, preload/clone/echo_sdc.c); malloc's per-thread cache
+    recycles chunks without filling them, so it is off, from the process's start (only a tunable can do that).
+    The program's own tunables come first; ours win where they name the same one."""
+    ours = "glibc.malloc.tcache_count=0"
+    return f"{existing}:{ours}" if existing else ours
+
+
 def _seconds(text: str) -> float:
     m = _DURATION.match(text)
     if not m:

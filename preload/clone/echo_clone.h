@@ -97,6 +97,9 @@ MPI_Request echo_request_then(MPI_Request real, int (*done)(void *arg, int rc), 
  * reaches the copies (updates completed before the barrier become visible). */
 void echo_win_before_barrier(void);
 int echo_win_after_barrier(int rc);
+/* on a representative: 1 if window memory MPI allocated holds changes its copies have not been given (they read
+ * it late: a vote must not outvote the representative on data that may come from there) */
+int echo_win_unseen(void);
 
 /* ---- partitioned communication (echo_partitioned.c) ----
  * A partitioned request is a persistent echo request (a send, or a receive whose
@@ -125,6 +128,37 @@ int echo_outgoing_blocks(const char *fn, const void *buf, int n, const int *coun
                           MPI_Datatype dt, int32_t comm);
 int echo_outgoing_wblocks(const char *fn, const void *buf, int n, const int *counts, const int *bdispls,
                            const MPI_Datatype *types, int32_t comm);
+
+/* ---- what MPI defines as the caller's own data (echo_own.c) ----
+ * A copy's own block of a gather's or all-to-all's result: `src` (MPI_IN_PLACE: the block itself) goes into
+ * `dst` after the representative's output was forwarded.  set describes it (nothing on a representative),
+ * keep packs the contribution (before the forward), put writes it into the block (after it; frees). */
+typedef struct echo_own {
+    const void *src;
+    int scount;
+    MPI_Datatype stype;
+    void *dst;
+    int rcount;
+    MPI_Datatype rtype;
+    int on;
+    unsigned char *bytes; /* kept, until put */
+    int size;
+} echo_own_t;
+void echo_own_set(echo_own_t *o, const void *src, int scount, MPI_Datatype stype, void *dst, int rcount,
+                  MPI_Datatype rtype);
+void echo_own_keep(echo_own_t *o);
+int echo_own_put(echo_own_t *o, int rc);
+/* element `index` of a buffer of `dt` (its extent apart) */
+void *echo_block_at(const void *buf, MPI_Aint index, MPI_Datatype dt);
+/* a non-blocking or persistent collective's own block: kept at its start, put when a Wait/Test retires it
+ * (echo_requests.c; the request keeps its own duplicates of the types) */
+void echo_request_own(MPI_Request h, const echo_own_t *o);
+/* messages to itself: a copy's rank in a replicated intracommunicator (-1 otherwise); a copy keeps what it sends
+ * to itself and, when its representative's receive came from itself, takes it in place of the forwarded data */
+int echo_self_rank(MPI_Comm comm);
+void echo_self_send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm);
+void echo_self_receive(void *buf, int count, MPI_Datatype dt, const MPI_Status *status, int32_t comm, int self,
+                       int rc);
 
 /* ---- large-count (MPI_X_c) calls (echo_bigcount.c) ----
  * gen_wrappers.py writes echo_MPI_X_c as a narrowing of the int form's semantics (echo_MPI_X): one semantics per

@@ -20,6 +20,15 @@
 #define OUTPUT(buf, count, dt) echo_request_new(real, persistent, 0, buf, count, dt)
 #define NOTHING echo_request_new(real, persistent, 0, NULL, 0, MPI_BYTE)
 #define BLOCKS(buf, counts, displs, dt) echo_request_new_blocks(real, persistent, buf, echo_comm_peers(c), counts, displs, dt, NULL)
+/* this copy's own block of the result (echo_own.c), kept at each start and put when the request is retired; on
+ * an intercommunicator every block comes from the remote group */
+#define OWN(src, scount, stype, dst, rcount, rtype)                                     \
+    do {                                                                                \
+        echo_own_t own;                                                                 \
+        echo_own_set(&own, src, scount, stype, c->inter ? NULL : (dst), rcount, rtype); \
+        echo_request_own(*request, &own);                                               \
+    } while (0)
+#define AT echo_block_at
 static int barrier(MPI_Comm comm, MPI_Info info, int persistent, MPI_Request *request) {
     NB(MPI_Ibarrier);
     START(MPI_Ibarrier, MPI_Barrier_init, c->real);
@@ -149,6 +158,8 @@ static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     if (echo_contributes(c, root)) SDC(MPI_Igather, sendbuf, sendcount, sendtype);
     START(MPI_Igather, MPI_Gather_init, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
     *request = echo_is_root(c, root) ? OUTPUT(recvbuf, recvcount * echo_comm_peers(c), recvtype) : NOTHING;
+    if (echo_is_root(c, root))
+        OWN(sendbuf, sendcount, sendtype, AT(recvbuf, (MPI_Aint)root * recvcount, recvtype), recvcount, recvtype);
     return rc;
 }
 int echo_MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -168,6 +179,8 @@ static int gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     START(MPI_Igatherv, MPI_Gatherv_init, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
           c->real);
     *request = echo_is_root(c, root) ? BLOCKS(recvbuf, recvcounts, displs, recvtype) : NOTHING;
+    if (echo_is_root(c, root) && !c->inter)
+        OWN(sendbuf, sendcount, sendtype, AT(recvbuf, displs[root], recvtype), recvcounts[root], recvtype);
     return rc;
 }
 int echo_MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -190,6 +203,8 @@ static int scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     START(MPI_Iscatter, MPI_Scatter_init, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c->real);
     int gets = echo_contributes(c, root) && recvbuf != MPI_IN_PLACE;
     *request = gets ? OUTPUT(recvbuf, recvcount, recvtype) : NOTHING;
+    if (gets && !c->inter && c->rank == root) /* the root's own block of what it scatters */
+        OWN(AT(sendbuf, (MPI_Aint)root * sendcount, sendtype), sendcount, sendtype, recvbuf, recvcount, recvtype);
     return rc;
 }
 int echo_MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -212,6 +227,8 @@ static int scatterv(const void *sendbuf, const int sendcounts[], const int displ
           c->real);
     int gets = echo_contributes(c, root) && recvbuf != MPI_IN_PLACE;
     *request = gets ? OUTPUT(recvbuf, recvcount, recvtype) : NOTHING;
+    if (gets && !c->inter && c->rank == root)
+        OWN(AT(sendbuf, displs[root], sendtype), sendcounts[root], sendtype, recvbuf, recvcount, recvtype);
     return rc;
 }
 int echo_MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
@@ -233,6 +250,7 @@ static int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     SDC(MPI_Iallgather, sendbuf, sendcount, sendtype);
     START(MPI_Iallgather, MPI_Allgather_init, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real);
     *request = OUTPUT(recvbuf, recvcount * echo_comm_peers(c), recvtype);
+    OWN(sendbuf, sendcount, sendtype, AT(recvbuf, (MPI_Aint)c->rank * recvcount, recvtype), recvcount, recvtype);
     return rc;
 }
 int echo_MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -252,6 +270,7 @@ static int allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     START(MPI_Iallgatherv, MPI_Allgatherv_init, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
           c->real);
     *request = BLOCKS(recvbuf, recvcounts, displs, recvtype);
+    if (!c->inter) OWN(sendbuf, sendcount, sendtype, AT(recvbuf, displs[c->rank], recvtype), recvcounts[c->rank], recvtype);
     return rc;
 }
 int echo_MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -272,6 +291,8 @@ static int alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     SDC(MPI_Ialltoall, sendbuf, sendcount * echo_comm_peers(c), sendtype);
     START(MPI_Ialltoall, MPI_Alltoall_init, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c->real);
     *request = OUTPUT(recvbuf, recvcount * echo_comm_peers(c), recvtype);
+    OWN(sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : AT(sendbuf, (MPI_Aint)c->rank * sendcount, sendtype), sendcount,
+        sendtype, AT(recvbuf, (MPI_Aint)c->rank * recvcount, recvtype), recvcount, recvtype);
     return rc;
 }
 int echo_MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -293,6 +314,11 @@ static int alltoallv(const void *sendbuf, const int sendcounts[], const int sdis
     START(MPI_Ialltoallv, MPI_Alltoallv_init, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
           recvtype, c->real);
     *request = BLOCKS(recvbuf, recvcounts, rdispls, recvtype);
+    if (!c->inter) {
+        int me = c->rank, in_place = sendbuf == MPI_IN_PLACE;
+        OWN(in_place ? MPI_IN_PLACE : AT(sendbuf, sdispls[me], sendtype), in_place ? 0 : sendcounts[me], sendtype,
+            AT(recvbuf, rdispls[me], recvtype), recvcounts[me], recvtype);
+    }
     return rc;
 }
 int echo_MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -319,6 +345,11 @@ static int alltoallw(const void *sendbuf, const int sendcounts[], const int sdis
           recvtypes, c->real);
     *request = echo_request_new_blocks(real, persistent, recvbuf, echo_comm_peers(c), recvcounts, rdispls, MPI_BYTE,
                                        recvtypes);
+    if (!c->inter) { /* w: byte displacements */
+        int me = c->rank, in_place = sendbuf == MPI_IN_PLACE;
+        OWN(in_place ? MPI_IN_PLACE : (const char *)sendbuf + sdispls[me], in_place ? 0 : sendcounts[me],
+            in_place ? MPI_BYTE : sendtypes[me], (char *)recvbuf + rdispls[me], recvcounts[me], recvtypes[me]);
+    }
     return rc;
 }
 int echo_MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],

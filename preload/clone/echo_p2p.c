@@ -10,8 +10,10 @@
     do {                                                                            \
         echo_comm_t *c = echo_comm_get(comm, #fn);                                  \
         echo_outgoing(#fn, 0, buf, count, datatype, echo_comm_id(comm), echo_peer(dest)); \
-        return echo_is_rep() ? P##fn(buf, count, datatype, dest, tag, c->real)          \
-                             : echo_check_send(buf, count, datatype, dest, tag, echo_comm_peers(c)); \
+        if (echo_is_rep()) return P##fn(buf, count, datatype, dest, tag, c->real);      \
+        int rc_ = echo_check_send(buf, count, datatype, dest, tag, echo_comm_peers(c)); \
+        if (rc_ == MPI_SUCCESS) echo_self_send(buf, count, datatype, dest, tag, comm);  \
+        return rc_;                                                                     \
     } while (0)
 
 int echo_MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
@@ -32,7 +34,9 @@ int echo_MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int t
     echo_comm_t *c = echo_comm_get(comm, "MPI_Recv");
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
     int rc = echo_is_rep() ? PMPI_Recv(buf, count, datatype, source, tag, c->real, st) : MPI_SUCCESS;
-    return echo_forward_status(buf, count, datatype, st, rc);
+    rc = echo_forward_status(buf, count, datatype, st, rc);
+    echo_self_receive(buf, count, datatype, st, echo_comm_id(comm), echo_self_rank(comm), rc);
+    return rc;
 }
 
 int echo_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
@@ -41,10 +45,13 @@ int echo_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     echo_comm_t *c = echo_comm_get(comm, "MPI_Sendrecv");
     echo_outgoing("MPI_Sendrecv", 0, sendbuf, sendcount, sendtype, echo_comm_id(comm), echo_peer(dest));
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    echo_self_send(sendbuf, sendcount, sendtype, dest, sendtag, comm);
     int rc = echo_is_rep() ? PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                                            recvtype, source, recvtag, c->real, st)
                            : MPI_SUCCESS;
-    return echo_forward_status(recvbuf, recvcount, recvtype, st, rc);
+    rc = echo_forward_status(recvbuf, recvcount, recvtype, st, rc);
+    echo_self_receive(recvbuf, recvcount, recvtype, st, echo_comm_id(comm), echo_self_rank(comm), rc);
+    return rc;
 }
 
 int echo_MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
@@ -52,10 +59,13 @@ int echo_MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int d
     echo_comm_t *c = echo_comm_get(comm, "MPI_Sendrecv_replace");
     echo_outgoing("MPI_Sendrecv_replace", 0, buf, count, datatype, echo_comm_id(comm), echo_peer(dest));
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    echo_self_send(buf, count, datatype, dest, sendtag, comm);
     int rc = echo_is_rep()
                  ? PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, c->real, st)
                  : MPI_SUCCESS;
-    return echo_forward_status(buf, count, datatype, st, rc);
+    rc = echo_forward_status(buf, count, datatype, st, rc);
+    echo_self_receive(buf, count, datatype, st, echo_comm_id(comm), echo_self_rank(comm), rc);
+    return rc;
 }
 
 int echo_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {

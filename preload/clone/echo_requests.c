@@ -40,6 +40,11 @@ typedef struct echo_req {
     int32_t comm_id, peer; /* a persistent send's, for the SDC check at each start */
     int (*done)(void *arg, int rc); /* run on every side when a Wait/Test retires the request */
     void *arg;
+    echo_own_t *own;   /* a copy's own block of a collective's result (echo_own.c), kept at each start */
+    int owns_stype, owns_rtype;
+    int self;          /* a receive's (or send's) rank in its communicator: messages to itself (echo_own.c) */
+    int tag;           /* a persistent send's, for a message to itself */
+    MPI_Comm comm;
 } echo_req_t;
 
 /* Requests on process-local communicators (MPI_COMM_SELF) and generalized
@@ -65,6 +70,7 @@ static int none_echo(int n, const MPI_Request *reqs) {
 
 static MPI_Request new_req(int kind, int persistent, MPI_Request real, void *buf, int count, MPI_Datatype dt) {
     echo_req_t *r = calloc(1, sizeof *r);
+    r->self = -1;
     r->magic = REQ_MAGIC;
     r->kind = kind;
     r->persistent = persistent;
@@ -78,6 +84,25 @@ static MPI_Request new_req(int kind, int persistent, MPI_Request real, void *buf
 }
 
 static int is_null(MPI_Request h) { return h == MPI_REQUEST_NULL; }
+
+void echo_request_own(MPI_Request h, const echo_own_t *o) {
+    if (!o->on || !is_echo(h)) return;
+    echo_req_t *r = req_of(h);
+    r->own = malloc(sizeof *r->own);
+    *r->own = *o;
+    r->owns_stype = echo_type_keep(o->stype, &r->own->stype); /* the program may free its types first */
+    r->owns_rtype = echo_type_keep(o->rtype, &r->own->rtype);
+    if (!r->persistent) echo_own_keep(r->own);
+}
+
+static void free_own(echo_req_t *r) {
+    if (!r->own) return;
+    if (r->owns_stype) PMPI_Type_free(&r->own->stype);
+    if (r->owns_rtype) PMPI_Type_free(&r->own->rtype);
+    free(r->own->bytes);
+    free(r->own);
+    r->own = NULL;
+}
 
 /* What the representative's MPI call completes: the real request of an active
  * echo request, MPI_REQUEST_NULL for an inactive one (as MPI treats an inactive
@@ -110,8 +135,10 @@ static int finish(MPI_Request *h, MPI_Status *status, int rc) {
     if (r->kind == REQ_RECV) {
         rc = r->whole ? echo_forward_status_whole(r->buf, r->count, r->dt, st, rc)
                       : echo_forward_status(r->buf, r->count, r->dt, st, rc);
+        echo_self_receive(r->buf, r->count, r->dt, st, r->comm_id, r->self, rc);
     } else if (r->kind == REQ_COLL) {
         rc = echo_forward(r->buf, r->count, r->dt, rc);
+        if (r->own) rc = echo_own_put(r->own, rc);
         if (!echo_is_rep() && status != MPI_STATUS_IGNORE) memset(status, 0, sizeof *status);
     } else if (r->cancelled) {
         rc = echo_forward_status(NULL, 0, MPI_BYTE, st, rc); /* whether the cancel won */
@@ -124,6 +151,7 @@ static int finish(MPI_Request *h, MPI_Status *status, int rc) {
         r->active = 0;
     } else {
         if (r->owns_dt) PMPI_Type_free(&r->dt);
+        free_own(r);
         r->magic = 0;
         echo_handle_free(*h);
         free(r);
@@ -291,9 +319,13 @@ static int done_some(int i, const void *arg) {
         int rc = echo_is_rep() ? P##fn(buf, count, datatype, dest, tag, c->real, &real)          \
                                : echo_check_send(buf, count, datatype, dest, tag, echo_comm_peers(c)); \
         if (rc != MPI_SUCCESS) return rc; /* a misused call: MPI made no request */              \
+        if (!persistent) echo_self_send(buf, count, datatype, dest, tag, comm);                  \
         *request = new_req(REQ_SEND, persistent, real, (void *)buf, count, datatype);            \
         req_of(*request)->comm_id = echo_comm_id(comm);                                          \
         req_of(*request)->peer = echo_peer(dest);                                                \
+        req_of(*request)->self = dest;                                                           \
+        req_of(*request)->tag = tag;                                                             \
+        req_of(*request)->comm = comm;                                                           \
         return rc;                                                                               \
     }
 ECHO_DEFINE_ISEND(MPI_Isend, 0)
@@ -313,6 +345,8 @@ int echo_MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int 
                            : echo_check_recv(buf, count, datatype, source, tag, echo_comm_peers(c));
     if (rc != MPI_SUCCESS) return rc;
     *request = new_req(REQ_RECV, 0, real, buf, count, datatype);
+    req_of(*request)->comm_id = echo_comm_id(comm);
+    req_of(*request)->self = echo_self_rank(comm);
     return rc;
 }
 
@@ -324,6 +358,8 @@ int echo_MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, 
                            : echo_check_recv(buf, count, datatype, source, tag, echo_comm_peers(c));
     if (rc != MPI_SUCCESS) return rc;
     *request = new_req(REQ_RECV, 1, real, buf, count, datatype);
+    req_of(*request)->comm_id = echo_comm_id(comm);
+    req_of(*request)->self = echo_self_rank(comm);
     return rc;
 }
 
@@ -342,6 +378,8 @@ int echo_MPI_Start(MPI_Request *request) {
     echo_req_t *r = req_of(*request);
     /* a partitioned send's data is checked partition by partition, at MPI_Pready */
     if (r->kind == REQ_SEND && !r->partitions) echo_outgoing("MPI_Start", 0, r->buf, r->count, r->dt, r->comm_id, r->peer);
+    if (r->kind == REQ_SEND && !r->partitions) echo_self_send(r->buf, r->count, r->dt, r->self, r->tag, r->comm);
+    if (r->own) echo_own_keep(r->own);
     int rc = echo_is_rep() ? PMPI_Start(&r->real) : MPI_SUCCESS;
     r->active = 1;
     return rc;
@@ -359,6 +397,7 @@ int echo_MPI_Request_free(MPI_Request *request) {
     echo_req_t *r = req_of(*request);
     int rc = echo_is_rep() && r->real != MPI_REQUEST_NULL ? PMPI_Request_free(&r->real) : MPI_SUCCESS;
     if (r->owns_dt) PMPI_Type_free(&r->dt);
+    free_own(r);
     r->magic = 0;
     echo_handle_free(*request);
     free(r);

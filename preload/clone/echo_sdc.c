@@ -23,6 +23,7 @@
 #include "echo_hash.h"
 #include "echo_records.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +34,18 @@ enum { VERDICT_OK, VERDICT_TAKE, VERDICT_GIVE }; /* to a copy: fine / receive th
 #define TAG_HASH (1 << 24)
 #define TAG_VERDICT (TAG_HASH + 1)
 #define TAG_DATA (TAG_HASH + 2)
+/* Copies see other ranks' stores into a shared window, and updates of MPI's window memory, at their next
+ * synchronization call only (docs/rma.md): a program that reads them with plain loads and no MPI_Win_sync gives
+ * its copies older values than its representative.  Where copy 0 holds such memory its copies have not been
+ * given, their data is no evidence against copy 0's: it is not voted on; copy 0's stands (the run's data is
+ * what it would be natively) and the copies that differ take it. */
+#define UNVOTED                                                                                                    \
+    "differs from copy 0, which holds window memory (other ranks' stores into a shared window, or MPI's updates) " \
+    "its copies had not been given: they read it late (no MPI_Win_sync), so they did not outvote copy 0; copy 0's " \
+    "data stands and this copy took it"
 
 static int mode, every = 1, only_collectives;
+static char *excluded; /* ",MPI_X,MPI_Y,": --sdc-exclude */
 static uint64_t checks;       /* data-carrying calls seen (same count on every copy) */
 static int diverged;
 
@@ -80,6 +91,18 @@ void echo_sdc_init(void) {
     if (every < 1) every = 1;
     v = echo_plan_value("sdc_only");
     only_collectives = v && !strcmp(v, "collectives");
+    if (mode != SDC_OFF) {
+        /* Bytes the program never wrote must be alike in a representative and its copies, whose heaps differ in
+         * history (MPI allocates in the representative only): glibc fills every chunk malloc returns (with
+         * ECHO_HEAP_FILL ^ 0xff) and frees (with ECHO_HEAP_FILL), in every process; echorun turned glibc's
+         * per-thread cache off, which recycles chunks unfilled (echo/sdc.py's heap_tunables).  A fixed mmap
+         * threshold: a dynamic one moves with what the process freed, so the same request would come zeroed from
+         * the kernel in one process and filled from the heap in another. */
+        mallopt(M_PERTURB, ECHO_HEAP_FILL);
+        mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    }
+    v = echo_plan_value("sdc_exclude");
+    if (v && *v && asprintf(&excluded, ",%s,", v) < 0) excluded = NULL;
     /* inject lines: "bitflip rank=R copy=K call=N byte=B bit=b" / "memflip rank=R copy=K after=S seed=X bit=b" */
     const char *inj = echo_plan_value("inject");
     if (inj && (int)plan_number(inj, "rank=", -1) == echo.app_rank && (int)plan_number(inj, "copy=", -1) == echo.copy) {
@@ -136,6 +159,53 @@ static void maybe_memflip(void) {
 
 /* ---- the check ---- */
 
+/* --sdc-exclude: the same answer on every copy (the same call of the same program) */
+static int is_excluded(const char *fn) {
+    if (!excluded) return 0;
+    size_t len = strlen(fn);
+    for (const char *at = strstr(excluded, fn); at; at = strstr(at + 1, fn))
+        if (at[-1] == ',' && at[len] == ',') return 1;
+    return 0;
+}
+
+/* What the differing bytes look like, when they differ by nature rather than by corruption: malloc's fill
+ * (memory the program never wrote: every process fills it alike under --sdc, so one side wrote it and the other
+ * did not, or the stack's leftovers differ), an address (each process's own memory), a time-stamp counter. */
+static void describe_bytes(const unsigned char *a, const unsigned char *b, int odd, size_t n, long at, char *out,
+                           size_t len) {
+    *out = 0;
+    if (at < 0) return;
+    size_t from = (size_t)at, run_a = 0, run_b = 0;
+    const unsigned char fill = (unsigned char)(ECHO_HEAP_FILL ^ 0xff), freed = (unsigned char)ECHO_HEAP_FILL;
+    while (from + run_a < n && (a[from + run_a] == fill || a[from + run_a] == freed)) run_a++;
+    while (from + run_b < n && (b[from + run_b] == fill || b[from + run_b] == freed)) run_b++;
+    if (run_a >= 4 || run_b >= 4) {
+        snprintf(out, len, "; the bytes from there are malloc's fill (0x%02x) in copy %d: memory the program "
+                 "never wrote since it allocated it, sent as if it had", run_a >= 4 ? a[from] : b[from],
+                 run_a >= 4 ? 0 : odd);
+        return;
+    }
+    size_t w = from & ~(size_t)7;
+    if (w + 8 > n) return;
+    uint64_t va, vb;
+    memcpy(&va, a + w, 8);
+    memcpy(&vb, b + w, 8);
+#if defined(__x86_64__)
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    uint64_t now = ((uint64_t)hi << 32) | lo, day = 86400ull * 4000000000ull;
+    if (va <= now && vb <= now && now - va < day && now - vb < day) {
+        snprintf(out, len, "; the 8 bytes at %zu look like a time-stamp counter (rdtsc) value", w);
+        return;
+    }
+#endif
+    /* user-space addresses of x86-64 and AArch64 (47/48 bits) beyond 4 GiB, where heaps and mappings are: no
+     * small integer, and no double (whose exponent sets the top bits) */
+    if (va >= (1ull << 32) && vb >= (1ull << 32) && va < (1ull << 48) && vb < (1ull << 48))
+        snprintf(out, len, "; the 8 bytes at %zu look like an address (0x%llx, 0x%llx): each process's own", w,
+                 (unsigned long long)va, (unsigned long long)vb);
+}
+
 static long first_difference(const unsigned char *a, const unsigned char *b, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (a[i] != b[i]) return (long)i;
@@ -185,7 +255,7 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
      * (count 0) a program may pass any pointer, NULL on one copy and a stray value on another, and the hash
      * exchange has to stay in step (a NULL buffer with a count is MPI_BOTTOM: compared like any other).  What
      * is compared is what MPI would read: at count 0, nothing. */
-    if (mode == SDC_OFF || echo.ncopies < 2 || buf == MPI_IN_PLACE) return 0;
+    if (mode == SDC_OFF || echo.ncopies < 2 || buf == MPI_IN_PLACE || is_excluded(fn)) return 0;
     maybe_memflip();
     if (only_collectives && !collective) return 0;
     uint64_t idx = checks++;
@@ -212,8 +282,12 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
             echo_from_rep(&theirs, 1, MPI_UINT64_T, TAG_HASH, MPI_STATUS_IGNORE);
             if (theirs != h) {
                 diverged = 1;
-                event("divergence", fn, seq, comm, peer, n, echo.copy, -1,
-                      "hash differs from copy 0's (detect mode: the byte is not known)");
+                char detail[512];
+                snprintf(detail, sizeof detail,
+                         "hash differs from copy 0's (detect mode: the byte is not known; --sdc stop names it and "
+                         "what it looks like: if the call sends what differs by nature, such as an address or a "
+                         "time-stamp counter, --sdc-exclude %s leaves it out)", fn);
+                event("divergence", fn, seq, comm, peer, n, echo.copy, -1, detail);
             }
         }
         free(scratch);
@@ -251,6 +325,19 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
         free(scratch);
         return 0;
     }
+    if (mode == SDC_VOTE && echo_win_unseen()) { /* no vote: the copies may have read window memory late */
+        for (int c = 1; c < C; c++) {
+            verdicts[c] = hs[c] != h ? VERDICT_TAKE : VERDICT_OK;
+            echo_to_copy(c, &verdicts[c], 1, MPI_INT, TAG_VERDICT);
+        }
+        for (int c = 1; c < C; c++) {
+            if (verdicts[c] != VERDICT_TAKE) continue;
+            echo_to_copy(c, bytes, (int)n, MPI_BYTE, TAG_DATA);
+            event("unvoted", fn, seq, comm, peer, n, c, -1, UNVOTED);
+        }
+        free(scratch);
+        return 0;
+    }
     /* the majority hash, if any */
     uint64_t major = 0;
     int votes = 0;
@@ -273,20 +360,24 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
         echo_channel_wake(); /* the copy asked for its data reads its verdict now */
         PMPI_Recv(theirs, (int)n, MPI_BYTE, odd, TAG_DATA, echo.clone_comm, &st);
         long byte = first_difference(bytes, theirs, n);
+        char looks[256];
+        describe_bytes(bytes, theirs, odd, n, byte, looks, sizeof looks);
         free(theirs);
-        char detail[256];
-        snprintf(detail, sizeof detail, "copy %d differs from copy 0%s", odd,
-                 mode == SDC_VOTE ? " and no majority agrees: cannot vote" : "");
+        char detail[640];
+        snprintf(detail, sizeof detail, "copy %d differs from copy 0%s%s%s%s", odd,
+                 mode == SDC_VOTE ? " and no majority agrees: cannot vote" : "", looks,
+                 *looks ? "; if that is the program's nature, not a corruption: --sdc-exclude " : "", *looks ? fn : "");
         event("divergence", fn, seq, comm, peer, n, odd, byte, detail);
         echo_records_flush();
-        char msg[512];
+        char msg[1024];
         char peer_text[32] = ""; /* collectives have no peer */
         if (peer >= 0) snprintf(peer_text, sizeof peer_text, ", peer %d", peer);
         snprintf(msg, sizeof msg,
                  "echo: SDC: application rank %d: copy %d differs from copy 0 in %s (call #%llu, communicator %d"
-                 "%s, %zu bytes), first differing byte %ld; stopping (--sdc %s)\n",
-                 echo.app_rank, odd, fn, (unsigned long long)seq, comm, peer_text, n, byte,
-                 mode == SDC_STOP ? "stop" : "vote");
+                 "%s, %zu bytes), first differing byte %ld%s; stopping (--sdc %s%s%s)\n",
+                 echo.app_rank, odd, fn, (unsigned long long)seq, comm, peer_text, n, byte, looks,
+                 mode == SDC_STOP ? "stop" : "vote", *looks ? "; to leave this call out: --sdc-exclude " : "",
+                 *looks ? fn : "");
         if (write(2, msg, strlen(msg)) < 0) { /* the event file has it too */ }
         echo_events_close();
         echo_records_close();

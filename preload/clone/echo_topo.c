@@ -528,6 +528,31 @@ static blocks_t one_block(int outdeg, const int *out, int count, MPI_Datatype dt
         return deliver(recvbuf, RECV, rc);                                                    \
     }
 
+/* A self edge (a rank that is its own neighbour, in a graph or a periodic dimension of size 1) of an allgather:
+ * the block received on it is the caller's own send buffer (echo_own.c); after the representative's output */
+static int own_edges(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, blocks_t b,
+                     int self, int rc) {
+    for (int i = 0; i < b.n; i++) {
+        if (!b.peers || b.peers[i] != self) continue;
+        echo_own_t own;
+        echo_own_set(&own, sendbuf, sendcount, sendtype,
+                     b.counts ? echo_block_at(recvbuf, b.displs[i], b.dt) : echo_block_at(recvbuf, (MPI_Aint)i * b.count, b.dt),
+                     b.counts ? b.counts[i] : b.count, b.dt);
+        echo_own_keep(&own);
+        rc = echo_own_put(&own, rc);
+    }
+    return rc;
+}
+
+#define ECHO_DEFINE_NEIGHBOR_ALLGATHER(fn, SEND, RECV, params, args)                          \
+    int echo_##fn params {                                                                    \
+        NEIGHBORS(fn);                                                                        \
+        contribute(#fn, comm, sendbuf, SEND);                                                 \
+        if (echo_is_rep()) rc = P##fn args;                                                   \
+        rc = deliver(recvbuf, RECV, rc);                                                      \
+        return own_edges(sendbuf, sendcount, sendtype, recvbuf, RECV, c->rank, rc);           \
+    }
+
 #define ECHO_DEFINE_INEIGHBOR(fn, SEND, RECV, params, args)                                   \
     int echo_##fn params {                                                                    \
         NEIGHBORS(fn);                                                                        \
@@ -566,13 +591,13 @@ static blocks_t one_block(int outdeg, const int *out, int count, MPI_Datatype dt
 #define INIT_PARAMS , MPI_Info info, MPI_Request *request
 #define INIT_ARGS , info, &real
 
-ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_allgather, ALLGATHER_SEND, ALLGATHER_RECV, (P_ALLGATHER), (A_ALLGATHER))
+ECHO_DEFINE_NEIGHBOR_ALLGATHER(MPI_Neighbor_allgather, ALLGATHER_SEND, ALLGATHER_RECV, (P_ALLGATHER), (A_ALLGATHER))
 ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_allgather, ALLGATHER_SEND, ALLGATHER_RECV,
                       (P_ALLGATHER I_PARAMS), (A_ALLGATHER I_ARGS))
 ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_allgather_init, ALLGATHER_RECV,
                           (P_ALLGATHER INIT_PARAMS), (A_ALLGATHER INIT_ARGS))
 
-ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_allgatherv, ALLGATHER_SEND, ALLGATHERV_RECV, (P_ALLGATHERV), (A_ALLGATHERV))
+ECHO_DEFINE_NEIGHBOR_ALLGATHER(MPI_Neighbor_allgatherv, ALLGATHER_SEND, ALLGATHERV_RECV, (P_ALLGATHERV), (A_ALLGATHERV))
 ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_allgatherv, ALLGATHER_SEND, ALLGATHERV_RECV,
                       (P_ALLGATHERV I_PARAMS), (A_ALLGATHERV I_ARGS))
 ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_allgatherv_init, ALLGATHERV_RECV,

@@ -356,6 +356,24 @@ int echo_win_after_barrier(int rc) {
     return rc;
 }
 
+/* Whether the representative holds window memory its copies have not been given yet: other ranks' stores into
+ * a shared window (or their updates of MPI's window memory) since the last forward.  Copies that read such memory
+ * with plain loads and no synchronization call (no MPI_Win_sync: docs/rma.md's rule) read older values than their
+ * representative, so their data is not evidence against its (echo_sdc.c's vote).  Only windows over memory MPI
+ * allocated are looked at: the program may have freed its own memory of a window before MPI_Win_free. */
+int echo_win_unseen(void) {
+    if (!echo_is_rep() || !echo_has_copies()) return 0;
+    for (int i = 0; i < nwins; i++) {
+        echo_win_t *w = wins[i];
+        if (w->flavor != MPI_WIN_FLAVOR_SHARED && w->flavor != MPI_WIN_FLAVOR_ALLOCATE) continue;
+        for (int k = 0; k < w->nregions; k++) {
+            const region_t *r = &w->regions[k];
+            if (r->snap && r->size > 0 && memcmp(r->base, r->snap, (size_t)r->size)) return 1;
+        }
+    }
+    return 0;
+}
+
 /* ---- origin side: results of gets ---- */
 
 static void add_pending(echo_win_t *w, void *buf, int count, MPI_Datatype dt, int target) {

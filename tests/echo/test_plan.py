@@ -103,3 +103,19 @@ def test_fault_tolerant_modes_need_ulfm(mode):
 def test_summary_names_the_mpi():
     m = Machine("/x/mpirun", "openmpi", cores=2, is_root=True, library="/l.so", mpi="Open MPI 5.0.11 (/v/mpicc)")
     assert "mpi: Open MPI 5.0.11 (/v/mpicc)" in plan(machine=m, clones="2").summary()
+
+
+def test_sdc_turns_malloc_s_unfilled_cache_off_after_the_program_s_tunables(monkeypatch):
+    """Bytes a program never wrote must be alike in every copy (docs/sdc.md): the ranks, not mpirun, get it."""
+    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    assert not any("GLIBC_TUNABLES" in a for a in plan(clones="2").argv)
+    assert "GLIBC_TUNABLES=glibc.malloc.tcache_count=0" in plan(clones="2", sdc="detect").argv
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=2")
+    p = plan(clones="2", sdc="detect")
+    assert "GLIBC_TUNABLES=glibc.malloc.arena_max=2:glibc.malloc.tcache_count=0" in p.argv
+    assert "GLIBC_TUNABLES" not in p.env
+
+
+def test_sdc_exclude_is_a_plan_line():
+    p = plan(clones="2", sdc="stop", sdc_exclude="MPI_Bcast, MPI_Allgather")
+    assert "sdc_exclude MPI_Bcast,MPI_Allgather" in p.text.splitlines()
