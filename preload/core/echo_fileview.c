@@ -220,6 +220,14 @@ static void write_line(int fd, char code, const char *path) {
 static void make_parents(const char *path) {
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
+    char *last = strrchr(dir, '/');
+    struct stat st;
+    if (last && last != dir) { /* the common case: the parent is there already */
+        *last = 0;
+        int there = R(stat)(dir, &st) == 0;
+        *last = '/';
+        if (there) return;
+    }
     for (char *p = dir + 1; (p = strchr(p, '/')); p++) {
         *p = 0;
         R(mkdir)(dir, 0755);
@@ -464,88 +472,82 @@ void echo_fileview_setup(void) {
         mode = va_arg(ap, mode_t);                               \
         va_end(ap);                                              \
     }
+/* `use`: the path an open of (dirfd, path) with these flags uses; the caller returns `refused` if the view refuses */
+#define OPENING(dirfd, path, flags, refused)                       \
+    char buf_[PATH_MAX];                                           \
+    int fail_;                                                     \
+    const char *use = opening(dirfd, path, flags, buf_, &fail_);   \
+    if (fail_) return refused
+
 INTERPOSED int open(const char *path, int flags, ...) {
     OPEN_MODE(flags, mode);
-    char buf[PATH_MAX];
-    int fail;
-    const char *use = opening(AT_FDCWD, path, flags, buf, &fail);
-    return fail ? -1 : R(open)(use, flags, mode);
+    OPENING(AT_FDCWD, path, flags, -1);
+    return R(open)(use, flags, mode);
 }
 INTERPOSED int open64(const char *path, int flags, ...) {
     OPEN_MODE(flags, mode);
-    char buf[PATH_MAX];
-    int fail;
-    const char *use = opening(AT_FDCWD, path, flags, buf, &fail);
-    return fail ? -1 : R(open64)(use, flags, mode);
+    OPENING(AT_FDCWD, path, flags, -1);
+    return R(open64)(use, flags, mode);
 }
 INTERPOSED int __open_2(const char *path, int flags) {
-    char buf[PATH_MAX];
-    int fail;
-    const char *use = opening(AT_FDCWD, path, flags, buf, &fail);
-    return fail ? -1 : R(__open_2)(use, flags);
+    OPENING(AT_FDCWD, path, flags, -1);
+    return R(__open_2)(use, flags);
 }
 INTERPOSED int __open64_2(const char *path, int flags) {
-    char buf[PATH_MAX];
-    int fail;
-    const char *use = opening(AT_FDCWD, path, flags, buf, &fail);
-    return fail ? -1 : R(__open64_2)(use, flags);
+    OPENING(AT_FDCWD, path, flags, -1);
+    return R(__open64_2)(use, flags);
 }
+/* the *at forms: a path of the copy's is absolute */
 INTERPOSED int openat(int dirfd, const char *path, int flags, ...) {
     OPEN_MODE(flags, mode);
-    char buf[PATH_MAX];
-    int fail;
-    const char *use = opening(dirfd, path, flags, buf, &fail);
-    if (fail) return -1;
+    OPENING(dirfd, path, flags, -1);
     return use == path ? R(openat)(dirfd, path, flags, mode) : R(open)(use, flags, mode);
 }
 INTERPOSED int openat64(int dirfd, const char *path, int flags, ...) {
     OPEN_MODE(flags, mode);
-    char buf[PATH_MAX];
-    int fail;
-    const char *use = opening(dirfd, path, flags, buf, &fail);
-    if (fail) return -1;
+    OPENING(dirfd, path, flags, -1);
     return use == path ? R(openat64)(dirfd, path, flags, mode) : R(open64)(use, flags, mode);
 }
 INTERPOSED int __openat_2(int dirfd, const char *path, int flags) {
-    char buf[PATH_MAX];
-    int fail;
-    const char *use = opening(dirfd, path, flags, buf, &fail);
-    if (fail) return -1;
+    OPENING(dirfd, path, flags, -1);
     return use == path ? R(__openat_2)(dirfd, path, flags) : R(open)(use, flags, 0);
 }
 INTERPOSED int __openat64_2(int dirfd, const char *path, int flags) {
-    char buf[PATH_MAX];
-    int fail;
-    const char *use = opening(dirfd, path, flags, buf, &fail);
-    if (fail) return -1;
+    OPENING(dirfd, path, flags, -1);
     return use == path ? R(__openat64_2)(dirfd, path, flags) : R(open64)(use, flags, 0);
 }
 INTERPOSED int creat(const char *path, mode_t mode) { return open(path, O_WRONLY | O_CREAT | O_TRUNC, mode); }
 INTERPOSED int creat64(const char *path, mode_t mode) { return open64(path, O_WRONLY | O_CREAT | O_TRUNC, mode); }
 
 INTERPOSED FILE *fopen(const char *path, const char *mode) {
-    char buf[PATH_MAX];
-    int fail;
-    const char *use = opening(AT_FDCWD, path, open_mode_flags(mode), buf, &fail);
-    return fail ? NULL : R(fopen)(use, mode);
+    OPENING(AT_FDCWD, path, open_mode_flags(mode), NULL);
+    return R(fopen)(use, mode);
 }
 INTERPOSED FILE *fopen64(const char *path, const char *mode) {
-    char buf[PATH_MAX];
-    int fail;
-    const char *use = opening(AT_FDCWD, path, open_mode_flags(mode), buf, &fail);
-    return fail ? NULL : R(fopen64)(use, mode);
+    OPENING(AT_FDCWD, path, open_mode_flags(mode), NULL);
+    return R(fopen64)(use, mode);
 }
 INTERPOSED FILE *freopen(const char *path, const char *mode, FILE *stream) {
-    char buf[PATH_MAX];
-    int fail = 0;
-    const char *use = path ? opening(AT_FDCWD, path, open_mode_flags(mode), buf, &fail) : path;
-    return fail ? NULL : R(freopen)(use, mode, stream);
+    if (!path) return R(freopen)(path, mode, stream); /* the same file in another mode */
+    OPENING(AT_FDCWD, path, open_mode_flags(mode), NULL);
+    return R(freopen)(use, mode, stream);
 }
 INTERPOSED FILE *freopen64(const char *path, const char *mode, FILE *stream) {
-    char buf[PATH_MAX];
-    int fail = 0;
-    const char *use = path ? opening(AT_FDCWD, path, open_mode_flags(mode), buf, &fail) : path;
-    return fail ? NULL : R(freopen64)(use, mode, stream);
+    if (!path) return R(freopen64)(path, mode, stream);
+    OPENING(AT_FDCWD, path, open_mode_flags(mode), NULL);
+    return R(freopen64)(use, mode, stream);
+}
+
+/* Whether a call changing (dirfd, path) is a copy's to redirect (`logical`: the program's name of it); if not, the
+ * caller makes the real call, the representative having noted the change first (`replaces`: the call replaces or
+ * removes the file, rather than writing in it). */
+static int copy_changes(int dirfd, const char *path, char *logical, int replaces) {
+    if (!program_path(dirfd, path, logical)) return 0;
+    if (side == REP) {
+        rep_changes(logical, replaces);
+        return 0;
+    }
+    return 1;
 }
 
 /* rename: the representative sets both names aside; a copy moves the file in its tree (taking it there first
@@ -586,11 +588,7 @@ INTERPOSED int renameat2(int od, const char *old, int nd, const char *new, unsig
 /* unlink and rmdir: a copy removes its own file and whites the name out */
 static int do_remove(int dirfd, const char *path, int dir) {
     char logical[PATH_MAX], where[PATH_MAX];
-    if (!program_path(dirfd, path, logical)) return R(unlinkat)(dirfd, path, dir ? AT_REMOVEDIR : 0);
-    if (side == REP) {
-        rep_changes(logical, 1);
-        return R(unlinkat)(dirfd, path, dir ? AT_REMOVEDIR : 0);
-    }
+    if (!copy_changes(dirfd, path, logical, 1)) return R(unlinkat)(dirfd, path, dir ? AT_REMOVEDIR : 0);
     int v = view(logical, where);
     struct stat st;
     if (v == V_ABSENT || R(lstat)(where, &st) != 0) { errno = ENOENT; return -1; }
@@ -614,18 +612,20 @@ INTERPOSED int remove(const char *path) {
     return do_remove(AT_FDCWD, path, dir);
 }
 
-static int do_mkdir(int dirfd, const char *path, mode_t mode) {
-    char logical[PATH_MAX], where[PATH_MAX];
-    if (!program_path(dirfd, path, logical)) return R(mkdirat)(dirfd, path, mode);
-    if (side == REP) {
-        rep_changes(logical, 0);
-        return R(mkdirat)(dirfd, path, mode);
-    }
+/* A copy about to make `logical` (a directory, a link): absent in its view, its parent there; `where`: its path in
+ * the tree, whose parents are made.  -1 with errno as the real call would set it. */
+static int new_name(const char *logical, char *where) {
     if (view(logical, where) != V_ABSENT) { errno = EEXIST; return -1; }
     if (!parent_exists(logical)) return -1;
     join(where, tree, logical);
     make_parents(where);
-    if (R(mkdir)(where, mode) < 0) return -1;
+    return 0;
+}
+
+static int do_mkdir(int dirfd, const char *path, mode_t mode) {
+    char logical[PATH_MAX], where[PATH_MAX];
+    if (!copy_changes(dirfd, path, logical, 0)) return R(mkdirat)(dirfd, path, mode);
+    if (new_name(logical, where) < 0 || R(mkdir)(where, mode) < 0) return -1;
     copy_changed(logical, 'M');
     return 0;
 }
@@ -634,11 +634,7 @@ INTERPOSED int mkdirat(int dirfd, const char *path, mode_t mode) { return do_mkd
 
 static int do_truncate(const char *path, off_t len) {
     char logical[PATH_MAX], where[PATH_MAX];
-    if (!program_path(AT_FDCWD, path, logical)) return R(truncate64)(path, len);
-    if (side == REP) {
-        rep_changes(logical, 0);
-        return R(truncate64)(path, len);
-    }
+    if (!copy_changes(AT_FDCWD, path, logical, 0)) return R(truncate64)(path, len);
     if (own(logical, 0, 0, len == 0, where) < 0) return -1;
     return R(truncate64)(where, len);
 }
@@ -655,13 +651,10 @@ static int do_link(int od, const char *old, int nd, const char *new, int flags) 
         return R(linkat)(od, old, nd, new, flags);
     }
     char from[PATH_MAX], to[PATH_MAX];
-    if (view(lnew, to) != V_ABSENT) { errno = EEXIST; return -1; }
     int v = po ? view(lold, from) : V_REAL;
     if (!po) snprintf(from, sizeof from, "%s", old);
     if (v == V_ABSENT) { errno = ENOENT; return -1; }
-    if (!parent_exists(lnew)) return -1;
-    join(to, tree, lnew);
-    make_parents(to);
+    if (new_name(lnew, to) < 0) return -1;
     if ((v == V_TREE ? R(link)(from, to) : copy_file(from, to)) < 0) return -1;
     copy_changed(lnew, 'W');
     return 0;
@@ -673,16 +666,8 @@ INTERPOSED int linkat(int od, const char *old, int nd, const char *new, int flag
 
 static int do_symlink(const char *target, int dirfd, const char *path) {
     char logical[PATH_MAX], where[PATH_MAX];
-    if (!program_path(dirfd, path, logical)) return R(symlinkat)(target, dirfd, path);
-    if (side == REP) {
-        rep_changes(logical, 0);
-        return R(symlinkat)(target, dirfd, path);
-    }
-    if (view(logical, where) != V_ABSENT) { errno = EEXIST; return -1; }
-    if (!parent_exists(logical)) return -1;
-    join(where, tree, logical);
-    make_parents(where);
-    if (R(symlink)(target, where) < 0) return -1;
+    if (!copy_changes(dirfd, path, logical, 0)) return R(symlinkat)(target, dirfd, path);
+    if (new_name(logical, where) < 0 || R(symlink)(target, where) < 0) return -1;
     copy_changed(logical, 'W');
     return 0;
 }
