@@ -80,6 +80,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    "(the server and token are checked before the job starts; exit status 24 if the job succeeded "
                    "but its upload failed: mpiecho upload sends it again)")
     p.add_argument("--token", help="upload token for --server (default: $ECHO_TOKEN)")
+    p.add_argument("--file-view", choices=("on", "off"), default="on",
+                   help="on (default): each copy reads the program's files and writes its own under the run "
+                        "directory, so the representative's are the program's real output (docs/fileview.md); "
+                        "off: copies do the program's file I/O in its own files, as before")
     g = p.add_argument_group("silent data corruption (compare what copies hand to MPI)")
     g.add_argument("--sdc", choices=("detect", "stop", "vote"),
                    help="detect: report divergence and go on; stop: end the job at the first; "
@@ -182,6 +186,7 @@ def run_command(args: argparse.Namespace) -> int:
         copies_policy=getattr(args, "copies_policy", None),
         host_slots=tuple(read_hosts(args.hosts, args.hostfile)),
         max_per_core=getattr(args, "max_per_core", 32),
+        file_view=getattr(args, "file_view", "on"),
         **role_options,
     )
     return run(opts)

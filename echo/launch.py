@@ -182,6 +182,8 @@ def run(opts: Options) -> int:
     say(f"application exited with status {rc} after {meta['duration']:.1f} s")
     junit_written = True  # so far: SDC's verdict goes first into the JUnit file, the roles' after it
     if opts.sdc:
+        if not stopped_by_sdc:  # the copies were stopped: their files are not their last
+            compare_files(opts, plan, lost)
         try:
             rc = sdc_verdict(opts, rc, lost)
         except OSError as e:  # its JUnit file: checked before the job, refused since (a full disk)
@@ -338,6 +340,19 @@ def copies_not_finished(plan: Plan, run_dir: Path) -> list[tuple[int, int]]:
                                                                                   signal.SIGKILL))
             out.append((not own, end.time if end else 0.0, p.app, p.copy))
     return [(app, copy) for *_, app, copy in sorted(out)]
+
+
+def compare_files(opts: Options, plan: Plan, lost: list[tuple[int, int]]) -> None:
+    """Under --sdc, the files each copy wrote against its representative's (echo/fileview.py): their differences
+    join the SDC events.  Not when a copy did not finish (its files are not its last)."""
+    from echo import fileview
+
+    if opts.mode != "clones" or opts.file_view != "on" or lost or max(plan.copies) < 2:
+        return
+    start = time.monotonic()
+    events = fileview.compare(Path(opts.run_dir), plan.copies, opts.sdc == "vote")
+    say(f"SDC: compared the files the copies wrote with their representatives' in {time.monotonic() - start:.2f} s"
+        + (f": {len(events)} differences" if events else ""))
 
 
 def sdc_verdict(opts: Options, rc: int, lost: list[tuple[int, int]]) -> int:

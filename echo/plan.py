@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, make_dataclass, replace
 from pathlib import Path
 
 from collectors import roles
-from echo import injections, perf, placement, runfiles, sdr
+from echo import fileview, injections, perf, placement, runfiles, sdr
 from echo.copymap import parse_copies
 from echo.reinit import ReinitError, parse_kills
 from echo.sdc import SdcError, check_mode, heap_tunables, parse_exclude, parse_inject
@@ -67,6 +67,7 @@ class BaseOptions:
     copies_policy: str | None = None  # --copies same-host|other-host (echo/placement.py); None: by role
     host_slots: tuple[tuple[str, int], ...] = ()  # the hosts of --host/--hostfile and their slots
     max_per_core: int = 32  # processes per core (or slot) beyond which the job is refused before it starts; 0: any
+    file_view: str = "on"  # copies' own view of the program's files (echo/fileview.py), or "off"
 
 
 # Options: the base and one field per role option (papi_sets, valgrind, perturb, ...), declared by each role's SPEC
@@ -279,12 +280,13 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     reinit = sdr_lines(opts, len(procs), machine) if opts.mode == "sdr" else reinit_lines(opts, copies)
     sdc = [] if reinit else sdc_lines(opts, copies)  # --inject means kills in reinit and sdr modes
     extra = timing + sdc + [line for lines in roles.hooks("lines") for line in lines(opts, copies, procs, machine)]
-    extra += reinit
+    extra += reinit + fileview.plan_lines(opts.mode, copies, opts.file_view)
     plan_path = runfiles.plan_path(opts.run_dir)
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library}
     if sdc:  # bytes the program never wrote are alike in every copy (echo/sdc.py)
         env["GLIBC_TUNABLES"] = heap_tunables(os.environ.get("GLIBC_TUNABLES"))
     launcher, notes = launcher_of(opts, machine)
+    notes += [n for n in [fileview.describe(opts.mode, copies, opts.file_view, opts.run_dir)] if n]
     argv = srun_command(machine.srun, len(procs), env) if launcher == "srun" else \
         mpirun_command(opts, machine, len(procs), env)
     files = {}

@@ -138,6 +138,8 @@ def report(engine: Engine, run_id: str | None = None, top: int = 5) -> str:
             f"  ranks    {run.nranks}, copies {copies_text(run.copies)}, {run.nprocs} processes",
             f"  roles    {roles_text(procs)}",
             f"  copies   {copies_verdict(run)}",
+            *([f"  file view {run.role_values['file-view']} (the copies' files: docs/fileview.md)"]
+              if "file-view" in run.role_values else []),
             f"  MPI      {run.mpi_library}",
             f"  files    {run.run_dir}",
             "",

@@ -28,6 +28,7 @@ SDR_SLOW = "sdr.slow"  # SDR's slow replicas excluded and taken back
 ECHO_STOPPED = "echo.stopped"  # left by the first process echo stopped without MPI_Abort (SDR: a refused call)
 HOSTLOAD_JSON = "hostload.json"
 VALGRIND_DIR = "valgrind"
+FILEVIEW_DIR = "fileview"  # the copies' own files and every process's log of the paths it changed (echo/fileview.py)
 # folders made before the job starts (the processes write in them)
 PROCESS_DIRS = ("procs", "output", "records", "events", "metrics", VALGRIND_DIR)
 # what an upload holds: the files of a run directory the store needs (a folder ends with "/")
@@ -106,6 +107,11 @@ def event_files(run_dir: Path) -> list[Path]:
     """Every process's events, those of a Reinit job's earlier deployments first (injections fired, repairs)."""
     earlier = sorted(Path(run_dir, "deployments").glob("*/events/*.jsonl"), key=lambda p: int(p.parts[-3]))
     return earlier + sorted(Path(run_dir, "events").glob("*.jsonl"))
+
+
+def file_events(run_dir: Path) -> Path:
+    """The comparison of the copies' files with their representatives' (echo/fileview.py), beside the processes'."""
+    return Path(run_dir, "events", "files.jsonl")
 
 
 def perf_test_files(run_dir: Path) -> list[Path]:

@@ -128,6 +128,8 @@ class SdcEvent:
             into = f" in {self.function}" if self.injector == "bitflip" else ""
             return (f"application rank {self.app_rank} copy {self.copy}: {self.injector} at call #{self.call}{into}: "
                     f"{self.detail}")
+        if self.function == "file":  # the files a copy wrote, compared after the job (echo/fileview.py)
+            return f"application rank {self.app_rank} copy {self.copy}: {self.detail}"
         where = f"{self.function} (call #{self.call}, communicator {self.comm}"
         where += f", peer {self.peer})" if self.peer >= 0 else ")"
         byte = f", first differing byte {self.first_byte}" if self.first_byte >= 0 else ""

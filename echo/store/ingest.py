@@ -13,7 +13,7 @@ from sqlalchemy import Engine, delete, insert
 from sqlalchemy.orm import Session
 
 from collectors import roles
-from echo import injections
+from echo import fileview, injections
 from echo.constants import EXIT_NOT_FIRED
 from echo.procstatus import read_status
 from echo.progress import Progress
@@ -218,7 +218,7 @@ def ingest(run_dir: str | Path, engine: Engine, meta: dict | None = None) -> str
                diverged=outcome(sdc_events) != "clean",
                host=meta.get("host", ""), mpi_library=mpi_library, run_dir=str(run_dir),
                injections=injections.as_rows(planned))
-    values = []
+    values = [dict(name=name, value=value) for name, value in fileview.run_values(run_dir).items()]
     for named in roles.hooks("run_values"):  # a role's values of the run (the perturbation's label)
         values += [dict(name=name, value=value) for name, value in named(run_dir).items() if value is not None]
     with Session(engine) as session, session.begin():

@@ -160,6 +160,10 @@ void echo_slow_setup(void);
 void echo_slow_before(void);
 void echo_slow_after(void);
 
+/* ---- the copies' own view of the program's files (echo_fileview.c) ---- */
+void echo_fileview_setup(void);              /* when the plan is read, before the program runs */
+const char *echo_fileview_mechanism(void);   /* "libc interposition", or "off" */
+
 /* ---- clocks: copies read their representative's (echo_clock.c) ---- */
 void echo_clock_setup(void);    /* after clone_comm exists */
 void echo_clock_teardown(void);

@@ -322,6 +322,7 @@ __attribute__((constructor)) static void echo_load(void) {
     echo.app_rank = plan_app[me];
     echo.copy = plan_copy[me];
     echo.ncopies = plan_ncopies[me];
+    echo_fileview_setup(); /* before the program's first file call: its copies' files are their own */
 
     /* for the program itself (and its children): which copy of which rank it is, and which process is the rank */
     char num[24];

@@ -1,0 +1,213 @@
+"""The copies' own view of the program's files (docs/fileview.md): its plan line, and under --sdc the comparison
+of the files each copy wrote with its representative's when the job ends.
+
+The preload library (preload/core/echo_fileview.c) keeps, per rank A, in the run directory's fileview/ folder:
+- rankA.copy0.log: each path the representative changed, before its first change ("A path": absent before the
+  run; "S path": set aside in rankA.base/ first; "E path": existed, a directory);
+- rankA.copyK.log (K >= 1): each path copy K changed ("W" written or created, "D" deleted, "M" a directory made),
+  and its files in rankA.copyK/ under their absolute names.
+The comparison reads only the files someone wrote, so its cost is bounded by the bytes written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections import Counter
+from pathlib import Path
+
+from echo import runfiles
+from echo.sdc import SdcEvent
+
+MECHANISM = "libc interposition"  # preload/core/echo_fileview.c says why not a mount namespace
+CHUNK = 1 << 20
+
+
+class FileViewError(ValueError):
+    """A --file-view option that cannot be used; the message says how to fix it."""
+
+
+def plan_lines(mode: str, copies: list[int], file_view: str) -> list[str]:
+    """The plan's `fileview on|off` line: on for clones with copies, unless --file-view off."""
+    if file_view not in ("on", "off"):
+        raise FileViewError(f"--file-view {file_view}: expected on or off")
+    if mode != "clones" or max(copies) < 2:
+        return []
+    return [f"fileview {file_view}"]
+
+
+def describe(mode: str, copies: list[int], file_view: str, run_dir: str) -> str | None:
+    """What the plan's summary says of the copies' files."""
+    if mode != "clones" or max(copies) < 2:
+        return None
+    if file_view == "off":
+        return "file view: off (copies do the program's file I/O in its own files, as the representative does)"
+    return (f"file view: {MECHANISM} (copies read the program's files and write their own under "
+            f"{Path(run_dir) / runfiles.FILEVIEW_DIR})")
+
+
+def run_values(run_dir: Path) -> dict[str, str]:
+    """What the store keeps of the run (a row of its run values, shown by `mpiecho report` and the run page):
+    the mechanism that kept the copies' files apart, "off", or nothing for a run without copies."""
+    value = runfiles.plan_value(Path(run_dir), "fileview") if runfiles.has_plan(Path(run_dir)) else None
+    return {} if value is None else {"file-view": MECHANISM if value == "on" else "off"}
+
+
+# ---- after the job: what each copy wrote, against its representative ----
+
+def _log(path: Path) -> dict[str, str]:
+    """A log's paths and each one's last code."""
+    out: dict[str, str] = {}
+    if path.exists():
+        for line in path.read_text(errors="surrogateescape").splitlines():
+            if len(line) > 2 and line[1] == " ":
+                out[line[2:]] = line[0]
+    return out
+
+
+def _state(path: Path) -> tuple[str, Path | str | None]:
+    """('absent'|'dir'|'link'|'file', what to compare)."""
+    try:
+        if path.is_symlink():
+            return "link", os.readlink(path)
+        if path.is_dir():
+            return "dir", None
+        if path.exists():
+            return "file", path
+    except OSError:
+        pass
+    return "absent", None
+
+
+def _first_difference(a: Path, b: Path) -> int:
+    """The first offset at which two files differ, -1 if they do not."""
+    offset = 0
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while True:
+            ca, cb = fa.read(CHUNK), fb.read(CHUNK)
+            if ca != cb:
+                n = min(len(ca), len(cb))
+                return offset + next((i for i in range(n) if ca[i] != cb[i]), n)
+            if not ca:
+                return -1
+            offset += len(ca)
+
+
+def _digest(state: tuple[str, Path | str | None]) -> tuple[str, str]:
+    kind, what = state
+    if kind == "file":
+        h = hashlib.blake2b(digest_size=16)
+        with open(what, "rb") as f:  # type: ignore[arg-type]
+            while chunk := f.read(CHUNK):
+                h.update(chunk)
+        return kind, h.hexdigest()
+    return kind, str(what or "")
+
+
+def _differs(rep: tuple[str, Path | str | None], copy: tuple[str, Path | str | None]) -> str | None:
+    """How the copy's final state of a path differs from the representative's, or None."""
+    (rk, rw), (ck, cw) = rep, copy
+    if rk != ck:
+        say = {"absent": "no such file", "dir": "a directory", "link": "a symbolic link", "file": "a file"}
+        return f"the representative's is {say[rk]}, the copy's {say[ck]}"
+    if rk == "link" and rw != cw:
+        return f"a link to {rw} in the representative, to {cw} in the copy"
+    if rk == "file":
+        at = _first_difference(rw, cw)  # type: ignore[arg-type]
+        if at >= 0:
+            return f"first differing offset {at}"
+    return None
+
+
+def _copy_states(fv: Path, rank: int, copy: int, rep_log: dict[str, str]) -> dict[str, tuple[str, object]]:
+    """Each path copy `copy` changed, or its representative did: its final state in the copy's view."""
+    tree = fv / f"rank{rank}.copy{copy}"
+    mine = _log(fv / f"rank{rank}.copy{copy}.log")
+    out = {}
+    for path in set(mine) | set(rep_log):
+        if path in mine:
+            out[path] = _state(tree / path.lstrip("/"))
+        else:  # the copy left it as it was before the run, which its representative changed
+            code = rep_log[path]
+            out[path] = (_state(fv / f"rank{rank}.base" / path.lstrip("/")) if code == "S"
+                         else ("dir", None) if code == "E" else ("absent", None))
+    return out
+
+
+def _event(kind: str, rank: int, copy: int, path: str, size: int, offset: int, detail: str) -> SdcEvent:
+    return SdcEvent(kind=kind, app_rank=rank, copy=copy, function="file", call=-1, comm=-1, peer=-1, bytes=size,
+                    first_byte=offset, detail=f"file {path}: {detail}")
+
+
+def _size(state: tuple[str, object]) -> int:
+    return Path(state[1]).stat().st_size if state[0] == "file" else 0  # type: ignore[arg-type]
+
+
+def _offset(detail: str) -> int:
+    return int(detail.rsplit(" ", 1)[1]) if detail.startswith("first differing offset") else -1
+
+
+def _replace(real: Path, winner: tuple[str, object]) -> None:
+    """The representative's file becomes the majority's."""
+    kind, what = winner
+    if real.is_dir() and not real.is_symlink() and kind != "dir":
+        shutil.rmtree(real)
+    elif (real.exists() or real.is_symlink()) and kind != "dir":
+        real.unlink()
+    if kind == "file":
+        real.parent.mkdir(parents=True, exist_ok=True)
+        tmp = real.with_name(f".{real.name}.echo-vote")
+        shutil.copy2(what, tmp)  # type: ignore[arg-type]
+        os.replace(tmp, real)
+    elif kind == "link":
+        real.symlink_to(str(what))
+    elif kind == "dir":
+        real.mkdir(parents=True, exist_ok=True)
+
+
+def compare(run_dir: Path, copies: list[int], vote: bool) -> list[SdcEvent]:
+    """Every difference between the files a copy wrote and its representative's, as SDC events (also written to
+    the run's events, so that the store and `mpiecho report` keep them).  With `vote`, a path where the
+    representative is outvoted by a majority of the copies gets the majority's file, reported as corrected."""
+    fv = Path(run_dir) / runfiles.FILEVIEW_DIR
+    events: list[SdcEvent] = []
+    for rank, n in enumerate(copies):
+        if n < 2 or not (fv / f"rank{rank}.copy0.log").exists():
+            continue
+        rep_log = _log(fv / f"rank{rank}.copy0.log")
+        views = {k: _copy_states(fv, rank, k, rep_log) for k in range(1, n)}
+        paths = sorted(set(rep_log).union(*views.values()))
+        for path in paths:
+            rep = _state(Path(path))
+            states = {0: rep} | {k: views[k].get(path, rep) for k in range(1, n)}
+            diffs = {k: _differs(rep, states[k]) for k in range(1, n)}
+            if not any(diffs.values()):
+                continue
+            if vote:
+                keys = {k: _digest(s) for k, s in states.items()}
+                (top, count), = Counter(keys.values()).most_common(1)
+                if count * 2 > n:
+                    winner = next(k for k in states if keys[k] == top)
+                    for k in states:
+                        if keys[k] == top:
+                            continue
+                        raw = (diffs[k] if k else _differs(rep, states[winner])) or "differs"
+                        size, offset = _size(states[k]), _offset(raw)
+                        detail = f"outvoted by {count} of {n} copies ({raw})"
+                        if k == 0:
+                            _replace(Path(path), states[winner])
+                            detail += f": the representative's file is replaced by copy {winner}'s"
+                        events.append(_event("corrected", rank, k, path, size, offset, detail))
+                    continue
+            for k, detail in diffs.items():
+                if detail:
+                    events.append(_event("divergence", rank, k, path, _size(states[k]), _offset(detail), detail))
+    if events:
+        out = runfiles.file_events(Path(run_dir))
+        out.parent.mkdir(exist_ok=True)
+        with open(out, "a") as f:
+            for e in events:
+                f.write(json.dumps(e.__dict__) + "\n")
+    return events

@@ -1,0 +1,181 @@
+"""The copies' own view of the program's files (docs/fileview.md), under real mpirun: programs that create their
+output exclusively, rename checkpoints over the last ones, append to logs and read back what they wrote leave
+exactly a native run's files; under --sdc the files each copy wrote are compared with its representative's."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from echo.build import BuildError, detect_mpi
+from echo.sdc import EXIT_DIVERGED, read_events
+from tests.conftest import VENV_BIN, compile_programs, echorun, lines_by_rank, mpirun_native, run_group
+
+STEPS = 40  # checkpoints renamed, history lines appended: per rank
+
+
+def tree(root: Path) -> dict[str, bytes | None]:
+    """Every file and directory under `root`, by relative name: a file's bytes, None for a directory."""
+    out: dict[str, bytes | None] = {}
+    for path in sorted(root.rglob("*")):
+        out[str(path.relative_to(root))] = None if path.is_dir() else path.read_bytes()
+    return out
+
+
+@pytest.fixture(scope="module")
+def native_app(mpi, programs, tmp_path_factory) -> tuple[dict[str, bytes | None], dict[int, list[str]]]:
+    where = tmp_path_factory.mktemp("native")
+    r = mpirun_native(mpi, 2, [*programs["fileio_app"], str(where), str(STEPS)])
+    assert r.returncode == 0, r.stderr
+    return tree(where), lines_by_rank(r.stdout)
+
+
+@pytest.mark.parametrize("copies", [2, 3])
+def test_exclusive_create_and_renamed_checkpoints_leave_a_native_runs_files(programs, tmp_path, native_app,
+                                                                           copies):
+    """O_CREAT|O_EXCL results, a lock file made and removed, a checkpoint renamed over the last one every step and
+    read back, a per-rank history counted at the end, rank 0's log: the job succeeds and its files are byte for
+    byte a native run's (the log has no doubled line); each copy's files are its own, and the same."""
+    files, output = native_app
+    work = tmp_path / "work"
+    work.mkdir()
+    r = echorun(["--no-store", "-n", "2", "--clones", str(copies), *programs["fileio_app"], str(work), str(STEPS)],
+                tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert lines_by_rank(r.stdout) == output
+    assert tree(work) == files
+    assert files["run.log"].decode().count("final energy") == 1
+    assert "file view: libc interposition" in r.stderr
+    for rank in (0, 1):
+        for copy in range(1, copies):  # what the copy wrote, under the run directory, where the real files' are
+            own = r.run_dir / "fileview" / f"rank{rank}.copy{copy}" / str(work).lstrip("/")
+            assert (own / f"history.{rank}.txt").read_bytes() == files[f"history.{rank}.txt"]
+            assert (own / f"state.{rank}.cpt").read_bytes() == files[f"state.{rank}.cpt"]
+            assert not (own / f"running.{rank}.lock").exists()
+
+
+def test_cxx_streams(mpi, programs, tmp_path):
+    """std::ofstream rewritten and read back with std::ifstream, rank 0's std::ios::app history: as natively."""
+    native, work = tmp_path / "native", tmp_path / "work"
+    native.mkdir()
+    work.mkdir()
+    n = mpirun_native(mpi, 2, [*programs["fileio_cxx"], str(native)])
+    assert n.returncode == 0, n.stderr
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", "--sdc", "detect", *programs["fileio_cxx"], str(work)],
+                tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert lines_by_rank(r.stdout) == lines_by_rank(n.stdout)
+    assert tree(work) == tree(native)
+    assert "SDC (detect): clean; exit status 0" in r.stderr
+
+
+def first_difference(a: bytes, b: bytes) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
+def test_detect_names_the_file_and_its_first_differing_offset(programs, tmp_path):
+    """A bit flipped in what rank 1's copy hands to MPI_Allreduce (its local sum, which it also writes to its
+    history): the copy's history differs from its representative's, and the verdict names the file and the
+    offset; exit status 20."""
+    work = tmp_path / "work"
+    work.mkdir()
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    r = echorun(["--db", db, "--sdc", "detect", "--inject", "bitflip:rank=1,copy=1,call=8,byte=5,bit=2", "-n", "2",
+                 "--clones", "2", *programs["fileio_app"], str(work), str(STEPS)], tmp_path / "run")
+    assert r.returncode == EXIT_DIVERGED, r.stderr
+    history = work / "history.1.txt"
+    (div,) = [e for e in read_events(r.run_dir) if e.function == "file"]
+    assert (div.kind, div.app_rank, div.copy) == ("divergence", 1, 1)
+    own = r.run_dir / "fileview" / "rank1.copy1" / str(history).lstrip("/")
+    at = first_difference(history.read_bytes(), own.read_bytes())
+    assert div.first_byte == at and at < len(history.read_bytes())
+    assert f"SDC divergence: application rank 1 copy 1: file {history}: first differing offset {at}" in r.stderr
+    assert "SDC (detect): diverged; exit status 20" in r.stderr
+    report = subprocess.run([str(VENV_BIN / "mpiecho"), "report", "--db", db], capture_output=True, text=True)
+    assert "file view libc interposition" in report.stdout, report.stderr
+    assert f"divergence: application rank 1 copy 1: file {history}: first differing offset {at}" in report.stdout
+
+
+def test_vote_on_a_clean_program_leaves_a_native_runs_files(programs, tmp_path, native_app):
+    """Three copies that agree: --sdc vote changes nothing, reports nothing and the files are a native run's."""
+    files, _ = native_app
+    work = tmp_path / "work"
+    work.mkdir()
+    r = echorun(["--no-store", "--sdc", "vote", "-n", "2", "--clones", "3", *programs["fileio_app"], str(work),
+                 str(STEPS)], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert tree(work) == files
+    assert "SDC (vote): clean; exit status 0" in r.stderr
+
+
+def test_vote_without_a_majority_is_a_divergence(programs, tmp_path):
+    """A log whose first line holds the process id: each of three copies wrote another one, no majority agrees,
+    so the vote names the file and the offset of the process id and keeps the representative's; exit 20."""
+    work = tmp_path / "work"
+    work.mkdir()
+    r = echorun(["--no-store", "--sdc", "vote", "-n", "1", "--clones", "3", *programs["fileio_pid"], str(work)],
+                tmp_path / "run")
+    assert r.returncode == EXIT_DIVERGED, r.stderr
+    log = work / "md.0.log"
+    at = len("log of rank 0, process ")
+    events = sorted((e.copy, e.kind, e.first_byte, e.detail) for e in read_events(r.run_dir) if e.function == "file")
+    assert [e[:2] for e in events] == [(1, "divergence"), (2, "divergence")]
+    pids = [(r.run_dir / "fileview" / f"rank0.copy{c}" / str(log).lstrip("/")).read_text().split()[5] for c in (1, 2)]
+    for (_, _, offset, detail), pid in zip(events, pids, strict=True):
+        rep_pid = log.read_text().split()[5]
+        assert offset == at + first_difference(rep_pid.encode(), pid.encode()), detail
+        assert detail == f"file {log}: first differing offset {offset}"
+    assert log.read_text().startswith("log of rank 0, process ")
+
+
+def test_vote_replaces_an_outvoted_representatives_file(programs, tmp_path, native_app):
+    """The representative's file outvoted by its two copies (a byte of it corrupted on disk after a real run of
+    three copies): the vote puts the majority's file in its place and reports it as corrected."""
+    from echo import fileview
+
+    files, _ = native_app
+    work = tmp_path / "work"
+    work.mkdir()
+    r = echorun(["--no-store", "-n", "2", "--clones", "3", *programs["fileio_app"], str(work), str(STEPS)],
+                tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    history = work / "history.1.txt"
+    data = bytearray(history.read_bytes())
+    data[30] ^= 0x04
+    history.write_bytes(bytes(data))
+    (fix,) = fileview.compare(r.run_dir, [3, 3], vote=True)
+    assert (fix.kind, fix.app_rank, fix.copy, fix.first_byte) == ("corrected", 1, 0, 30)
+    assert fix.detail.endswith("the representative's file is replaced by copy 1's")
+    assert tree(work) == files
+
+
+OPENMPI4 = Path("/usr/bin/mpicc.openmpi")
+
+
+def test_fortran_status_new_on_open_mpi_4(tmp_path):
+    """gfortran's open(..., status='new') on Debian's Open MPI 4.1, under --clones 2 and 3: no 'File exists',
+    and the file is a native run's."""
+    if not OPENMPI4.exists() or not shutil.which("mpifort.openmpi"):
+        pytest.skip("Debian's Open MPI 4.1 with mpifort (scripts/mpis.sh) is not installed")
+    try:
+        mpi = detect_mpi(str(OPENMPI4))
+    except BuildError as e:
+        pytest.fail(str(e))
+    (cmd,) = compile_programs(mpi, tmp_path, None, ["f_status_new"]).values()
+    native = tmp_path / "native"
+    native.mkdir()
+    root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    n = run_group([mpi.mpirun, "-n", "2", "--oversubscribe", *root, *cmd, str(native)], 120)
+    assert n.returncode == 0, n.stderr
+    for copies in (2, 3):
+        work = tmp_path / f"work{copies}"
+        work.mkdir()
+        r = echorun(["--no-store", "-n", "2", "--clones", str(copies), *cmd, str(work)], tmp_path / f"run{copies}",
+                    timeout=300, env={"ECHO_MPICC": mpi.mpicc})
+        assert r.returncode == 0, r.stderr
+        assert "File exists" not in r.stderr
+        assert tree(work) == tree(native)
