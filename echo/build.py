@@ -39,6 +39,12 @@ class MPI:
     name: str = ""  # "Open MPI 5.0.11", "MPICH 4.0.2", "Intel MPI 2021.18.1": printed in the plan
     ulfm: bool = False  # the fault-tolerance extensions echo's SDR and Reinit modes need (Open MPI >= 5)
 
+    @property
+    def major(self) -> int:
+        """The MPI's major version, from its name ("Open MPI 4.1.4": 4); 0 when the name gives none."""
+        m = re.search(r" (\d+)\.", self.name)
+        return int(m.group(1)) if m else 0
+
 
 def find_mpicc() -> str:
     """ECHO_MPICC, else the mpicc of the virtual environment echo is installed in (an MPI installed beside echo,

@@ -573,7 +573,9 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
     unknown = sorted((set(written) | sdr) - set(protos) - set(kinds))
     if unknown:
         raise SystemExit(f"hand-written semantics for functions neither mpi.h nor the MPI standard declares: {unknown}")
-    return "\n".join(out) + gen_fortran.render(protos)
+    # Fortran entry points convert handles as the mode does, without the record of an application's call
+    conversions = {n: f"echo_calls->{n}" if n in entries else f"P{n}" for n in names if n.endswith(("_f2c", "_c2f"))}
+    return "\n".join(out) + gen_fortran.render(protos, conversions)
 
 
 def main() -> None:
