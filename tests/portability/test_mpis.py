@@ -44,12 +44,13 @@ TARGETS = {
                         "pip install impi-devel impi-rt in .mpis/impi-pypi (scripts/mpis.sh)"),
 }
 C_PROGRAMS = ["p2p", "coll", "comms", "comm_ctors", "anysource", "nonblocking", "intercomm", "attrs", "pcoll",
-              "topo", "rma", "p2pmore", "io", "sdc_loop", "cxx_ring", "bigcount", "spawn", "mpi41", "errh_threads"]
+              "topo", "rma", "p2pmore", "io", "sdc_loop", "cxx_ring", "bigcount", "spawn", "mpi41", "errh_threads",
+              "win_halo"]
 # CI's portability job takes this fixed subset (about a minute and a half per MPI here); ECHO_PORTABILITY_FULL=1
 # runs every program above
 if not os.environ.get("ECHO_PORTABILITY_FULL"):
     C_PROGRAMS = ["p2p", "coll", "comms", "anysource", "nonblocking", "attrs", "topo", "io", "sdc_loop", "cxx_ring",
-                  "bigcount", "spawn", "mpi41", "errh_threads"]
+                  "bigcount", "spawn", "mpi41", "errh_threads", "win_halo"]
 # Fortran, in the three interfaces: `use mpi` (f_usempi, f_timers), mpif.h (f_stencil), `use mpi_f08` (f_f08).
 # MPICH's mpif.h and `use mpi` call the C MPI_* symbols, which echo wraps; Open MPI's Fortran and MPICH's mpi_f08
 # call PMPI_*, so echo gives them Fortran entry points of its own (preload/gen/gen_fortran.py)
@@ -57,8 +58,8 @@ if not os.environ.get("ECHO_PORTABILITY_FULL"):
 F_PROGRAMS = ["f_usempi", "f_stencil", "f_f08", "f_timers", "f_mpiio"]
 PY_PROGRAMS = ["py_p2p", "py_coll", "py_bigcount", "py_subprocess"]
 # programs whose copies differ by nature, on every MPI (the primary's tests/preload/test_sdc.py leaves them out
-# too): they run with clones only.  rma exchanges the addresses of dynamic windows, io a process id.
-SDC_DIFFERS = {"rma", "io"}
+# too): they run with clones only.  rma and win_halo exchange the addresses of dynamic windows, io a process id.
+SDC_DIFFERS = {"rma", "io", "win_halo"}
 # What an MPI itself gets wrong or leaves open, natively: (MPI, program) -> (lines not compared with the native
 # run's, why).  Copies are still compared with their representative on every line.
 GREQ_POLLS = ("testall mix in ", "calls a complete generalized request's query function at every MPI_Testall poll that "
