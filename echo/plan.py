@@ -85,7 +85,7 @@ class BaseMachine:
     srun: str | None = None  # path of Slurm's srun, if installed
     mpi: str = ""  # which MPI: its name and mpicc ("Open MPI 5.0.11 (/path/mpicc)"), printed in the plan
     ulfm: bool = True  # whether it has the fault-tolerance extensions (ULFM) that SDR and Reinit need
-    major: int = 0  # the MPI's major version (Open MPI 4 and 5 name their launcher's options differently)
+    major: int = 0  # the MPI's major version, 0 unknown (Open MPI 4 and 5 name their launcher's options differently)
 
 
 # Machine: the base and what each role asks of the machine (Valgrind's path and suppressions), declared by its SPEC
@@ -338,7 +338,7 @@ def mpirun_tag_options(flavor: str, major: int) -> list[str]:
     `--output tag`, Open MPI 4's `--tag-output` (its mpirun does not know --output), hydra's `-prepend-rank`
     (MPICH's and Intel MPI's)."""
     if flavor == "openmpi":
-        return ["--output", "tag"] if major >= 5 else ["--tag-output"]
+        return ["--tag-output"] if 0 < major < 5 else ["--output", "tag"]
     return ["-prepend-rank"]
 
 
