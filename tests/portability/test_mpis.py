@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,6 +207,23 @@ def test_mpirun_of_the_same_mpi(target):
     assert ("Open MPI" in out or "OpenRTE" in out) == (mpi.flavor == "openmpi"), out
     if mpi.mpicc.startswith("/usr/bin/mpicc."):
         assert mpi.mpirun.endswith("." + mpi.mpicc.rsplit(".", 1)[1]), mpi.mpirun
+
+
+def test_intel_mpi_with_its_root_already_set(target, tmp_path):
+    """Intel MPI's setvars.sh leaves I_MPI_ROOT set; with another MPI's mpiexec.hydra first on PATH (MPICH's in
+    /usr/bin), Intel's mpirun, a script, started that one and every process died of SIGSEGV before MPI_Init. echo
+    runs Intel MPI's own."""
+    if target.id != "impi-pypi":
+        pytest.skip("Intel MPI only")
+    bindir = str(Path(target.mpi.mpicc).parent)
+    path = [p for p in os.environ["PATH"].split(os.pathsep) if p != bindir]
+    other = shutil.which("mpiexec.hydra", path=os.pathsep.join(path))
+    if other is None:
+        pytest.skip("no other MPI's mpiexec.hydra on PATH (Debian's MPICH: scripts/mpis.sh)")
+    env = {**pinned(target.mpi), "I_MPI_ROOT": str(Path(bindir).parent), "PATH": os.pathsep.join(path)}
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", *target.programs["p2p"]], tmp_path / "run", env=env)
+    assert r.returncode == 0, f"{other} first on PATH:\n{r.stderr}"
+    assert "r1: done modes" in r.stdout, r.stdout
 
 
 def fortran(target, name: str) -> list[str]:
