@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -211,8 +212,9 @@ def test_mpirun_of_the_same_mpi(target):
 
 def test_intel_mpi_with_its_root_already_set(target, tmp_path):
     """Intel MPI's setvars.sh leaves I_MPI_ROOT set; with another MPI's mpiexec.hydra first on PATH (MPICH's in
-    /usr/bin), Intel's mpirun, a script, started that one and every process died of SIGSEGV before MPI_Init. echo
-    runs Intel MPI's own."""
+    /usr/bin), Intel's mpirun, a script, started that one (on a cluster every process died of SIGSEGV before
+    MPI_Init; MPICH 4.0.2's hydra happens to start Intel MPI 2021.18's processes here). echo runs Intel MPI's
+    own hydra, and the job runs."""
     if target.id != "impi-pypi":
         pytest.skip("Intel MPI only")
     bindir = str(Path(target.mpi.mpicc).parent)
@@ -221,6 +223,11 @@ def test_intel_mpi_with_its_root_already_set(target, tmp_path):
     if other is None:
         pytest.skip("no other MPI's mpiexec.hydra on PATH (Debian's MPICH: scripts/mpis.sh)")
     env = {**pinned(target.mpi), "I_MPI_ROOT": str(Path(bindir).parent), "PATH": os.pathsep.join(path)}
+    # what Intel's mpirun script will start: the first mpiexec.hydra on the PATH echo gives it
+    code = (f"import shutil; from echo.build import detect_mpi; detect_mpi({target.mpi.mpicc!r}); "
+            "print(shutil.which('mpiexec.hydra'))")
+    found = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True)
+    assert found.stdout.strip() == str(Path(bindir) / "mpiexec.hydra"), (other, found.stdout, found.stderr)
     r = echorun(["--no-store", "-n", "2", "--clones", "2", *target.programs["p2p"]], tmp_path / "run", env=env)
     assert r.returncode == 0, f"{other} first on PATH:\n{r.stderr}"
     assert "r1: done modes" in r.stdout, r.stdout
