@@ -39,6 +39,12 @@ class MPI:
     name: str = ""  # "Open MPI 5.0.11", "MPICH 4.0.2", "Intel MPI 2021.18.1": printed in the plan
     ulfm: bool = False  # the fault-tolerance extensions echo's SDR and Reinit modes need (Open MPI >= 5)
 
+    @property
+    def major(self) -> int:
+        """The MPI's major version, from its name ("Open MPI 4.1.4": 4); 0 when the name gives none."""
+        m = re.search(r" (\d+)\.", self.name)
+        return int(m.group(1)) if m else 0
+
 
 def find_mpicc() -> str:
     """ECHO_MPICC, else the mpicc of the virtual environment echo is installed in (an MPI installed beside echo,
@@ -83,11 +89,16 @@ def _mpi_name(macros: str) -> str:
 
 
 def _intel_setup(bindir: Path) -> None:
-    """Intel MPI's wrappers and mpirun find their installation through I_MPI_ROOT (its setvars.sh sets it) and
-    mpirun its mpiexec.hydra on PATH; a pip-installed one (impi-devel/impi-rt in a virtual environment) has
-    neither: set them for echo and what it starts."""
-    if (bindir / "impi_info").is_file() and not os.environ.get("I_MPI_ROOT"):
-        os.environ["I_MPI_ROOT"] = str(bindir.parent)
+    """Intel MPI's wrappers and mpirun find their installation through I_MPI_ROOT (its setvars.sh sets it), and
+    its mpirun, a script, starts whichever mpiexec.hydra comes first on PATH; a pip-installed one (impi-devel/impi-rt
+    in a virtual environment) has neither set: set them for echo and what it starts. With I_MPI_ROOT already set
+    and another MPI's mpiexec.hydra first on PATH (MPICH's /usr/bin/mpiexec.hydra), Intel's mpirun started MPICH's
+    hydra and every process died of SIGSEGV before MPI_Init: the hydra beside the mpicc goes first, always."""
+    if not (bindir / "impi_info").is_file():
+        return
+    os.environ.setdefault("I_MPI_ROOT", str(bindir.parent))
+    hydra = bindir / "mpiexec.hydra"
+    if hydra.is_file() and shutil.which("mpiexec.hydra") != str(hydra):
         os.environ["PATH"] = f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"
 
 

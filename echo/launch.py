@@ -23,11 +23,10 @@ from echo.constants import EXIT_COPY_FAILED, EXIT_NOT_FIRED, EXIT_NOT_STORED, EX
 from echo.constants import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
 from echo.hostload import LoadSampler
 from echo.jobstop import JobStopper
-from echo.plan import Machine, Options, Plan, make_plan, tagged_output
+from echo.plan import Machine, Options, Plan, make_plan, tagged_line, tagged_output
 from echo.procstatus import read_status, wait_final
 from echo.uploads import not_uploaded, upload_run
 
-TAGGED_LINE = re.compile(rb"^\[\d+,(\d+)\]<(?:stdout|stderr)>: ?")
 # mpirun itself failing to start, before any process exists: PRRTE's PMIx listener occasionally fails to bind
 # (seen about once in a few hundred launches on one host). Nothing ran, so starting again loses nothing.
 LAUNCHER_FAILED_TO_START = b"The PMIx server's listener thread failed to start"
@@ -54,7 +53,7 @@ def prepare(opts: Options) -> Plan:
     tools = {k: v for found in roles.hooks("machine") for k, v in found(mpi.mpirun).items()}  # Valgrind's
     machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib),
                       exec_wrapper=str(Path(__file__).with_name("exec.sh")), srun=shutil.which("srun"),
-                      mpi=f"{mpi.name} ({mpi.mpicc})", ulfm=mpi.ulfm, **tools)
+                      mpi=f"{mpi.name} ({mpi.mpicc})", ulfm=mpi.ulfm, major=mpi.major, **tools)
     plan = make_plan(opts, machine)
     why = (None if opts.hosts or opts.hostfile else unstartable(opts.program[0])) or unwritable(opts)
     if why:  # before a run directory or a stored run exists: nothing ran
@@ -470,12 +469,13 @@ def _run_relabelled(plan: Plan, env: dict[str, str], stopper: JobStopper, save: 
     stopper.watch(proc)
     files: dict[int, object] = {}
     failed = threading.Event()
+    tagged = tagged_line(plan.flavor)
 
     def relay(src, dst, keep: bool) -> None:  # noqa: ANN001 (binary streams)
         for line in src:
             if LAUNCHER_FAILED_TO_START in line:
                 failed.set()
-            m = TAGGED_LINE.match(line)
+            m = tagged.match(line)
             if m and int(m.group(1)) < plan.nprocs:
                 p = plan.proc(int(m.group(1)))
                 body = line[m.end():]

@@ -11,6 +11,7 @@ ranks; then come copy 1 of every rank that has one, then copy 2, and so on.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from dataclasses import dataclass, field, make_dataclass, replace
 from pathlib import Path
@@ -88,6 +89,7 @@ class BaseMachine:
     srun: str | None = None  # path of Slurm's srun, if installed
     mpi: str = ""  # which MPI: its name and mpicc ("Open MPI 5.0.11 (/path/mpicc)"), printed in the plan
     ulfm: bool = True  # whether it has the fault-tolerance extensions (ULFM) that SDR and Reinit need
+    major: int = 0  # the MPI's major version, 0 unknown (Open MPI 4 and 5 name their launcher's options differently)
 
 
 # Machine: the base and what each role asks of the machine (Valgrind's path and suppressions), declared by its SPEC
@@ -108,6 +110,7 @@ class Plan:
     notes: tuple[str, ...] = ()  # said with the summary: what the plan chose that the user did not ask for
     files: dict[str, str] = field(default_factory=dict)  # more files of the run directory (a rankfile)
     mpi: str = ""  # Machine.mpi
+    flavor: str = ""  # Machine.flavor: how mpirun tags its lines (tagged_line)
 
     @property
     def nprocs(self) -> int:
@@ -303,7 +306,7 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     # LD_PRELOAD goes to the application through the launcher's options only, so
     # the launcher and its daemons do not load the library themselves.
     return Plan(argv, {"ECHO_PLAN": plan_path}, plan_text(opts, procs, extra), procs, opts.nranks, copies,
-                tuple(notes), files, machine.mpi)
+                tuple(notes), files, machine.mpi, machine.flavor)
 
 
 def refuse_overload(opts: Options, machine: Machine, nprocs: int) -> None:
@@ -362,6 +365,25 @@ def mpirun_env(flavor: str, env: dict[str, str]) -> list[str]:
     return [a for name, value in env.items() for a in ("-genv", name, value)]
 
 
+def mpirun_tag_options(flavor: str, major: int) -> list[str]:
+    """The launcher's option that prefixes every line a process writes with its rank: Open MPI 5's
+    `--output tag`, Open MPI 4's `--tag-output` (its mpirun does not know --output), hydra's `-prepend-rank`
+    (MPICH's and Intel MPI's)."""
+    if flavor == "openmpi":
+        return ["--tag-output"] if 0 < major < 5 else ["--output", "tag"]
+    return ["-prepend-rank"]
+
+
+# A line as tagged by each family's option above: the process's rank is group 1. Open MPI: "[JOB,RANK]<stdout>:",
+# hydra: "[RANK] ".
+TAGGED_LINES = {"openmpi": re.compile(rb"^\[\d+,(\d+)\]<(?:stdout|stderr)>: ?"), "mpich": re.compile(rb"^\[(\d+)\] ")}
+
+
+def tagged_line(flavor: str) -> re.Pattern[bytes]:
+    """How the launcher of this MPI family tags a process's line (mpirun_tag_options)."""
+    return TAGGED_LINES["openmpi" if flavor == "openmpi" else "mpich"]
+
+
 def mpirun_command(opts: Options, machine: Machine, nprocs: int, env: dict[str, str]) -> list[str]:
     """mpirun (Open MPI's or MPICH's) starting the job's processes, with `env` for them."""
     argv = [machine.mpirun, "-n", str(nprocs)]
@@ -373,8 +395,8 @@ def mpirun_command(opts: Options, machine: Machine, nprocs: int, env: dict[str, 
             argv += ["--with-ft", "ulfm"]
         if opts.mode == "reinit":  # coll/han decides per process whether it takes a communicator merged with
             argv += ["--mca", "coll", "^han"]  # restarted processes: their collectives then never match (a hang)
-        if opts.output == "all" or tagged_output(opts):  # perturbation keeps copy 0's output in a file too
-            argv += ["--output", "tag"]
+    if opts.output == "all" or tagged_output(opts):  # perturbation keeps copy 0's output in a file too
+        argv += mpirun_tag_options(machine.flavor, machine.major)
     argv += mpirun_env(machine.flavor, env)
     if opts.hosts:
         argv += ["--host", opts.hosts]

@@ -88,6 +88,10 @@ typedef struct echo_win {
     int nsegments;
     char *lowest;     /* where the segment at offset 0 is, in this process */
     MPI_Aint my_size; /* what MPI_WIN_SIZE answers (a copy's stand-in spans every segment) */
+    /* a copy's stand-in allocated by MPI where the MPI refused one over MPI_COMM_SELF on the application's memory
+     * (standin_window): MPI_WIN_BASE and MPI_WIN_CREATE_FLAVOR are answered as the application's window's */
+    int allocated_standin;
+    void *app_base;
     /* representative of a rank with copies, window on the application's memory: the ranks it opened passive-target
      * epochs on, and a communicator of the window's processes to learn at MPI_Win_free whether another rank did
      * on this one's memory */
@@ -655,11 +659,46 @@ static int register_win(MPI_Win *win, echo_comm_t *c, MPI_Comm comm, int flavor,
     return forward_memory(w, 0, 1, rc);
 }
 
+/* A copy's stand-in of a window on its own memory (MPI_Win_create's, or a dynamic one: base NULL), over
+ * MPI_COMM_SELF.  Open MPI 4.1 as Debian configures it (osc = ^ucx,pt2pt) has only osc/rdma for such windows,
+ * and rdma refuses a communicator of one process (MPI_ERR_WIN: natively too, a program run with `mpirun -n 1`);
+ * osc/sm makes an MPI_Win_allocate over it.  The stand-in is then an allocated window of the same size and
+ * disp_unit: a copy issues no operation on it (its representative does), and echo answers its base and flavor
+ * as the application's.  The first try fails quietly (MPI_ERRORS_RETURN on MPI_COMM_SELF for it). */
+static int standin_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, int dynamic, MPI_Win *win,
+                          int *allocated) {
+    MPI_Errhandler theirs;
+    PMPI_Comm_get_errhandler(MPI_COMM_SELF, &theirs);
+    PMPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    int rc = dynamic ? PMPI_Win_create_dynamic(info, MPI_COMM_SELF, win)
+                     : PMPI_Win_create(base, size, disp_unit, info, MPI_COMM_SELF, win);
+    PMPI_Comm_set_errhandler(MPI_COMM_SELF, theirs);
+    PMPI_Errhandler_free(&theirs);
+    *allocated = 0;
+    if (rc == MPI_SUCCESS) return rc;
+    void *memory;
+    rc = PMPI_Win_allocate(size, disp_unit, info, MPI_COMM_SELF, &memory, win);
+    *allocated = rc == MPI_SUCCESS;
+    return rc;
+}
+
+static int register_standin(MPI_Win *win, echo_comm_t *c, MPI_Comm comm, int flavor, void *base, MPI_Aint size,
+                            int rc, int allocated) {
+    rc = register_win(win, c, comm, flavor, base, size, rc);
+    echo_win_t *w = rc == MPI_SUCCESS && allocated ? find(*win) : NULL;
+    if (w) {
+        w->allocated_standin = 1;
+        w->app_base = base;
+    }
+    return rc;
+}
+
 int echo_MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
     echo_comm_t *c = echo_comm_get(comm, "MPI_Win_create");
+    int allocated = 0;
     int rc = echo_is_rep() ? PMPI_Win_create(base, size, disp_unit, info, c->real, win)
-                           : PMPI_Win_create(base, size, disp_unit, info, MPI_COMM_SELF, win);
-    return register_win(win, c, comm, MPI_WIN_FLAVOR_CREATE, base, size, rc);
+                           : standin_window(base, size, disp_unit, info, 0, win, &allocated);
+    return register_standin(win, c, comm, MPI_WIN_FLAVOR_CREATE, base, size, rc, allocated);
 }
 
 int echo_MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
@@ -720,15 +759,17 @@ int echo_MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MP
 
 int echo_MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
     echo_comm_t *c = echo_comm_get(comm, "MPI_Win_create_dynamic");
-    int rc = PMPI_Win_create_dynamic(info, echo_is_rep() ? c->real : MPI_COMM_SELF, win);
-    return register_win(win, c, comm, MPI_WIN_FLAVOR_DYNAMIC, NULL, 0, rc);
+    int allocated = 0;
+    int rc = echo_is_rep() ? PMPI_Win_create_dynamic(info, c->real, win)
+                           : standin_window(NULL, 0, 1, info, 1, win, &allocated);
+    return register_standin(win, c, comm, MPI_WIN_FLAVOR_DYNAMIC, MPI_BOTTOM, 0, rc, allocated);
 }
 
 int echo_MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
     echo_win_t *w = find(win);
     if (!w) return PMPI_Win_attach(win, base, size);
-    /* the stand-in attaches too, so it describes the same memory */
-    int rc = echo_forward(NULL, 0, MPI_BYTE, PMPI_Win_attach(win, base, size));
+    /* the stand-in attaches too, so it describes the same memory (an allocated one cannot: standin_window) */
+    int rc = echo_forward(NULL, 0, MPI_BYTE, w->allocated_standin ? MPI_SUCCESS : PMPI_Win_attach(win, base, size));
     if (rc != MPI_SUCCESS) return rc;
     add_region(w, base, size);
     region_t *r = &w->regions[w->nregions - 1];
@@ -740,7 +781,7 @@ int echo_MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
 int echo_MPI_Win_detach(MPI_Win win, const void *base) {
     echo_win_t *w = find(win);
     if (!w) return PMPI_Win_detach(win, base);
-    int rc = echo_forward(NULL, 0, MPI_BYTE, PMPI_Win_detach(win, base));
+    int rc = echo_forward(NULL, 0, MPI_BYTE, w->allocated_standin ? MPI_SUCCESS : PMPI_Win_detach(win, base));
     for (int i = 0; i < w->nregions && rc == MPI_SUCCESS; i++) {
         if (w->regions[i].base != base) continue;
         untrack_region(&w->regions[i]);
@@ -1154,6 +1195,13 @@ int echo_MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_u
  * are those of the copy's own segment, as on the representative. */
 int echo_MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag) {
     echo_win_t *w = find(win);
+    if (w && w->allocated_standin && !echo_is_rep() && (win_keyval == MPI_WIN_BASE ||
+                                                        win_keyval == MPI_WIN_CREATE_FLAVOR)) {
+        *flag = 1;
+        if (win_keyval == MPI_WIN_BASE) *(void **)attribute_val = w->app_base;
+        else *(int **)attribute_val = &w->flavor;
+        return MPI_SUCCESS;
+    }
     if (!w || !w->segments || echo_is_rep() || (win_keyval != MPI_WIN_BASE && win_keyval != MPI_WIN_SIZE))
         return PMPI_Win_get_attr(win, win_keyval, attribute_val, flag);
     *flag = 1;

@@ -147,15 +147,16 @@ void echo_unsupported(const char *fn) {
 static char pid_text[16];
 static const char *status_state = "started";
 static int exit_status = -1; /* -1: has not exited */
+static char last_line[STATUS_LINE + 1]; /* what the status file says, put back if the program survives a signal */
 
 static void write_status(void) {
     if (status_fd < 0) return;
-    char line[STATUS_LINE + 1], code[16] = "-";
+    char *line = last_line, code[16] = "-";
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     if (exit_status >= 0) snprintf(code, sizeof code, "%d", exit_status);
     /* every line as long (spaces, then its newline last): a shorter one overwrites a longer one whole */
-    snprintf(line, sizeof line, "%s 0 %ld.%09ld %s %s%*s", status_state, (long)ts.tv_sec, ts.tv_nsec, pid_text,
+    snprintf(line, sizeof last_line, "%s 0 %ld.%09ld %s %s%*s", status_state, (long)ts.tv_sec, ts.tv_nsec, pid_text,
              code, STATUS_LINE, "");
     line[STATUS_LINE - 1] = '\n';
     if (pwrite(status_fd, line, STATUS_LINE, 0) < 0) return;
@@ -180,8 +181,22 @@ static size_t append(char *dst, size_t n, const char *s) {
     return n;
 }
 
+/* The handlers the program or its runtime had for the fatal signals when echo took them over at MPI_Init:
+ * gfortran's runtime installs its backtrace handler at the start of main, after the library was loaded (it then
+ * prints the backtrace and dies by the signal raised again; without echo's handler in front of it, echorun
+ * reported "ended without MPI_Finalize").  echo's handler writes the status, then hands the signal to theirs. */
+static struct sigaction theirs[sizeof fatal_signals / sizeof *fatal_signals];
+
+static const struct sigaction *their_handler(int sig) {
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
+        if (fatal_signals[i] == sig)
+            return (theirs[i].sa_flags & SA_SIGINFO) || (theirs[i].sa_handler != SIG_DFL &&
+                                                         theirs[i].sa_handler != SIG_IGN) ? &theirs[i] : NULL;
+    return NULL;
+}
+
 /* async-signal-safe: only write(), pwrite() and hand formatting */
-static void on_fatal_signal(int sig) {
+static void on_fatal_signal(int sig, siginfo_t *info, void *context) {
     echo_records_flush(); /* what the process did up to here */
     if (status_fd >= 0) {
         char line[STATUS_LINE], digits[8];
@@ -199,8 +214,38 @@ static void on_fatal_signal(int sig) {
         line[sizeof line - 1] = '\n';
         if (pwrite(status_fd, line, sizeof line, 0) < 0) { /* nothing more can be done */ }
     }
+    const struct sigaction *other = their_handler(sig);
+    if (other) {
+        if (other->sa_flags & SA_SIGINFO) other->sa_sigaction(sig, info, context);
+        else other->sa_handler(sig);
+        /* their handler returned.  gfortran's raised the signal again with the default action: it is pending (held
+         * while this handler runs) and ends the process once this returns.  A program that goes on after its own
+         * handler is not dead: its status is put back. */
+        sigset_t pending;
+        struct sigaction now;
+        int dies = sigpending(&pending) == 0 && sigismember(&pending, sig) == 1 &&
+                   sigaction(sig, NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_DFL;
+        if (!dies && status_fd >= 0 && last_line[0] && pwrite(status_fd, last_line, STATUS_LINE, 0) < 0) { /* lost */ }
+        return;
+    }
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+/* echo's handler in front of every fatal signal; a handler installed since (a language runtime's) is kept, to be
+ * called after echo's */
+static void take_fatal_signals(void) {
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
+        struct sigaction now, sa;
+        if (sigaction(fatal_signals[i], NULL, &now) != 0) continue;
+        if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_fatal_signal) continue;
+        theirs[i] = now;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_fatal_signal;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        sigaction(fatal_signals[i], &sa, NULL);
+    }
 }
 
 static int real_rank_from_env(void) {
@@ -360,15 +405,12 @@ __attribute__((constructor)) static void echo_load(void) {
         redirect(2, path);
         output_redirected = 1;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_fatal_signal;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) sigaction(fatal_signals[i], &sa, NULL);
+    take_fatal_signals();
 }
 
 void echo_setup_after_init(void) {
     if (echo.app_rank == -1) return; /* no plan: pass-through */
+    if (status_fd >= 0) take_fatal_signals(); /* again: the runtime's handlers installed since load go behind echo's */
     echo_mode->setup();
     echo.active = 1;
     echo_records_open(echo_function_names, echo_nfunctions);

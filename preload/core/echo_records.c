@@ -102,6 +102,30 @@ uint64_t echo_bytes(int64_t count, MPI_Datatype dt) {
     return (uint64_t)count * (uint64_t)size;
 }
 
+uint64_t echo_sum_bytes(const int *counts, MPI_Datatype dt, uint64_t n) {
+    uint64_t sum = 0;
+    for (uint64_t i = 0; counts && i < n; i++) sum += echo_bytes(counts[i], dt);
+    return sum;
+}
+
+uint64_t echo_sum_bytes_c(const MPI_Count *counts, MPI_Datatype dt, uint64_t n) {
+    uint64_t sum = 0;
+    for (uint64_t i = 0; counts && i < n; i++) sum += echo_bytes(counts[i], dt);
+    return sum;
+}
+
+uint64_t echo_sum_bytes_w(const int *counts, const MPI_Datatype *types, uint64_t n) {
+    uint64_t sum = 0;
+    for (uint64_t i = 0; counts && types && i < n; i++) sum += echo_bytes(counts[i], types[i]);
+    return sum;
+}
+
+uint64_t echo_sum_bytes_w_c(const MPI_Count *counts, const MPI_Datatype *types, uint64_t n) {
+    uint64_t sum = 0;
+    for (uint64_t i = 0; counts && types && i < n; i++) sum += echo_bytes(counts[i], types[i]);
+    return sum;
+}
+
 uint64_t *echo_record_slots(void) { return pending; }
 
 uint64_t echo_record_seq(void) { return seq; }

@@ -68,6 +68,11 @@ void echo_record(uint16_t fn, uint64_t t_start, int32_t comm, int32_t peer, int3
 int32_t echo_comm_id(MPI_Comm comm);
 uint64_t echo_record_seq(void); /* the call number of the call under way */
 uint64_t echo_bytes(int64_t count, MPI_Datatype dt);
+/* a v- or w-collective's counts x type sizes over n processes (preload/gen/gen_bytes.py) */
+uint64_t echo_sum_bytes(const int *counts, MPI_Datatype dt, uint64_t n);
+uint64_t echo_sum_bytes_c(const MPI_Count *counts, MPI_Datatype dt, uint64_t n);
+uint64_t echo_sum_bytes_w(const int *counts, const MPI_Datatype *types, uint64_t n);
+uint64_t echo_sum_bytes_w_c(const MPI_Count *counts, const MPI_Datatype *types, uint64_t n);
 
 /* Role collectors declare their slots before the records are opened, and fill
  * them during a call (echo_record_slots() is the record being made). */

@@ -11,8 +11,17 @@ On MPICH mpif.h and `use mpi` call the C MPI_* symbols, which the C wrappers alr
 PMPI_*: there (ECHO_FORTRAN_F08_ENTRY_POINTS) echo gives mpi_f08's symbols only, `mpi_send_f08_` or, for a
 function with choice buffers, `mpi_send_f08ts_`, whose buffers come as gfortran array descriptors.
 
-A function with an argument this cannot convert (strings, callbacks, arrays of handles with no count) keeps
-the MPI's own binding: all of them are process-local calls (names, info keys, error handlers, user ops).
+Strings (MPI_File_open's file name, MPI_Info_set's key and value, MPI_Comm_get_name's result) come with a
+hidden length after the arguments (gfortran's size_t, Open MPI's mpi_f08 an int by value: the low 32 bits
+either way): blank-padded, converted as the MPI's own binding converts them (leading and trailing blanks dropped
+going in, the result blank-padded coming out); on Open MPI only (MPICH's mpif.h calls the C symbols).
+
+Handles are converted by the mode's own conversion (echo_calls), never by the wrapped MPI_X_f2c/c2f: those are
+the application's calls to `mpiecho report`, and echo's own conversions are not.
+
+A function with an argument this cannot convert (callbacks, arrays of strings, arrays of handles with no count)
+keeps the MPI's own binding: all of them are process-local calls (error handlers, user ops, keyvals, spawn's
+commands).
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ COUNT_NAMES = ("count", "incount")  # the length of the arrays of handles and st
 # Fortran parameter and the C argument made of it, for the kinds passed without a temporary
 SIMPLE = {"buf": ("void *{n}", "f_buf({n})"), "int": ("MPI_Fint *{n}", "(int)*{n}"),
           "ints": ("MPI_Fint *{n}", "(int *){n}"), "wide": ("{t} *{n}", "*{n}"), "wides": ("{t} *{n}", "{n}"),
-          "handle": ("MPI_Fint *{n}", "{c}_f2c(*{n})")}
+          "handle": ("MPI_Fint *{n}", "{f2c}(*{n})")}
 
 
 def conv(handle: str) -> str:
@@ -66,6 +75,26 @@ static void *f_buf(void *p) {
     if (ECHO_F_IS(p, mpi_fortran_bottom, MPI_FORTRAN_BOTTOM) || ECHO_F08_IS(p, MPIR_F08_MPI_BOTTOM))
         return MPI_BOTTOM;
     return p;
+}
+/* A Fortran string (blank-padded, `len` long) as a C string, as the MPI's binding makes it: leading and trailing
+ * blanks dropped.  An output string's buffer (`out`) is longer than the Fortran one: the MPI writes up to its
+ * MPI_MAX_* and f_string_out cuts what does not fit. */
+#define F_STRING_SLACK 8192
+static char *f_string_in(const char *f, int len, int out) {
+    if (len < 0) len = 0;
+    char *c = calloc((size_t)len + (out ? F_STRING_SLACK : 0) + 1, 1);
+    if (!c) echo_fatal("out of memory converting a Fortran string of %d characters", len);
+    if (out) return c;
+    int first = 0, last = len;
+    while (first < len && f[first] == ' ') first++;
+    while (last > first && f[last - 1] == ' ') last--;
+    memcpy(c, f + first, (size_t)(last - first));
+    return c;
+}
+static void f_string_out(const char *c, char *f, int len) {
+    int n = (int)strnlen(c, (size_t)(len > 0 ? len : 0));
+    memcpy(f, c, (size_t)n);
+    memset(f + n, ' ', (size_t)(len - n));
 }
 static int f_status_ignored(MPI_Fint *s) {
     return ECHO_F_IS(s, mpi_fortran_status_ignore, MPI_FORTRAN_STATUS_IGNORE)
@@ -113,6 +142,8 @@ def _kind(ctype: str, decl: str, name: str) -> tuple[str, str] | None:
     # (taken for one status, the statuses of MPI_Waitall overflowed its buffer: the stack, or the common block
     # of MPI_STATUSES_IGNORE)
     array = decl.rstrip().endswith("]") or name.startswith("array_of_")
+    if (t == "char *" and not array) or (t == "char" and array):  # `const char datarep[]` too; not argv's `char *[]`
+        return ("string" if ctype.startswith("const") else "string_out", "char")
     if array and t.endswith("*"):
         t = t[:-1].strip()
     if t in ("void *",):
@@ -140,11 +171,18 @@ def _kind(ctype: str, decl: str, name: str) -> tuple[str, str] | None:
     return None
 
 
-def entry_point(p) -> list[str] | None:  # noqa: ANN001 (gen_wrappers.Prototype)
-    """C source of one function's Fortran entry points, or None when it keeps the MPI's own binding."""
+def entry_point(p, calls: dict[str, str]) -> list[str] | None:  # noqa: ANN001 (gen_wrappers.Prototype)
+    """C source of one function's Fortran entry points, or None when it keeps the MPI's own binding. `calls`: how
+    echo converts a handle without recording a call (gen_wrappers: the mode's entry, or the real PMPI_X)."""
     if p.ret not in ("int", "double") or p.name.endswith(("_c2f", "_f2c", "_c", "_f2f08", "_f082f", "_c2f08",
-                                                          "_f082c")):
-        return None
+                                                          "_f082c")) or p.name.startswith("MPI_T_"):
+        return None  # MPI_T has no Fortran binding
+
+    def f2c(handle: str) -> str:
+        return calls.get(f"{conv(handle)}_f2c", f"P{conv(handle)}_f2c")
+
+    def c2f(handle: str) -> str:
+        return calls.get(f"{conv(handle)}_c2f", f"P{conv(handle)}_c2f")
     lower = p.name.lower()
     base = lower[len("mpi_"):]
     # mpif.h's and `use mpi`'s names, then Open MPI's own: mpi_f08's bindings (mpi_x_f08_) call ompi_x_f,
@@ -170,24 +208,33 @@ def entry_point(p) -> list[str] | None:  # noqa: ANN001 (gen_wrappers.Prototype)
         count = next((n for n, k in zip(p.names, kinds, strict=True) if k[0] == "int" and n in COUNT_NAMES), None)
         if any(k[0] in ("handles", "statuses") for k in kinds) and count is None:
             return None
-        fparams, pre, post, call = [], [], [], []
+        fparams, pre, post, call, lengths = [], [], [], [], []
         for name, (how, base_t) in zip(p.names, kinds, strict=True):
             if how in SIMPLE:
                 fparam, arg = SIMPLE[how]
                 fparams.append(fparam.format(n=name, t=base_t))
-                call.append(arg.format(n=name, t=base_t, c=conv(base_t)))
+                call.append(arg.format(n=name, t=base_t, f2c=f2c(base_t) if how == "handle" else ""))
+            elif how in ("string", "string_out"):
+                fparams.append(f"char *{name}")
+                lengths.append(f"int {name}_len")
+                pre.append(f"char *c_{name} = f_string_in({name}, {name}_len, {int(how == 'string_out')});")
+                call.append(f"c_{name}")
+                if how == "string_out":  # MPI_Info_get leaves the value as it is when the key is not there
+                    found = " && *flag" if "flag" in p.names else ""
+                    post.append(f"if (rc == MPI_SUCCESS{found}) f_string_out(c_{name}, {name}, {name}_len);")
+                post.append(f"free(c_{name});")
             elif how == "handle_out":  # in, out or both: converted both ways
                 fparams.append(f"MPI_Fint *{name}")
-                pre.append(f"{base_t} c_{name} = {conv(base_t)}_f2c(*{name});")
+                pre.append(f"{base_t} c_{name} = {f2c(base_t)}(*{name});")
                 call.append(f"&c_{name}")
-                post.append(f"*{name} = {conv(base_t)}_c2f(c_{name});")
+                post.append(f"*{name} = {c2f(base_t)}(c_{name});")
             elif how == "handles":
                 fparams.append(f"MPI_Fint *{name}")
                 pre.append(f"int n_{name} = *{count} > 0 ? *{count} : 0;")
                 pre.append(f"{base_t} c_{name}[n_{name} + 1];")
-                pre.append(f"for (int i = 0; i < n_{name}; i++) c_{name}[i] = {conv(base_t)}_f2c({name}[i]);")
+                pre.append(f"for (int i = 0; i < n_{name}; i++) c_{name}[i] = {f2c(base_t)}({name}[i]);")
                 call.append(f"c_{name}")
-                post.append(f"for (int i = 0; i < n_{name}; i++) {name}[i] = {conv(base_t)}_c2f(c_{name}[i]);")
+                post.append(f"for (int i = 0; i < n_{name}; i++) {name}[i] = {c2f(base_t)}(c_{name}[i]);")
             elif how == "status":
                 fparams.append(f"MPI_Fint *{name}")
                 pre.append(f"MPI_Status c_{name};")
@@ -214,11 +261,12 @@ def entry_point(p) -> list[str] | None:  # noqa: ANN001 (gen_wrappers.Prototype)
             post.append("if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED) "
                         "for (int i = 0; i < *outcount; i++) array_of_indices[i] += F_INDEX_BASE;")
         fparams.append("MPI_Fint *ierr")
+        fparams += lengths  # a string's hidden length comes after every argument, in the strings' order
         args = ", ".join(call)
         body = [f"static void f_{base}({', '.join(fparams)}) {{", *[f"    {x}" for x in pre],
                 f"    int rc = {p.name}({args});", *[f"    {x}" for x in post],
                 "    if (ierr) *ierr = rc;", "}"]
-        return body + _exported(p, base, names, fparams)
+        return body + _exported(p, base, names, fparams, bool(lengths))
     body = [f"static void f_{base}({', '.join(fparams)}) {{ int rc = {p.name}({args}); if (ierr) *ierr = rc; }}"]
     return body + _exported(p, base, names, fparams)
 
@@ -227,14 +275,17 @@ def entry_point(p) -> list[str] | None:  # noqa: ANN001 (gen_wrappers.Prototype)
 C_POINTERS = ("baseptr", "buffer_addr")
 
 
-def _exported(p, base: str, names: list[str], fparams: list[str]) -> list[str]:  # noqa: ANN001
+def _exported(p, base: str, names: list[str], fparams: list[str], strings: bool = False) -> list[str]:  # noqa: ANN001
     """The exported symbols of one function, calling its f_x: Open MPI's names, or MPICH's mpi_f08 ones (its
     mpif.h and `use mpi` call the C MPI_* symbols, its mpi_f08 calls PMPI_*): mpi_x_f08_, or mpi_x_f08ts_ for
-    a function with choice buffers, which come as gfortran array descriptors (`type(*), dimension(..)`)."""
+    a function with choice buffers, which come as gfortran array descriptors (`type(*), dimension(..)`).
+    A function with strings has Open MPI's names only (MPICH's mpi_f08 converts strings itself, untried)."""
     params = ", ".join(fparams)
     fargs = [re.sub(r".*[ *]", "", f) for f in fparams]
     out = ["#if ECHO_FORTRAN_ENTRY_POINTS"]
     out += [f"ECHO_PUBLIC void {n}({params}) {{ f_{base}({', '.join(fargs)}); }}" for n in names]
+    if strings:
+        return [*out, "#endif"]
     bufs = [n for n, t in zip(p.names, p.types, strict=True)
             if t.replace("const ", "").strip() == "void *" and n not in C_POINTERS]
     lower = p.name.lower()
@@ -247,13 +298,13 @@ def _exported(p, base: str, names: list[str], fparams: list[str]) -> list[str]: 
     return out + ["#elif ECHO_FORTRAN_F08_ENTRY_POINTS", f08, "#endif"]
 
 
-def render(protos: dict) -> str:
+def render(protos: dict, calls: dict[str, str]) -> str:
     out = ["", "/* ---- Fortran entry points (preload/gen/gen_fortran.py) ---- */",
            "#if ECHO_FORTRAN_ENTRY_POINTS || ECHO_FORTRAN_F08_ENTRY_POINTS",
            "#define MPI_STATUS_SIZE_F ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))", SENTINELS]
     done = 0
     for name in sorted(protos):
-        lines = entry_point(protos[name])
+        lines = entry_point(protos[name], calls)
         if lines:
             out += lines + [""]
             done += 1

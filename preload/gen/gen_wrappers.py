@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import gen_bytes
 import gen_fortran
 import pympistandard as std
 
@@ -238,6 +239,7 @@ def record_fields(proto: Prototype, kinds: list[str] | None) -> tuple[str, str, 
             dt = next((j for j in range(i + 1, len(kinds)) if kinds[j] == "DATATYPE" and scalar[j]), None)
             if dt is not None:
                 bytes_ = f"echo_bytes({proto.names[i]}, {proto.names[dt]})"
+    bytes_ = gen_bytes.collective_bytes(proto) or bytes_
     return (f"echo_comm_id({comm})" if comm else "-1"), peer, tag, bytes_
 
 
@@ -531,6 +533,18 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
         out += [f"const struct echo_calls echo_calls_{mode.name} = {{",
                 *[f"    .{n} = {row[mode.name] if isinstance(row[mode.name], str) else f'{mode.name}_{n}'},"
                   for n, row in entries.items()], "};", ""]
+    # the sizes a collective's bytes need, asked of the mode as the application would ask them, but not counted as
+    # its calls: SDR's entries count calls (its kill injection at the Nth call), so SDR's semantics are called here
+    # without them
+    asked = {}
+    for n in gen_bytes.ASKED:
+        call = Call(protos[n], kinds.get(n), written.get(n), n in sdr)
+        mode = f"echo_calls->{n}({call.args})" if n in entries else f"{plain_entry(call)}({call.args})"
+        fallback = f"echo_always_{n}({call.args})" if call.written else call.real
+        out += [f"static __attribute__((unused)) int coll_{n}({protos[n].params}) {{",
+                f"    return echo.sdr ? {sdr_body(call.p, call.kinds, sdr, fallback)} : {mode};", "}"]
+        asked[n] = f"coll_{n}"
+    out += [line.replace("static ", "static __attribute__((unused)) ", 1) for line in gen_bytes.helpers(asked)]
     for fn_id, name in enumerate(names):
         p = protos[name]
         args = ", ".join(p.names)
@@ -573,7 +587,9 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
     unknown = sorted((set(written) | sdr) - set(protos) - set(kinds))
     if unknown:
         raise SystemExit(f"hand-written semantics for functions neither mpi.h nor the MPI standard declares: {unknown}")
-    return "\n".join(out) + gen_fortran.render(protos)
+    # Fortran entry points convert handles as the mode does, without the record of an application's call
+    conversions = {n: f"echo_calls->{n}" if n in entries else f"P{n}" for n in names if n.endswith(("_f2c", "_c2f"))}
+    return "\n".join(out) + gen_fortran.render(protos, conversions)
 
 
 def main() -> None:

@@ -69,6 +69,16 @@ def test_output_all_tags_lines():
     assert "--output" in plan(output="all").argv
 
 
+def test_output_all_tags_lines_as_each_launcher_knows():
+    """Open MPI 4's mpirun knows --tag-output (not --output tag: exit 1), hydra -prepend-rank."""
+    from dataclasses import replace
+
+    for machine, option in ((replace(MACHINE, major=4), "--tag-output"), (replace(MACHINE, major=5), "--output"),
+                            (replace(MACHINE, flavor="mpich", major=4), "-prepend-rank")):
+        argv = plan(output="all", machine=machine).argv
+        assert option in argv and not ({"--output", "--tag-output", "-prepend-rank"} - {option}) & set(argv), argv
+
+
 def test_bad_output_mode():
     with pytest.raises(ValueError, match="--output loud"):
         plan(output="loud")

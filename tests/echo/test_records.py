@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from echo.records import RECORD, RecordsError, read, read_run
-from tests.conftest import echorun
+from tests.conftest import echorun, lines_by_rank
 
 
 def test_every_copy_records_what_its_representative_did(programs, tmp_path):
@@ -135,3 +135,21 @@ def test_the_function_table_is_never_cut(programs, tmp_path):
     f = read(path)
     assert nfunctions > 400 and len(f.functions) == nfunctions and f.damage is None
     assert len(set(f.functions)) == nfunctions and all(n.startswith("MPI_") for n in f.functions)
+
+
+def test_collectives_record_the_bytes_they_move(programs, tmp_path):
+    """An integer sort's exchanges: MPI_Alltoallv (and MPI_Ialltoallv) record every block the rank sends (they
+    recorded 0), MPI_Alltoall its whole send buffer (it recorded one peer's block), in place too, MPI_Scatter the
+    root's blocks and nothing on the others, MPI_Allgather in place its own block: what the program itself counts,
+    on every copy (copies ask the application's communicator, not the real one they stand in on)."""
+    r = echorun(["--no-store", "-n", "3", "--clones", "2", *programs["int_sort"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    printed: dict[int, list[tuple[str, int]]] = {}
+    for rank, lines in lines_by_rank(r.stdout).items():
+        printed[rank] = [(w[2], int(w[3].rstrip(","))) for w in (line.split() for line in lines) if w[1] == "bytes"]
+    assert printed[0] and len(printed) == 3
+    for f in read_run(tmp_path / "run"):
+        names = list(f.function_names())
+        recorded = [(n, int(b)) for n, b in zip(names, f.records["bytes"], strict=True)
+                    if n in {call for call, _ in printed[f.app_rank]}]
+        assert recorded == printed[f.app_rank], (f.app_rank, f.copy)

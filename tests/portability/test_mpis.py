@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,20 +46,22 @@ TARGETS = {
                         "pip install impi-devel impi-rt in .mpis/impi-pypi (scripts/mpis.sh)"),
 }
 C_PROGRAMS = ["p2p", "coll", "comms", "comm_ctors", "anysource", "nonblocking", "intercomm", "attrs", "pcoll",
-              "topo", "rma", "p2pmore", "io", "sdc_loop", "cxx_ring", "bigcount", "spawn", "mpi41", "errh_threads"]
+              "topo", "rma", "p2pmore", "io", "sdc_loop", "cxx_ring", "bigcount", "spawn", "mpi41", "errh_threads",
+              "win_halo"]
 # CI's portability job takes this fixed subset (about a minute and a half per MPI here); ECHO_PORTABILITY_FULL=1
 # runs every program above
 if not os.environ.get("ECHO_PORTABILITY_FULL"):
     C_PROGRAMS = ["p2p", "coll", "comms", "anysource", "nonblocking", "attrs", "topo", "io", "sdc_loop", "cxx_ring",
-                  "bigcount", "spawn", "mpi41", "errh_threads"]
+                  "bigcount", "spawn", "mpi41", "errh_threads", "win_halo"]
 # Fortran, in the three interfaces: `use mpi` (f_usempi, f_timers), mpif.h (f_stencil), `use mpi_f08` (f_f08).
 # MPICH's mpif.h and `use mpi` call the C MPI_* symbols, which echo wraps; Open MPI's Fortran and MPICH's mpi_f08
 # call PMPI_*, so echo gives them Fortran entry points of its own (preload/gen/gen_fortran.py)
-F_PROGRAMS = ["f_usempi", "f_stencil", "f_f08", "f_timers"]
+# f_mpiio: MPI-IO with strings (file names, 'native'), which Open MPI 4.1's Fortran binding took past echo
+F_PROGRAMS = ["f_usempi", "f_stencil", "f_f08", "f_timers", "f_mpiio"]
 PY_PROGRAMS = ["py_p2p", "py_coll", "py_bigcount", "py_subprocess"]
 # programs whose copies differ by nature, on every MPI (the primary's tests/preload/test_sdc.py leaves them out
-# too): they run with clones only.  rma exchanges the addresses of dynamic windows, io a process id.
-SDC_DIFFERS = {"rma", "io"}
+# too): they run with clones only.  rma and win_halo exchange the addresses of dynamic windows, io a process id.
+SDC_DIFFERS = {"rma", "io", "win_halo"}
 # What an MPI itself gets wrong or leaves open, natively: (MPI, program) -> (lines not compared with the native
 # run's, why).  Copies are still compared with their representative on every line.
 GREQ_POLLS = ("testall mix in ", "calls a complete generalized request's query function at every MPI_Testall poll that "
@@ -113,7 +117,7 @@ def target(request, tmp_path_factory) -> Built:
         pytest.fail(f"{request.param}: {e}")
     python = str(t.python) if has_mpi4py(t.python) else None
     out, programs = tmp_path_factory.mktemp(request.param), {}
-    for name in C_PROGRAMS + F_PROGRAMS + ["f_stop"] + PY_PROGRAMS:
+    for name in C_PROGRAMS + F_PROGRAMS + ["f_stop", "f_crash"] + PY_PROGRAMS:
         try:
             programs.update(compile_programs(mpi, out, python, [name]))
         except subprocess.CalledProcessError:  # MPI-4 programs on an MPI-3 library
@@ -206,6 +210,29 @@ def test_mpirun_of_the_same_mpi(target):
         assert mpi.mpirun.endswith("." + mpi.mpicc.rsplit(".", 1)[1]), mpi.mpirun
 
 
+def test_intel_mpi_with_its_root_already_set(target, tmp_path):
+    """Intel MPI's setvars.sh leaves I_MPI_ROOT set; with another MPI's mpiexec.hydra first on PATH (MPICH's in
+    /usr/bin), Intel's mpirun, a script, started that one (on a cluster every process died of SIGSEGV before
+    MPI_Init; MPICH 4.0.2's hydra happens to start Intel MPI 2021.18's processes here). echo runs Intel MPI's
+    own hydra, and the job runs."""
+    if target.id != "impi-pypi":
+        pytest.skip("Intel MPI only")
+    bindir = str(Path(target.mpi.mpicc).parent)
+    path = [p for p in os.environ["PATH"].split(os.pathsep) if p != bindir]
+    other = shutil.which("mpiexec.hydra", path=os.pathsep.join(path))
+    if other is None:
+        pytest.skip("no other MPI's mpiexec.hydra on PATH (Debian's MPICH: scripts/mpis.sh)")
+    env = {**pinned(target.mpi), "I_MPI_ROOT": str(Path(bindir).parent), "PATH": os.pathsep.join(path)}
+    # what Intel's mpirun script will start: the first mpiexec.hydra on the PATH echo gives it
+    code = (f"import shutil; from echo.build import detect_mpi; detect_mpi({target.mpi.mpicc!r}); "
+            "print(shutil.which('mpiexec.hydra'))")
+    found = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True)
+    assert found.stdout.strip() == str(Path(bindir) / "mpiexec.hydra"), (other, found.stdout, found.stderr)
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", *target.programs["p2p"]], tmp_path / "run", env=env)
+    assert r.returncode == 0, f"{other} first on PATH:\n{r.stderr}"
+    assert "r1: done modes" in r.stdout, r.stdout
+
+
 def fortran(target, name: str) -> list[str]:
     """The command of a Fortran program built with this MPI, or skip: no Fortran compiler wrapper."""
     if name not in target.programs:
@@ -231,6 +258,18 @@ def test_fortran_exit_status_is_the_programs(target, tmp_path, status):
     assert "SDC divergence" not in r.stderr and "Traceback" not in r.stderr
 
 
+def test_fortran_crash_names_the_signal(target, tmp_path):
+    """A gfortran program that dies of SIGSEGV on rank 1 (gfortran's runtime catches the signal, prints its
+    backtrace and raises it again): echorun names the signal, as for a C program, and the backtrace still shows."""
+    cmd = fortran(target, "f_crash")
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", *cmd], tmp_path / "run", env=pinned(target.mpi))
+    assert r.returncode != 0, r.stderr
+    assert "Program received signal SIGSEGV" in r.stderr, r.stderr  # gfortran's own handler still ran
+    causes = [line for line in r.stderr.splitlines() if line.startswith("echo: job failed: application rank")]
+    assert causes and all(line.startswith("echo: job failed: application rank 1 copy") for line in causes), r.stderr
+    assert "was killed by SIGSEGV (Segmentation fault)" in causes[0], r.stderr
+
+
 # Each Fortran interface's calls that `mpiecho report` must show: on Open MPI 4.1, f_f08's MPI_Test, MPI_Iprobe
 # come through mpi_test_f08_ (its mpi_f08 calls pmpi_test_ for them), the others through ompi_x_f; on MPICH, all
 # through mpi_x_f08_ and mpi_x_f08ts_
@@ -238,7 +277,14 @@ F_REPORTED = {
     "f_usempi": ("MPI_Waitany", "MPI_Testsome", "MPI_Allreduce", "MPI_Comm_split", "MPI_Sendrecv", "MPI_Gather"),
     "f_stencil": ("MPI_Cart_create", "MPI_Cart_shift", "MPI_Type_vector", "MPI_Waitall", "MPI_Sendrecv"),
     "f_f08": ("MPI_Test", "MPI_Iprobe", "MPI_Testsome", "MPI_Waitany", "MPI_Get_count", "MPI_Alltoall"),
+    "f_mpiio": ("MPI_File_open", "MPI_File_delete", "MPI_File_set_view", "MPI_Comm_set_name", "MPI_Comm_get_name"),
 }
+# Every call f_mpiio's rank 1 makes, and how many times: the report shows what the program called, no more (echo's
+# own handle conversions in its Fortran entry points are not the program's) and no less
+F_MPIIO_RANK1 = {"MPI_Init": 1, "MPI_Comm_rank": 1, "MPI_Comm_size": 1, "MPI_Comm_set_name": 1,
+                 "MPI_Comm_get_name": 1, "MPI_Barrier": 3, "MPI_File_open": 3, "MPI_File_set_view": 2,
+                 "MPI_File_write_all": 1, "MPI_File_read_all": 1, "MPI_File_close": 2, "MPI_Allreduce": 1,
+                 "MPI_Reduce": 1}
 
 
 @pytest.mark.parametrize("name", list(F_REPORTED))
@@ -260,3 +306,21 @@ def test_fortran_calls_are_intercepted(target, tmp_path, name, request):
     text = report(create_engine(db), run_id, top=50)  # what `mpiecho report` prints, every function listed
     for call in F_REPORTED[name]:  # a whole name: MPI_Test is not MPI_Testsome
         assert re.search(rf"\b{call}\b", text), f"{call} is not in the report:\n{text}"
+    conversions = re.findall(r"\bMPI_\w+_(?:c2f|f2c)\b", text)
+    assert not conversions, f"echo's own handle conversions reported as the program's calls: {set(conversions)}"
+    if name == "f_mpiio":
+        rows = re.findall(r"^1\s+(MPI_\w+)\s+(\d+)\s", text.split("per rank (representatives):")[1], re.M)
+        assert {call: int(n) for call, n in rows} == F_MPIIO_RANK1, text
+
+
+def test_output_all_prefixes_every_copy(target, tmp_path):
+    """--output all on every MPI: the job runs (Open MPI 4.1's mpirun knows --tag-output, not --output tag) and
+    every copy's lines carry the `[rank R copy C]` prefix (hydra tags lines its own way)."""
+    mpi = target.mpi
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", "--output", "all", *target.programs["cxx_ring"]],
+                tmp_path / "run", env=pinned(mpi))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    for rank in range(2):
+        for copy in range(2):
+            assert f"[rank {rank} copy {copy}] r{rank}: done" in lines, r.stdout
