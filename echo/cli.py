@@ -121,6 +121,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reinit-hosts", metavar="H,H,...",
                    help="--mode reinit: the host of each rank, simulated, to see where ranks of a lost host restart "
                         "(testing on one machine)")
+    p.add_argument("--failure-watchdog", type=float, default=60.0, metavar="S",
+                   help="--mode reinit: a process failure MPI has not reported in S seconds to a survivor waiting in "
+                        "a call (Open MPI's one-sided epochs never report one) ends the job, naming the process and "
+                        "the call (default 60; 0: wait for ever)")
     p.add_argument("program", nargs=argparse.REMAINDER, help="the MPI program and its arguments")
 
 
@@ -180,6 +184,7 @@ def run_command(args: argparse.Namespace) -> int:
         rejoin_after=getattr(args, "rejoin_after", 3),
         checkpoint=_absolute_checkpoint(getattr(args, "checkpoint", "memory")),
         reinit_hosts=getattr(args, "reinit_hosts", None),
+        failure_watchdog=getattr(args, "failure_watchdog", 60.0),
         server=getattr(args, "server", None),
         token=token,
         launcher=getattr(args, "launcher", "mpirun"),

@@ -89,6 +89,10 @@ def planned(plan_text: str) -> list[Injection]:
                                  f"kill:rank={w[0]},replica={w[1]},{at}", int(w[3]) if w[2] == "call" else None))
         elif key.startswith("reinit_kill_") and w[1] == "repair":  # R repair N: in the job's Nth repair
             out.append(Injection("kill", int(w[0]), None, f"in repair {w[2]}", f"kill:rank={w[0]},repair={w[2]}"))
+        elif key.startswith("reinit_kill_") and w[1] == "finalize":  # R finalize: in its MPI_Finalize
+            out.append(Injection("kill", int(w[0]), None, "in MPI_Finalize", f"kill:rank={w[0]},at=finalize"))
+        elif key.startswith("reinit_kill_") and w[1] == "at":  # R at MPI_X: as it enters its first MPI_X
+            out.append(Injection("kill", int(w[0]), None, f"entering {w[2]}", f"kill:rank={w[0]},at={w[2]}"))
         elif key.startswith("reinit_kill_"):  # R SECONDS: whichever process holds the rank then
             out.append(Injection("kill", int(w[0]), None, _after(w[1]), f"kill:rank={w[0]},after={float(w[1]):g}s"))
     return out

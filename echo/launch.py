@@ -292,6 +292,9 @@ def reinit_verdict(run_dir: Path, nprocs: int, rc: int, deployment: int) -> int:
     done = run_dir / runfiles.REINIT_DONE
     again = f" in its deployment {deployment} (started again after every process failed)" if deployment > 1 else ""
     if not done.exists():
+        if ended := reinit.stopped(run_dir):  # echo ended it: the application's abort, or the watchdog
+            say(f"{ended[0]} (exit status {ended[1]})")
+            return ended[1]
         ends = [read_status(run_dir, real) for real in range(nprocs)]
         if rc == 0 and any(e is None or e.state != "finalized" for e in ends):
             say("Reinit: the application did not finish: a process failed where no restart point could take "

@@ -62,6 +62,7 @@ class BaseOptions:
     rejoin_after: int = 3  # sdr: judged rounds well (and caught up) before it is taken back
     checkpoint: str = "memory"  # reinit: "memory" or "files:DIR"
     reinit_hosts: str | None = None  # reinit: simulated host of each rank ("a,a,b"), to test placement on one machine
+    failure_watchdog: float = 60.0  # reinit: seconds a failure MPI has not reported may hold a survivor (0: for ever)
     server: str | None = None  # echo server to upload the run to
     token: str | None = None  # its upload token
     launcher: str = "mpirun"  # or "srun" (echo/slurm.py)
@@ -233,7 +234,9 @@ def reinit_lines(opts: Options, copies: list[int]) -> list[str]:
                           f"or {last}")
     if opts.checkpoint != "memory" and not (opts.checkpoint.startswith("files:") and len(opts.checkpoint) > 6):
         raise ReinitError(f"--checkpoint {opts.checkpoint}: expected memory or files:DIR")
-    lines = ["mode reinit", f"checkpoint {opts.checkpoint}"]
+    if not opts.failure_watchdog >= 0:
+        raise ReinitError(f"--failure-watchdog {opts.failure_watchdog:g}: seconds, >= 0 (0: no watchdog)")
+    lines = ["mode reinit", f"checkpoint {opts.checkpoint}", f"reinit_watchdog {opts.failure_watchdog:g}"]
     if opts.inject:
         lines += parse_kills(opts.inject, opts.nranks)
     if opts.reinit_hosts:
@@ -395,6 +398,9 @@ def mpirun_command(opts: Options, machine: Machine, nprocs: int, env: dict[str, 
             argv += ["--with-ft", "ulfm"]
         if opts.mode == "reinit":  # coll/han decides per process whether it takes a communicator merged with
             argv += ["--mca", "coll", "^han"]  # restarted processes: their collectives then never match (a hang)
+            # osc/sm takes a window only where every member is on this node, which a restarted (spawned) process
+            # and the survivors judged differently: their MPI_Win_allocate ran different collectives (a hang)
+            argv += ["--mca", "osc", "^sm"]
     if opts.output == "all" or tagged_output(opts):  # perturbation keeps copy 0's output in a file too
         argv += mpirun_tag_options(machine.flavor, machine.major)
     argv += mpirun_env(machine.flavor, env)

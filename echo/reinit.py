@@ -13,6 +13,7 @@ that every process of a job failed, so that only starting the job again can rest
 
 from __future__ import annotations
 
+import re
 import signal
 from collections.abc import Callable
 from pathlib import Path
@@ -39,26 +40,37 @@ class ReinitError(ValueError):
 
 def parse_kills(spec: str, nranks: int) -> list[str]:
     """`kill:rank=3,after=2s;kill:rank=1,repair=1` -> plan lines `reinit_kill_<k> <rank> <seconds>` (a time after
-    the job's MPI_Init) or `reinit_kill_<k> <rank> repair <n>` (in the middle of the job's nth repair, once the
-    missing processes were started)."""
+    the job's MPI_Init), `reinit_kill_<k> <rank> repair <n>` (in the middle of the job's nth repair, once the
+    missing processes were started) or, for `kill:rank=R,at=finalize` and `kill:rank=R,at=MPI_Comm_split`,
+    `reinit_kill_<k> <rank> finalize` (in its MPI_Finalize, once the rank said it reached it) and
+    `reinit_kill_<k> <rank> at MPI_Comm_split` (as it enters its first call of that function after MPI_Init)."""
     lines = []
     for k, one in enumerate(split_specs(spec)):
         item = parse_spec(one)
         values = item.values
-        if item.kind != "kill" or not item.has_settings or set(values) not in ({"rank", "after"}, {"rank", "repair"}):
+        if item.kind != "kill" or not item.has_settings or \
+                set(values) not in ({"rank", "after"}, {"rank", "repair"}, {"rank", "at"}) or \
+                not re.fullmatch(r"finalize|MPI_[A-Za-z0-9_]+", values.get("at", "finalize")):
             raise ReinitError(f"--inject {one}: with --mode reinit, expected kill:rank=R,after=T (T in s or ms after "
-                              "the job's MPI_Init) or kill:rank=R,repair=N (during the job's Nth repair); several "
-                              "separated by ';'")
+                              "the job's MPI_Init), kill:rank=R,repair=N (during the job's Nth repair) or "
+                              "kill:rank=R,at=finalize (in its MPI_Finalize) or kill:rank=R,at=MPI_Xxx (as it "
+                              "enters its first call of MPI_Xxx); several separated by ';'")
         try:
             rank = int(values["rank"])
-            when = seconds(values["after"]) if "after" in values else int(values["repair"])
+            if "at" in values:
+                when = 1
+            else:
+                when = seconds(values["after"]) if "after" in values else int(values["repair"])
         except ValueError as e:
             raise ReinitError(f"--inject {one}: {e}") from None
         if not 0 <= rank < nranks:
             raise ReinitError(f"--inject {one}: rank {rank} does not exist (ranks are 0..{nranks - 1})")
         if when < 0 or ("repair" in values and when < 1):
             raise ReinitError(f"--inject {one}: after must be >= 0, repair >= 1")
-        lines.append(f"reinit_kill_{k} {rank} {when}" if "after" in values else f"reinit_kill_{k} {rank} repair {when}")
+        at = values.get("at")
+        lines.append(f"reinit_kill_{k} {rank} finalize" if at == "finalize" else
+                     f"reinit_kill_{k} {rank} at {at}" if at else
+                     f"reinit_kill_{k} {rank} {when}" if "after" in values else f"reinit_kill_{k} {rank} repair {when}")
     return lines
 
 
@@ -71,6 +83,19 @@ def nothing_left(run_dir: Path, nprocs: int) -> bool:
     ends = [read_status(Path(run_dir), real) for real in range(nprocs)]
     return all(e is not None and e.exit_status is None and e.state not in ("finalizing", "finalized")
                and e.signal in KILLED for e in ends)
+
+
+def stopped(run_dir: Path) -> tuple[str, int] | None:
+    """A job the library ended itself (the application's MPI_Abort, or the watchdog of a failure MPI never
+    reported): its note (runfiles.ECHO_STOPPED) and the job's status, the first exit status a process recorded
+    that is not 0 (the abort's code; the watchdog's 70), else 70."""
+    note = Path(run_dir) / runfiles.ECHO_STOPPED
+    if not note.is_file():
+        return None
+    ends = [e for f in runfiles.status_files(Path(run_dir)) if f.stem.isdigit()
+            and (e := read_status(Path(run_dir), int(f.stem))) and e.exit_status]
+    status = min(ends, key=lambda e: e.time).exit_status if ends else 70
+    return note.read_text(errors="replace").strip().removeprefix("echo: "), status
 
 
 def earlier_deployments(run_dir: Path) -> list[str]:

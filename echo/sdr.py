@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from echo.constants import SDR_MAX_REPLICAS
-from echo.runfiles import SDR_LOST, SDR_SLOW
+from echo.runfiles import ECHO_STOPPED, SDR_LOST, SDR_SLOW
 from echo.spec import parse_spec, seconds, split_specs
 
 if TYPE_CHECKING:
@@ -144,6 +144,10 @@ def verdict(run_dir: Path, nranks: int, replicas: int, rc: int) -> Outcome:
 
     lost, ended_early = [], False
     lines = describe_exclusions(exclusions(run_dir))
+    # the application's own MPI_Abort (echo_sdr_aborts): a replica other than 0 said so only in its own error file
+    stop = run_dir / ECHO_STOPPED
+    if stop.is_file() and "called MPI_Abort" in (said := stop.read_text(errors="replace").strip()):
+        lines.append(said.removeprefix("echo: "))
     failure = application_failure(run_dir, nranks * replicas)
     note = run_dir / SDR_LOST  # left by the first process that saw every replica of a rank dead
     if note.is_file():

@@ -94,5 +94,6 @@ int echo_always_MPI_Abort(MPI_Comm comm, int errorcode) {
     if (echo.app_rank >= 0)
         fprintf(stderr, "echo: application rank %d copy %d called MPI_Abort with error code %d\n", echo.app_rank,
                 echo.copy, errorcode);
+    if (echo_mode->aborts) echo_mode->aborts(errorcode);
     return PMPI_Abort(MPI_COMM_WORLD, errorcode);
 }

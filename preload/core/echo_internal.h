@@ -62,6 +62,8 @@ void echo_mark_finalized(void);
 /* a copy that cannot go on with its representative (the channel saw it finalize first): finalize and exit */
 void echo_copy_ends(void) __attribute__((noreturn));
 void echo_mark_stopped(void); /* SDR stopped this excluded replica at the end (not a failure) */
+/* the status this process ends with, recorded before it ends without exit() (an abort, echo's _exit) */
+void echo_record_exit_status(int code);
 void echo_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void echo_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* one line on the terminal, run goes on */
 void echo_ft_survive_sigpipe(void); /* SDR and Reinit: a dead peer's socket must not end a survivor */

@@ -162,6 +162,11 @@ static void write_status(void) {
     if (pwrite(status_fd, line, STATUS_LINE, 0) < 0) return;
 }
 
+void echo_record_exit_status(int code) {
+    exit_status = code & 0xff;
+    write_status();
+}
+
 static void set_status(const char *what) {
     status_state = what;
     write_status();

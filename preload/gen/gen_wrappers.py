@@ -435,13 +435,26 @@ def clone_entry(c: Call) -> Entry:
     return [*lines, "return rc;"]
 
 
+# Reinit: a window's failures must reach the repair as any call's, one behaviour with or without a restart point
+# (docs/reinit.md); a window's default handler is MPI_ERRORS_ARE_FATAL: a failure seen in MPI_Win_fence aborted
+# the survivor, mpirun ended every process, and echorun took the job for one whose every process was killed
+REINIT_WINDOW_MAKERS = re.compile(r"MPI_Win_(create|allocate|allocate_shared|create_dynamic)(_c)?")
+
+
 def reinit_entry(c: Call) -> Entry:
     """Reinit's world is a clone world of one copy each; a failed call repairs the world (echo_reinit.c)."""
     entry = clone_entry(c)
     if c.handle:
         return entry
     lines = [f"int rc = {entry}({c.args});", "return rc;"] if isinstance(entry, str) else entry
-    return [*lines[:-1], "if (rc != MPI_SUCCESS) rc = echo_reinit_on_error(rc);", lines[-1]]
+    if REINIT_WINDOW_MAKERS.fullmatch(c.name):
+        lines = [*lines[:-1], f"if (rc == MPI_SUCCESS) {{ PMPI_Win_set_errhandler(*{c.p.names[-1]}, "
+                 "MPI_ERRORS_RETURN); echo_reinit_windows = 1; }", lines[-1]]
+    # the call the process is in, for the watchdog of failures MPI never reports (echo_reinit_watchdog.c)
+    return [f'echo_reinit_call.name = "{c.name}"; echo_reinit_call.seq++;',
+            f'if (echo_reinit_call_kills) echo_reinit_kill_at_call("{c.name}");', *lines[:-1],
+            "echo_reinit_call.name = NULL; echo_reinit_call.seq++;",
+            "if (rc != MPI_SUCCESS) rc = echo_reinit_on_error(rc);", lines[-1]]
 
 
 def sdr_entry(c: Call) -> Entry:

@@ -136,6 +136,61 @@ static void kill_in_repair(void) {
     }
 }
 
+/* kills planned as the rank enters a call (plan value "<rank> at MPI_X"): its first MPI_X after MPI_Init */
+int echo_reinit_call_kills;
+
+static void arm_call_kills(void) {
+    for (int k = 0;; k++) {
+        char key[32], what[8], path[1300];
+        snprintf(key, sizeof key, "reinit_kill_%d", k);
+        const char *v = echo_plan_value(key);
+        if (!v) break;
+        int rank;
+        snprintf(path, sizeof path, "%s/reinit-kills/%d", echo.run_dir, k);
+        if (sscanf(v, "%d %7s", &rank, what) == 2 && strcmp(what, "at") == 0 && rank == echo.app_rank &&
+            access(path, F_OK) != 0)
+            echo_reinit_call_kills++;
+    }
+}
+
+void echo_reinit_kill_at_call(const char *name) {
+    for (int k = 0;; k++) {
+        char key[32], what[8], fn[64], path[1300];
+        snprintf(key, sizeof key, "reinit_kill_%d", k);
+        const char *v = echo_plan_value(key);
+        if (!v) break;
+        int rank;
+        if (sscanf(v, "%d %7s %63s", &rank, what, fn) != 3 || strcmp(what, "at") != 0 || rank != echo.app_rank ||
+            strcmp(fn, name) != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/reinit-kills/%d", echo.run_dir, k);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0) continue; /* struck already */
+        close(fd);
+        char when[96];
+        snprintf(when, sizeof when, "entering %s", name);
+        echo_kill_now(when);
+    }
+}
+
+/* kills planned in MPI_Finalize (plan value "<rank> finalize"): once the rank said it reached it */
+static void kill_in_finalize(void) {
+    for (int k = 0;; k++) {
+        char key[32], path[1300], what[16];
+        snprintf(key, sizeof key, "reinit_kill_%d", k);
+        const char *v = echo_plan_value(key);
+        if (!v) break;
+        int rank;
+        if (sscanf(v, "%d %15s", &rank, what) != 2 || strcmp(what, "finalize") != 0 || rank != echo.app_rank)
+            continue;
+        snprintf(path, sizeof path, "%s/reinit-kills/%d", echo.run_dir, k);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0) continue; /* struck already */
+        close(fd);
+        echo_kill_now("in MPI_Finalize");
+    }
+}
+
 static void arm_kills(void) {
     char path[1300];
     snprintf(path, sizeof path, "%s/reinit-kills", echo.run_dir);
@@ -299,11 +354,12 @@ static int start(attempt_t *a, const int *missing, int nmissing, char (*where)[6
     if (nmissing < 1) return 0;
     int ncmd;
     char **cmd = command_line(&ncmd);
-    char *preload = NULL, *plan = NULL, *coll = NULL, *list = calloc((size_t)nmissing, 12);
+    char *preload = NULL, *plan = NULL, *coll = NULL, *osc = NULL, *list = calloc((size_t)nmissing, 12);
     const char *v;
     if (asprintf(&preload, "LD_PRELOAD=%s", (v = getenv("LD_PRELOAD")) ? v : "") < 0 ||
         asprintf(&plan, "ECHO_PLAN=%s", (v = getenv("ECHO_PLAN")) ? v : "") < 0 ||
-        asprintf(&coll, "OMPI_MCA_coll=%s", (v = getenv("OMPI_MCA_coll")) ? v : "") < 0)
+        asprintf(&coll, "OMPI_MCA_coll=%s", (v = getenv("OMPI_MCA_coll")) ? v : "") < 0 ||
+        asprintf(&osc, "OMPI_MCA_osc=%s", (v = getenv("OMPI_MCA_osc")) ? v : "") < 0)
         echo_fatal("Reinit: out of memory starting the failed ranks again");
     for (int i = 0; i < nmissing; i++) sprintf(list + strlen(list), "%s%d", i ? "," : "", missing[i]);
     char host[256] = "";
@@ -318,7 +374,7 @@ static int start(attempt_t *a, const int *missing, int nmissing, char (*where)[6
     MPI_Info *infos = calloc((size_t)nmissing, sizeof *infos);
     for (int i = 0; i < nmissing; i++) {
         snprintf(ranks[i], 32, RANK_ENV "=%d", missing[i]);
-        char **args = argvs[i] = calloc((size_t)ncmd + 8, sizeof *args);
+        char **args = argvs[i] = calloc((size_t)ncmd + 9, sizeof *args);
         int k = 0;
         args[k++] = preload;
         args[k++] = plan;
@@ -327,6 +383,7 @@ static int start(attempt_t *a, const int *missing, int nmissing, char (*where)[6
         args[k++] = facts;
         if (getenv("ECHO_REINIT_DEBUG")) args[k++] = "ECHO_REINIT_DEBUG=1";
         if (getenv("OMPI_MCA_coll")) args[k++] = coll; /* the job's collectives (echorun leaves out coll/han) */
+        if (getenv("OMPI_MCA_osc")) args[k++] = osc;   /* and its one-sided component (echorun leaves out osc/sm) */
         for (int j = 0; j < ncmd; j++) args[k++] = cmd[j];
         commands[i] = "/usr/bin/env";
         ones[i] = 1;
@@ -352,6 +409,7 @@ static int start(attempt_t *a, const int *missing, int nmissing, char (*where)[6
     free(preload);
     free(plan);
     free(coll);
+    free(osc);
     free(cmd);
     if (!ok) return 0;
     echo_placement_share(a->spawned, 1, nmissing, echo.app_size);
@@ -560,12 +618,31 @@ static void forget_application_state(MPI_Comm world) {
     echo.reps_world = world;
 }
 
+int echo_reinit_windows;
+
+int echo_reinit_can_restart(void) { return restart_ready; }
+
+/* A program that made windows is restarted by a new deployment, not repaired in place: Open MPI 5.0's osc/rdma
+ * judges a restarted (spawned) process's locality otherwise than the survivors do, so a window made in a world
+ * repaired in place runs different collectives in different processes and never completes (a hang).  Each
+ * process ends as a killed one does; once none is left, echorun starts the job again (echo/reinit.py), every
+ * process RESTARTED from the newest checkpoint every rank has. */
+void echo_reinit_redeploy(const char *why) {
+    fprintf(stderr, "echo: Reinit: rank %d: %s; the program made one-sided windows, which Open MPI 5.0 cannot make "
+            "again in a world repaired in place: this process ends so that echorun starts the job again\n",
+            echo.app_rank, why);
+    fflush(NULL);
+    kill(getpid(), SIGKILL);
+    for (;;) pause();
+}
+
 /* Called by the generated wrappers when a call failed: nothing for other errors */
 int echo_reinit_on_error(int rc) {
     if (!echo.reinit || !is_failure(rc)) return rc;
     if (!restart_ready)
         echo_fatal("Reinit: a process failed before MPI_Reinit was called (or after it returned): nothing to "
                    "restart from; the job ends");
+    if (echo_reinit_windows) echo_reinit_redeploy("a process failed");
     t_failure_seen = echo_epoch_now();
     /* every survivor must join the repair: revoking makes their calls fail */
     echo_comm_revoke_all();
@@ -579,30 +656,77 @@ int echo_reinit_on_error(int rc) {
     siglongjmp(restart_point, 1);
 }
 
-/* MPI_Finalize of a job that was repaired.  Open MPI 5.0.11's MPI_Finalize
- * can wait forever for the failed processes (its closing fence spans the
- * original job and every spawned one), so once every rank of the repaired world
- * is here, each process ends itself as MPI_Finalize would end it. */
-void echo_reinit_finalize(void) {
-    int repaired = repairs > 0 || echo_reinit_is_child();
-    int any = 0;
-    if (PMPI_Allreduce(&repaired, &any, 1, MPI_INT, MPI_MAX, echo.reps_world) != MPI_SUCCESS)
-        echo_fatal("Reinit: a process failed during MPI_Finalize; the job ends");
-    if (!any) return;
-    /* every rank is here: say so before anyone can end (once a process has ended without MPI_Finalize, mpirun
-     * ends the others, maybe before they wrote this) */
-    if (echo.app_rank == 0) { /* for echorun: the application reached its end */
-        char path[1200];
-        snprintf(path, sizeof path, "%s/reinit.done", echo.run_dir);
-        FILE *f = fopen(path, "w");
-        if (f) {
-            fprintf(f, "repairs %d\n", repairs);
-            fclose(f);
+#define FINALIZE_WAIT_S 20.0 /* a failure in MPI_Finalize: how long the ranks there wait for the others */
+
+/* <run dir>/reinit-final/<deployment>.<rank>: this rank reached MPI_Finalize (its application's work is done) */
+static void final_mark(char *path, size_t n, int rank) {
+    const char *d = getenv("ECHO_REINIT_DEPLOYMENT");
+    snprintf(path, n, "%s/reinit-final/%s.%d", echo.run_dir, d ? d : "1", rank);
+}
+
+/* whether every rank reached MPI_Finalize, waiting up to `limit` seconds for the last ones (a failure is seen
+ * at once by the ranks already there, while the others may be printing their results) */
+static int every_rank_reached_finalize(double limit) {
+    char path[1300];
+    for (double end = echo_epoch_now() + limit;; usleep(50000)) {
+        int all = 1;
+        for (int r = 0; r < echo.app_size && all; r++) {
+            final_mark(path, sizeof path, r);
+            all = access(path, F_OK) == 0;
         }
+        if (all) return 1;
+        if (echo_epoch_now() > end) return 0;
     }
+}
+
+/* for echorun: the application reached its end (every rank's MPI_Finalize); each rank writes it, so that it is
+ * written whichever of them a failure ends next */
+static void say_done(void) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/reinit.done", echo.run_dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "repairs %d\n", repairs);
+        fclose(f);
+    }
+}
+
+/* MPI_Finalize.  The application has finished once every rank reached it: a process that fails from then on
+ * (in the real MPI_Finalize, or in the agreement below) loses nothing, and the job is a success (echorun reads
+ * reinit.done); one that fails before every rank reached it ends the job (exit 70: the ranks that finished
+ * cannot go back to their restart point).  After a repair, Open MPI 5.0.11's MPI_Finalize can wait forever for
+ * the failed processes (its closing fence spans the original job and every spawned one), so once every rank of
+ * the repaired world is here, each process ends itself as MPI_Finalize would end it. */
+void echo_reinit_finalize(void) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/reinit-final", echo.run_dir);
+    mkdir(path, 0755);
+    final_mark(path, sizeof path, echo.app_rank);
+    FILE *f = fopen(path, "w");
+    if (f) fclose(f);
+    kill_in_finalize(); /* the test injector's moment */
+    int repaired = repairs > 0 || echo_reinit_is_child();
+    int any = 0, failed = PMPI_Allreduce(&repaired, &any, 1, MPI_INT, MPI_MAX, echo.reps_world) != MPI_SUCCESS;
+    if (failed) {
+        if (!every_rank_reached_finalize(FINALIZE_WAIT_S)) {
+            const char *why = "Reinit: a process failed before every rank reached MPI_Finalize: the ranks that "
+                              "finished cannot go back to their restart point; the job ends";
+            echo_reinit_stop_note(why); /* echorun ends what is left (a rank still at work may repair on) */
+            echo_fatal("%s", why);
+        }
+        fprintf(stderr, "echo: Reinit: rank %d: a process failed in MPI_Finalize, once every rank had reached it: "
+                "the application had finished\n", echo.app_rank);
+        any = 1; /* end as after a repair: the real MPI_Finalize would wait for the failed process */
+    } else if (!any) {
+        say_done();
+        return;
+    }
+    /* say so before anyone can end (once a process has ended without MPI_Finalize, mpirun ends the others,
+     * maybe before they wrote this) */
+    say_done();
     echo_mark_finalized();
     fflush(NULL); /* the application's output too */
-    PMPI_Barrier(echo.reps_world);
+    if (!failed) PMPI_Barrier(echo.reps_world);
     echo_teardown_before_finalize();
     fflush(NULL);
     _exit(0);
@@ -661,4 +785,6 @@ void echo_reinit_setup(void) {
     PMPI_Comm_split(MPI_COMM_SELF, 0, 0, &echo.clone_comm); /* no copies: a communicator of its own */
     PMPI_Add_error_class(&error_code);
     if (!echo_reinit_is_child()) arm_kills(); /* a restarted process armed its own before joining */
+    arm_call_kills();
+    echo_reinit_watchdog_start();
 }

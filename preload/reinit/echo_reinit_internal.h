@@ -11,6 +11,19 @@ void echo_reinit_setup(void);        /* after MPI_Init: the world echo can repla
 int echo_reinit_on_error(int rc);    /* a call failed: repair the world if a process failed */
 void echo_reinit_internal_comm(MPI_Comm c); /* a communicator of echo's own on the world: revoke it too */
 void echo_reinit_finalize(void);     /* MPI_Finalize after a repair: end without waiting for failed processes */
+/* the call of the application this process is in (the wrappers set it; NULL outside one), and a count of the
+ * calls it entered and left: the watchdog of failures MPI never reports (echo_reinit_watchdog.c) */
+typedef struct { const char *name; unsigned long seq; } echo_reinit_call_t;
+extern volatile echo_reinit_call_t echo_reinit_call;
+void echo_reinit_watchdog_start(void); /* once the rank is known (a restarted process: once it joined) */
+void echo_reinit_aborts(int errorcode); /* the application's MPI_Abort: the job ends with its code */
+void echo_reinit_stop_note(const char *text); /* echo ended the job: echorun ends what is left (jobstop.py) */
+extern int echo_reinit_windows;        /* the application made a window (the wrappers set it) */
+int echo_reinit_can_restart(void);     /* inside MPI_Reinit: a failure returns to the restart point */
+void echo_reinit_redeploy(const char *why) __attribute__((noreturn)); /* a program with windows: end as killed */
+/* kills planned as the rank enters a call (--inject kill:rank=R,at=MPI_X): how many are armed in this process */
+extern int echo_reinit_call_kills;
+void echo_reinit_kill_at_call(const char *name);
 /* where failed ranks start again (echo_placement.c) */
 void echo_placement_init(MPI_Comm world, int rank, int size);
 void echo_placement_share(MPI_Comm inter, int root_side, int nchildren, int size);

@@ -19,5 +19,6 @@ const echo_mode_t echo_mode_reinit = {
     .setup = reinit_setup,
     .teardown = echo_clone_teardown,
     .finalize_begins = echo_reinit_finalize,
+    .aborts = echo_reinit_aborts,
     .real_comm = real_comm,
 };

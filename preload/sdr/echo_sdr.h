@@ -63,6 +63,7 @@ static inline int sdr_real_rank(int app, int replica) { return replica * sdr.n +
 void echo_sdr_setup(void);                  /* after MPI_Init */
 void echo_sdr_finalize(void);               /* before MPI_Finalize */
 int echo_sdr_skips_finalize(void);          /* after a failure the real MPI_Finalize would wait forever */
+void echo_sdr_aborts(int errorcode);        /* the application's MPI_Abort: the job ends with its code */
 sdr_comm_t *sdr_comm_of(MPI_Comm app);      /* NULL: not replicated (MPI_COMM_SELF...) */
 void sdr_comm_add(sdr_comm_t *c);
 void sdr_comm_release(sdr_comm_t *c);      /* MPI_Comm_free: forgotten now, gone when nothing uses it */

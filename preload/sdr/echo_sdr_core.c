@@ -765,6 +765,25 @@ static void every_replica_dead(int app) {
     _exit(75); /* not MPI_Abort: under ULFM it can wait forever for failed processes */
 }
 
+/* The application's own MPI_Abort (after its file operation failed, say) in one replica: the job ends with its
+ * code, as it does natively.  Under ULFM Open MPI's abort ends this process but not always the others: its
+ * siblings went on without it, as after a failure, and waited for ever for what it would have sent.  So the
+ * code is recorded as this process's exit status (the application's status, sdr.py), and the note that echo
+ * stopped the job makes echorun end what is left (jobstop.py) if mpirun does not. */
+void echo_sdr_aborts(int errorcode) {
+    echo_record_exit_status(errorcode);
+    char path[1200], text[256];
+    snprintf(path, sizeof path, "%s/echo.stopped", echo.run_dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd >= 0) {
+        int n = snprintf(text, sizeof text, "echo: SDR: application rank %d replica %d called MPI_Abort with error "
+                         "code %d: the job ends with it\n", echo.app_rank, sdr.k, errorcode);
+        if (write(fd, text, (size_t)n) < 0) n = 0;
+        close(fd);
+    }
+    fflush(NULL);
+}
+
 /* Take rank a's messages from its replica j from now on.  Receives that named the old sender are posted again
  * to the new one (one that matched meanwhile is dropped by recv_test: nothing of it was acked, so the new
  * sender sends it again).  The new sender learns it with a flush, after every ack we sent it (same channel, in

@@ -17,6 +17,7 @@ const echo_mode_t echo_mode_sdr = {
     .setup = sdr_setup,
     .teardown = echo_sdr_finalize,
     .skips_finalize = echo_sdr_skips_finalize,
+    .aborts = echo_sdr_aborts,
     .owns_request = sdr_is_request,
     .owns_comm = owns_comm,
 };

@@ -13,6 +13,11 @@ def test_kills_become_plan_lines():
         "reinit_kill_0 3 2.0", "reinit_kill_1 0 1.5", "reinit_kill_2 1 repair 2"]
 
 
+def test_kills_at_a_call_or_in_mpi_finalize_become_plan_lines():
+    assert parse_kills("kill:rank=1,at=finalize;kill:rank=2,at=MPI_Comm_split", 4) == [
+        "reinit_kill_0 1 finalize", "reinit_kill_1 2 at MPI_Comm_split"]
+
+
 @pytest.mark.parametrize("spec, message", [
     ("kill:rank=4,after=1s", "rank 4 does not exist"),
     ("kill:rank=1", "expected kill:rank=R,after=T"),
@@ -21,6 +26,8 @@ def test_kills_become_plan_lines():
     ("kill:rank=1,after=-1s", "after must be >= 0"),
     ("kill:rank=1,repair=0", "repair >= 1"),
     ("kill:rank=1,after=1s,repair=1", "expected kill:rank=R,after=T"),
+    ("kill:rank=1,at=the_end", "kill:rank=R,at=finalize"),
+    ("kill:rank=1,at=MPI_Send;x", "expected kill:rank=R,after=T"),
 ])
 def test_bad_kills_are_named(spec, message):
     with pytest.raises(ReinitError, match=message):
@@ -31,9 +38,16 @@ def test_reinit_plan_runs_ulfm_with_one_process_per_rank():
     plan = make_plan(Options(program=("./app",), nranks=4, mode="reinit", inject="kill:rank=1,after=2s"), MACHINE)
     assert plan.argv[plan.argv.index("--with-ft") + 1] == "ulfm"
     assert plan.argv[plan.argv.index("--mca") + 1: plan.argv.index("--mca") + 3] == ["coll", "^han"]
+    assert plan.argv[plan.argv.index("osc") - 1: plan.argv.index("osc") + 2] == ["--mca", "osc", "^sm"]
+    assert "reinit_watchdog 60" in plan.text
     assert plan.nprocs == 4
     assert "mode reinit" in plan.text and "reinit_kill_0 1 2.0" in plan.text
     assert "sdc" not in plan.text
+
+
+def test_a_negative_failure_watchdog_is_refused():
+    with pytest.raises(ReinitError, match="--failure-watchdog -1: seconds, >= 0"):
+        make_plan(Options(program=("./app",), nranks=2, mode="reinit", failure_watchdog=-1), MACHINE)
 
 
 @pytest.mark.parametrize("extra", [{"clones": "2"}, {"sdc": "detect"}, {"perturb": "rounding"}])

@@ -187,3 +187,80 @@ def test_a_job_whose_processes_keep_failing_is_started_again_a_bounded_number_of
     assert r.returncode != 0, r.stderr
     assert "every process of the job failed again, in each of its 3 deployments: the job ends" in r.stderr, r.stderr
     assert "result" not in r.stdout
+
+
+# ---- one-sided programs, MPI_Finalize, the application's own communicators (issue 32) ----
+
+RMA_ITERATIONS, RMA_PAUSE_MS = "80", "25"
+
+
+def test_a_failure_one_sided_epochs_never_report_is_caught_by_the_watchdog(mpi, programs, tmp_path):
+    """A rank killed in a post/start/complete/wait ring: Open MPI's one-sided component never reports it (natively
+    too), and the survivors spun for ever; the watchdog names the dead rank and the call, and the job is started
+    again (a program with windows is not repaired in place) and finishes."""
+    args = [*programs["reinit_rma"], "pscw", RMA_ITERATIONS, RMA_PAUSE_MS]
+    clean = mpirun_native(mpi, 3, args)
+    r = echorun(["--no-store", "-n", "3", "--mode", "reinit", "--failure-watchdog", "5", "--inject",
+                 "kill:rank=1,at=MPI_Win_post", *args], tmp_path / "run", timeout=150)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == clean.stdout
+    assert "Reinit: rank 1 (pid" in r.stderr and "failed and MPI has not reported it" in r.stderr, r.stderr
+    assert "waits in MPI_Win_" in r.stderr, r.stderr
+    assert "the application finished in its deployment 2" in r.stderr, r.stderr
+
+
+def test_a_failure_seen_in_a_fence_restarts_the_job(mpi, programs, tmp_path):
+    """A rank killed as it enters a fence: the failure reaches the repair (it aborted the survivors), and a program
+    with windows is started again by a new deployment, since Open MPI 5.0 cannot make a window in a world repaired
+    in place (a restarted process and the survivors ran different collectives in MPI_Win_allocate: a hang)."""
+    args = [*programs["reinit_rma"], "fence", RMA_ITERATIONS, RMA_PAUSE_MS]
+    clean = mpirun_native(mpi, 3, args)
+    r = echorun(["--no-store", "-n", "3", "--mode", "reinit", "--inject", "kill:rank=1,at=MPI_Win_fence", *args],
+                tmp_path / "run", timeout=150)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == clean.stdout
+    assert "the program made one-sided windows" in r.stderr, r.stderr
+    assert "the application finished in its deployment 2" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("sync", ["fence", "split", "pscw"])
+def test_a_failure_without_a_restart_point_ends_the_job_whichever_call_sees_it(programs, tmp_path, sync):
+    """No MPI_Reinit: a failure seen in MPI_Win_fence (which deployed the job again), in two-sided calls and a
+    split, or in a PSCW epoch (never seen: the watchdog) ends the job with exit 70."""
+    first = {"fence": "MPI_Win_fence", "split": "MPI_Comm_split", "pscw": "MPI_Win_post"}[sync]
+    r = echorun(["--no-store", "-n", "3", "--mode", "reinit", "--failure-watchdog", "5", "--inject",
+                 f"kill:rank=1,at={first}", *programs["reinit_rma"], sync, RMA_ITERATIONS, RMA_PAUSE_MS,
+                 "norestart"], tmp_path / "run", timeout=150)
+    assert r.returncode == 70, r.stderr
+    assert "the job starts again" not in r.stderr, r.stderr
+    assert ("a process failed before MPI_Reinit was called" in r.stderr if sync != "pscw"
+            else "failed and MPI has not reported it" in r.stderr), r.stderr
+    assert "result" not in r.stdout
+
+
+@pytest.mark.parametrize("rank", [0, 2])
+def test_a_kill_in_mpi_finalize_after_the_result_loses_nothing(mpi, programs, tmp_path, rank):
+    """Every rank reached MPI_Finalize, the result printed: a process killed there loses nothing (it ended the
+    job with exit 1, "did not finish")."""
+    args = [*programs["reinit_iter"], "30", "10"]
+    clean = mpirun_native(mpi, 3, args)
+    r = echorun(["--no-store", "-n", "3", "--mode", "reinit", "--inject", f"kill:rank={rank},at=finalize", *args],
+                tmp_path / "run", timeout=150)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == clean.stdout
+    assert f"injection kill:rank={rank},at=finalize: fired" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("rank", [0, 2])
+def test_a_death_during_the_applications_own_split_is_repaired(mpi, programs, tmp_path, rank):
+    """The program splits the world every iteration (its own MPI_Comm_split) and reduces over its half: a rank
+    killed as it enters its first split, while the others are in it (on Open MPI >= 5.0.10 a communicator being
+    built was revoked there: a crash echo's own communicators were guarded against)."""
+    args = [*programs["reinit_rma"], "split", RMA_ITERATIONS, RMA_PAUSE_MS]
+    clean = mpirun_native(mpi, 4, args)
+    r = echorun(["--no-store", "-n", "4", "--mode", "reinit", "--inject", f"kill:rank={rank},at=MPI_Comm_split",
+                 *args], tmp_path / "run", timeout=150)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == clean.stdout
+    assert f"echo: Reinit: rank {rank} failed; restarted in" in r.stderr, r.stderr
+    assert f"injection kill:rank={rank},at=MPI_Comm_split: fired" in r.stderr, r.stderr

@@ -137,6 +137,26 @@ def test_a_split_right_after_both_ranks_lost_a_replica(mpi, programs, tmp_path, 
     assert "SDR: rank 0 lost replica 1" in r.stderr and "SDR: rank 1 lost replica 1" in r.stderr
 
 
+@pytest.mark.parametrize("earlier_log", [False, True])
+def test_the_applications_own_abort_ends_the_job_with_its_code(mpi, programs, tmp_path, earlier_log):
+    """Rank 1 starts its run log refusing to overwrite one (O_EXCL) and calls MPI_Abort(3) when it cannot.  With a
+    log from an earlier run every replica of rank 1 aborts; without one, its first replica writes the log and the
+    other aborts, alone (the job hung for ever: its siblings went on without it)."""
+    log = tmp_path / "run.log"
+    log.write_text("earlier\n")
+    natively = mpirun_native(mpi, 2, [*programs["own_abort"], str(log)])
+    assert natively.returncode == 3, natively.stderr
+    if not earlier_log:
+        log.unlink()
+    r = echorun(["-n", "2", "--mode", "sdr", *programs["own_abort"], str(log)], tmp_path / "run", timeout=150)
+    assert r.returncode == 3, r.stderr
+    # whichever replica aborted (a replica other than 0 writes its stderr to its own file)
+    assert "SDR: application rank 1 replica" in r.stderr and "called MPI_Abort with error code 3" in r.stderr, \
+        r.stderr
+    if earlier_log:  # no replica of rank 1 got past its abort
+        assert "result" not in r.stdout
+
+
 def test_every_replica_of_a_rank_killed_ends_the_job(programs, tmp_path):
     r = echorun(["-n", "3", "--mode", "sdr", "--inject", "kill:rank=1,replica=0,call=50;kill:rank=1,replica=1,call=80",
                  *programs["sdr_stencil"]], tmp_path / "run")
