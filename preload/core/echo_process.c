@@ -354,6 +354,7 @@ __attribute__((constructor)) static void echo_load(void) {
 void echo_setup_after_init(void) {
     if (echo.app_rank == -1) return; /* no plan: pass-through */
     echo_mode->setup();
+    echo_serial_setup();
     echo.active = 1;
     echo_records_open(echo_function_names, echo_nfunctions);
 }
