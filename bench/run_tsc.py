@@ -58,8 +58,9 @@ def main() -> None:
         measured_by("bench/run_tsc.py") + f", {mpi.name}.", "",
         "Nanoseconds per operation on the representative of rank 0, 2 ranks (`bench/tsc_cost.c`, best of "
         f"{REPEAT}). Under copies the application's `rdtsc` faults and is emulated (a signal, two system calls, "
-        "and the reading forwarded to the copies); the vDSO's clocks would fault too, so `clock_gettime` and echo's "
-        "own time stamps of every MPI call go to the kernel by a system call.", "",
+        "and the reading forwarded to the copies); the vDSO's clocks would fault too, so the program's "
+        "`clock_gettime` goes to the kernel by a system call (and is forwarded, as without the trap); around each "
+        "MPI call the trap is lifted and set again (two system calls).", "",
         "| operation | native | --clones 2 |", "|---|---|---|", *rows, ""])
 
 

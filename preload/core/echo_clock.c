@@ -250,8 +250,9 @@ int echo_clock_read(clockid_t id, struct timespec *ts) {
 /* ---- libc's clocks, as the application calls them ---- */
 INTERPOSED int clock_gettime(clockid_t id, struct timespec *ts) {
     resolve();
-    /* while the time-stamp counter faults (echo_tsc.c) the vDSO's clocks do too: the kernel's are cheaper */
-    int rc = echo_ticks_syscall ? (int)syscall(SYS_clock_gettime, id, ts) : real_clock_gettime(id, ts);
+    /* while the time-stamp counter faults (echo_tsc.c: not inside an MPI call) the vDSO's clocks do too: the
+     * kernel's are cheaper */
+    int rc = echo_tsc_trapped && !echo_depth ? (int)syscall(SYS_clock_gettime, id, ts) : real_clock_gettime(id, ts);
     if (rc == 0 && virtual() && application_caller(__builtin_return_address(0))) {
         reading_t r = {.kind = (int32_t)id, .v.ts = *ts};
         if (share(&r)) *ts = r.v.ts;
@@ -261,7 +262,7 @@ INTERPOSED int clock_gettime(clockid_t id, struct timespec *ts) {
 
 INTERPOSED int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
     resolve();
-    int rc = echo_ticks_syscall ? (int)syscall(SYS_gettimeofday, tv, tz) : real_gettimeofday(tv, tz);
+    int rc = echo_tsc_trapped && !echo_depth ? (int)syscall(SYS_gettimeofday, tv, tz) : real_gettimeofday(tv, tz);
     if (rc == 0 && virtual() && application_caller(__builtin_return_address(0))) {
         reading_t r = {.kind = K_REALTIME_GTOD, .v.ts = {tv->tv_sec, tv->tv_usec}};
         if (share(&r)) *tv = (struct timeval){r.v.ts.tv_sec, r.v.ts.tv_nsec};

@@ -175,6 +175,9 @@ void echo_clock_step_over(void); /* its representative's readings, before a forw
 uint64_t echo_clock_tsc(uint64_t tsc, const void *at); /* a time-stamp counter reading (echo_tsc.c) */
 void echo_tsc_setup(void);      /* the application's rdtsc faults, and is emulated (echo_tsc.c) */
 void echo_tsc_teardown(void);
+extern int echo_tsc_trapped;    /* the counter faults outside MPI calls: the wrappers lift it around each call */
+int echo_tsc_lift(void);        /* 1 */
+void echo_tsc_restore(void);
 int echo_clock_read(clockid_t id, struct timespec *ts);  /* a reading the application takes, shared like libc's */
 void echo_clock_not_application(const char *object_file); /* an interpreter's own libc reads are not shared */
 void echo_clock_python_setup(void);                       /* echo_clock_python.c */

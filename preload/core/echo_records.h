@@ -22,9 +22,7 @@
 
 #include "compat/echo_mpi.h"
 #include <stdint.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
@@ -49,19 +47,15 @@ typedef struct echo_record {
 enum { ECHO_REC_ERROR = 1 }; /* the call returned an error code */
 
 /* The clock of the records: the TSC where it is constant (x86-64), else
- * CLOCK_MONOTONIC in ns.  Calls are timed with two reads, so it must be cheap.
- * Where the TSC faults (a rank with copies: echo_tsc.c, set before the records
- * open), the kernel's monotonic clock by a system call: the vDSO's faults too. */
-extern int echo_ticks_syscall;
+ * CLOCK_MONOTONIC in ns.  Calls are timed with two reads, so it must be cheap. */
 static inline uint64_t echo_ticks(void) {
-    struct timespec t;
 #if defined(__x86_64__)
-    if (!echo_ticks_syscall) return __rdtsc();
-    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &t);
+    return __rdtsc();
 #else
+    struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-#endif
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+#endif
 }
 
 static inline int32_t echo_peer(int rank) {

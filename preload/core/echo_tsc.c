@@ -12,11 +12,13 @@
  * set up after MPI_Init) becomes the one echo's chains to, for echo's must stay first to see the counter's faults.  Between MPI_Init and MPI_Finalize only; threads started before MPI_Init
  * (a pool the program made earlier) are not trapped: docs/sdc.md.
  *
- * Cost: a trapped read is a signal and two system calls (bench/results/tsc_trap.txt), and with the flag set the
- * vDSO's clocks fault too, so echo's own clocks read the kernel's instead (echo_ticks_syscall). */
+ * Inside an application's MPI call the flag is lifted (the generated wrappers: echo_tsc_lift), so the MPI's own
+ * reads of the counter and of the vDSO's clocks, and echo's time stamps of the call, cost what they cost without
+ * copies.  Outside, a trapped read is a signal and two system calls (bench/results/tsc_trap.md), and the vDSO's
+ * clocks would fault too, so the libc clocks the application calls go to the kernel by a system call
+ * (echo_clock.c). */
 #define _GNU_SOURCE
 #include "echo_internal.h"
-#include "echo_records.h"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -24,7 +26,7 @@
 #include <sys/prctl.h>
 #include <ucontext.h>
 
-int echo_ticks_syscall; /* echo_records.h: the vDSO's clock would fault */
+int echo_tsc_trapped; /* between MPI_Init and MPI_Finalize, outside MPI calls, the counter faults on this thread */
 static struct sigaction before; /* the handler the program, its runtime or echo had */
 static int trapping;
 /* the libc's: echo's own changes of SIGSEGV's action are real */
@@ -60,14 +62,13 @@ INTERPOSED sighandler_t signal(int sig, sighandler_t handler) {
 }
 
 #if defined(__x86_64__) && defined(PR_SET_TSC)
+/* with the flag lifted (the caller's) */
 static uint64_t real_counter(int with_aux, uint64_t *aux) {
     uint32_t lo, hi, c = 0;
-    prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
     if (with_aux)
         __asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(c));
     else
         __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
     *aux = c;
     return (uint64_t)hi << 32 | lo;
 }
@@ -102,8 +103,11 @@ static void on_segv(int sig, siginfo_t *si, void *ctx) {
         chain(sig, si, ctx);
         return;
     }
+    /* lifted while echo reads the counter and shares it: the channel's own clock reads must not fault */
+    prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
     uint64_t aux, tsc = real_counter(len == 3, &aux);
     tsc = echo_clock_tsc(tsc, ip);
+    prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
     uc->uc_mcontext.gregs[REG_RAX] = (greg_t)(tsc & 0xffffffffu);
     uc->uc_mcontext.gregs[REG_RDX] = (greg_t)(tsc >> 32);
     if (len == 3) uc->uc_mcontext.gregs[REG_RCX] = (greg_t)aux;
@@ -119,20 +123,35 @@ void echo_tsc_setup(void) {
     sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     if (real_sigaction(SIGSEGV, &sa, &before) != 0) return;
-    echo_ticks_syscall = 1; /* before the first trapped read: echo's own clocks never fault */
     if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) != 0) { /* a kernel without it: the counter is the copy's own */
         real_sigaction(SIGSEGV, &before, NULL);
         return;
     }
-    trapping = 1;
+    trapping = echo_tsc_trapped = 1;
+}
+
+/* around an application's MPI call, on its thread (which may be one started before MPI_Init: it is trapped from
+ * its first call on) */
+int echo_tsc_lift(void) {
+    prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
+    return 1;
+}
+
+void echo_tsc_restore(void) {
+    if (echo_tsc_trapped) prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0); /* not after MPI_Finalize */
 }
 
 /* at MPI_Finalize: this thread reads the counter freely again; threads it started stay trapped, and the handler
  * stays to give them their real counter */
 void echo_tsc_teardown(void) {
-    if (trapping) prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
+    if (!trapping) return;
+    echo_tsc_trapped = 0;
+    prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
 }
 #else
+int echo_tsc_trapped;
 void echo_tsc_setup(void) {}
 void echo_tsc_teardown(void) {}
+int echo_tsc_lift(void) { return 0; }
+void echo_tsc_restore(void) {}
 #endif
