@@ -104,9 +104,10 @@ def compile_programs(mpi, out: Path, python: str | None, names: list[str] | None
             if compiler is None:  # an MPI without Fortran (PyPI's Open MPI): its Fortran programs are left out
                 continue
             exe = out / src.stem
-            # -I PRELOAD_DIR: what `mpiecho --cflags` gives (echo_reinit.h)
-            subprocess.run([compiler, "-O1", "-g", f"-I{PROGRAMS}", f"-I{PRELOAD_DIR}", "-o", str(exe), str(src)],
-                           check=True)
+            # -I PRELOAD_DIR: what `mpiecho --cflags` gives (echo_reinit.h); OpenMP programs are built as OpenMP
+            openmp = ["-fopenmp"] if "<omp.h>" in src.read_text() else []
+            subprocess.run([compiler, "-O1", "-g", *openmp, f"-I{PROGRAMS}", f"-I{PRELOAD_DIR}", "-o", str(exe),
+                            str(src)], check=True)
             cmds[src.stem] = [str(exe)]
         elif src.suffix == ".py" and python:
             cmds[src.stem] = [python, str(src)]

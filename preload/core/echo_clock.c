@@ -9,13 +9,18 @@
  * sends each reading to its copies through the channel (echo_channel.c, a tag
  * of its own, in program order with the forwards), and a copy takes the next one.
  *
- * What is virtualized: MPI_Wtime and MPI_Wtick, and the libc clocks called by
- * the application's own code (the program and its libraries, libstdc++,
- * libgomp, libgfortran and the Python interpreter included), on the thread that
- * initialized MPI, between MPI_Init and MPI_Finalize.  Not virtualized: calls
- * made by the MPI library, its runtime, echo itself, or PAPI (they time MPI's
- * own work), calls from other threads (their order is not the program's), and
- * clocks read without libc (rdtsc, a raw syscall): docs/sdc.md says so.
+ * What is virtualized: MPI_Wtime and MPI_Wtick, getrusage, and the libc clocks
+ * called by the application's own code (the program and its libraries,
+ * libstdc++, libgomp, libgfortran and the Python interpreter included), between
+ * MPI_Init and MPI_Finalize: on the thread that initialized MPI in a program at
+ * MPI_THREAD_SINGLE or FUNNELED (other threads' order is not the program's),
+ * on every thread in one at SERIALIZED or MULTIPLE (it calls MPI from whichever
+ * thread, one at a time, and times on whichever thread too: a reading takes the
+ * one slot MPI calls take, echo_serial.c, so readings and calls reach the copies
+ * in the representative's order).  Not virtualized: calls made by the MPI
+ * library, its runtime, echo itself, or PAPI (they time MPI's own work), and
+ * clocks read without libc (a raw syscall): docs/sdc.md says so.  The time-stamp
+ * counter (rdtsc) is: echo_tsc.c.
  * An interpreter is the exception: Python reads the monotonic clock for its own
  * timed waits (the GIL, locks with timeouts) as often as thread scheduling makes
  * it, so its libc reads are not the program's; echo_clock_python.c gives the
@@ -33,14 +38,18 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #define TAG_CLOCK_OFFSET 1 /* below MPI_TAG_UB: forwards use small even/odd tags (rc << 1) */
 /* the libc clocks are interposed: exported whatever the library's default visibility */
 #define INTERPOSED __attribute__((visibility("default")))
 
-enum { K_REALTIME_GTOD = 1000, K_TIME, K_CLOCK, K_WTIME, K_WTICK };
+enum { K_REALTIME_GTOD = 1000, K_TIME, K_CLOCK, K_WTIME, K_WTICK, K_TSC };
+#define K_RUSAGE 2000 /* + who + 1: RUSAGE_SELF, _CHILDREN, _THREAD apart */
 
 typedef struct {
     int32_t kind;   /* a clockid_t, or one of the K_* above */
@@ -50,12 +59,14 @@ typedef struct {
         struct timespec ts;
         double d;
         int64_t i;
+        struct rusage ru; /* all of it: a code reduces its maximum resident size, not only its times */
     } v;
 } reading_t;
 
 static int on;           /* copies of this rank read the representative's clocks */
 int echo_clocks_parted;  /* this copy's readings parted from its representative's (echo_internal.h) */
 static int tag_clock;
+int echo_clocks_threaded; /* the program is at SERIALIZED or MULTIPLE: every thread's readings are shared */
 static pthread_t owner;  /* the thread that initialized MPI */
 static uint64_t count;
 
@@ -77,7 +88,7 @@ static void resolve(void) {
 static const char *const not_application[] = {
     "libmpi", "libopen-", "libpmix", "libprrte", "libhwloc", "libevent", "libucp", "libucs", "libuct", "libucm",
     "libfabric", "libpsm", "libmpich", "libmpl", "libpapi", "libpfm", "libibverbs", "librdmacm", "libnuma",
-    "vgpreload", "libecho", "ld-linux", "libc.so", "libpthread", "libcuda", "libze", "libmunge", "libslurm",
+    "vgpreload", "libecho", "ld-linux", "linux-vdso", "libc.so", "libpthread", "libcuda", "libze", "libmunge", "libslurm",
 };
 
 #define CALLERS 512
@@ -107,10 +118,18 @@ static int application_caller(const void *at) {
     return app;
 }
 
-/* a reading to virtualize: copies exist, the job runs, the thread is MPI's, not inside an MPI call */
+/* a reading to virtualize: copies exist, the job runs, the thread is MPI's (any thread of a threaded program), not
+ * inside an MPI call */
 static int virtual(void) {
-    return on && echo.active && !echo_depth && pthread_equal(pthread_self(), owner);
+    return on && echo.active && !echo_depth && (echo_clocks_threaded || pthread_equal(pthread_self(), owner));
 }
+
+/* A threaded program's reading made while another thread was in an MPI call may reach the channel before that
+ * call's forward on the representative and after it on a copy: the copy's forward then finds the reading first
+ * and keeps it here for the reading it belongs to (echo_clock_step_over). */
+#define KEPT 64
+static reading_t kept[KEPT];
+static unsigned kept_first, kept_n;
 
 static void parted(const char *why) {
     on = 0;
@@ -124,16 +143,27 @@ static void parted(const char *why) {
 /* The representative sends its reading `r` to its copies; a copy replaces `r` with the representative's.
  * 0: `r` is not the representative's (this copy's clocks parted from it). */
 static int share(reading_t *r) {
+    int claimed = echo_clocks_threaded && echo_serial_claim_reading(); /* one thread on the channel at a time */
     r->count = count++;
     echo_depth = 1; /* the MPI calls below are echo's own, and so are their clock readings */
     int ok = 1;
     if (echo_is_rep()) {
         echo_to_copies(r, (int)sizeof *r, MPI_BYTE, tag_clock);
     } else {
-        int next_tag;
-        echo_probe_rep(&next_tag); /* the representative's next message, in order */
+        int next_tag = tag_clock;
+        if (!kept_n) echo_probe_rep(&next_tag); /* the representative's next message, in order */
         reading_t got;
-        if (next_tag != tag_clock) {
+        if (kept_n) {
+            got = kept[kept_first];
+            kept_first = (kept_first + 1) % KEPT;
+            kept_n--;
+            if (got.kind != r->kind || got.count != r->count) {
+                parted("the representative read another clock here");
+                ok = 0;
+            } else {
+                *r = got;
+            }
+        } else if (next_tag != tag_clock) {
             parted("the representative's next message is an MPI call's, not a clock reading");
             ok = 0;
         } else {
@@ -147,6 +177,7 @@ static int share(reading_t *r) {
         }
     }
     echo_depth = 0;
+    if (claimed) echo_serial_leave();
     return ok;
 }
 
@@ -158,21 +189,36 @@ void echo_clock_setup(void) {
     PMPI_Comm_get_attr(echo.clone_comm, MPI_TAG_UB, &ub, &flag);
     tag_clock = (flag ? *ub : 32767) - TAG_CLOCK_OFFSET;
     owner = pthread_self();
+    int level = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&level);
+    echo_clocks_threaded = level >= MPI_THREAD_SERIALIZED;
     count = 0;
+    kept_first = kept_n = 0;
     on = 1;
     echo_clock_python_setup(); /* a Python program's clocks are its time module's */
+    echo_tsc_setup();
 }
 
-void echo_clock_teardown(void) { on = 0; }
+void echo_clock_teardown(void) {
+    on = echo_clocks_threaded = 0;
+    echo_tsc_teardown();
+}
 
-/* A copy whose clocks parted: the representative's readings that it will never take are stepped over before
- * each forward it receives (they come first, in order: a probe sees the next message whatever its tag). */
+/* Before each forward a copy receives, the representative's readings that come first (a probe sees the next
+ * message whatever its tag): a copy whose clocks parted steps over them, it will never take them; a threaded
+ * program's copy keeps them for the readings they belong to (above). */
 void echo_clock_step_over(void) {
     for (int next_tag;;) {
         echo_probe_rep(&next_tag);
         if (next_tag != tag_clock) return;
-        reading_t dropped;
-        echo_from_rep(&dropped, (int)sizeof dropped, MPI_BYTE, tag_clock, MPI_STATUS_IGNORE);
+        reading_t got;
+        echo_from_rep(&got, (int)sizeof got, MPI_BYTE, tag_clock, MPI_STATUS_IGNORE);
+        if (echo_clocks_parted) continue;
+        if (kept_n == KEPT) {
+            parted("more representative's readings came before an MPI call's forward than a copy keeps");
+            continue;
+        }
+        kept[(kept_first + kept_n++) % KEPT] = got;
     }
 }
 
@@ -193,7 +239,8 @@ double echo_MPI_Wtick(void) {
 int echo_clock_read(clockid_t id, struct timespec *ts) {
     resolve();
     int rc = real_clock_gettime(id, ts);
-    if (rc == 0 && virtual()) {
+    /* the interpreter's threads take turns by its own timer, not in the program's order: its main thread's only */
+    if (rc == 0 && virtual() && pthread_equal(pthread_self(), owner)) {
         reading_t r = {.kind = (int32_t)id, .v.ts = *ts};
         if (share(&r)) *ts = r.v.ts;
     }
@@ -203,7 +250,9 @@ int echo_clock_read(clockid_t id, struct timespec *ts) {
 /* ---- libc's clocks, as the application calls them ---- */
 INTERPOSED int clock_gettime(clockid_t id, struct timespec *ts) {
     resolve();
-    int rc = real_clock_gettime(id, ts);
+    /* while the time-stamp counter faults (echo_tsc.c: not inside an MPI call) the vDSO's clocks do too: the
+     * kernel's are cheaper */
+    int rc = echo_tsc_trapped && !echo_depth ? (int)syscall(SYS_clock_gettime, id, ts) : real_clock_gettime(id, ts);
     if (rc == 0 && virtual() && application_caller(__builtin_return_address(0))) {
         reading_t r = {.kind = (int32_t)id, .v.ts = *ts};
         if (share(&r)) *ts = r.v.ts;
@@ -213,7 +262,7 @@ INTERPOSED int clock_gettime(clockid_t id, struct timespec *ts) {
 
 INTERPOSED int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
     resolve();
-    int rc = real_gettimeofday(tv, tz);
+    int rc = echo_tsc_trapped && !echo_depth ? (int)syscall(SYS_gettimeofday, tv, tz) : real_gettimeofday(tv, tz);
     if (rc == 0 && virtual() && application_caller(__builtin_return_address(0))) {
         reading_t r = {.kind = K_REALTIME_GTOD, .v.ts = {tv->tv_sec, tv->tv_usec}};
         if (share(&r)) *tv = (struct timeval){r.v.ts.tv_sec, r.v.ts.tv_nsec};
@@ -242,23 +291,26 @@ INTERPOSED clock_t clock(void) {
     return t;
 }
 
-/* getrusage: Fortran's cpu_time (libgfortran) and codes timing their own CPU use read it.  Its user and system
- * times are two readings (a reading holds one timespec); the other fields stay the copy's own. */
-#include <sys/resource.h>
-#define K_RUSAGE 2000 /* + 2 * (who + 1), + 1 for the system time: RUSAGE_SELF, _CHILDREN, _THREAD apart */
-
+/* getrusage: Fortran's cpu_time (libgfortran) and codes timing their own CPU use read it, and codes reduce its
+ * maximum resident size at the end.  A copy gets all of the representative's: its own resident size, page faults
+ * and context switches differ (the representative's MPI allocates what a copy's never does). */
 INTERPOSED int getrusage(int who, struct rusage *usage) {
     static int (*real_getrusage)(int, struct rusage *);
     if (!real_getrusage) real_getrusage = (int (*)(int, struct rusage *))dlsym(RTLD_NEXT, "getrusage");
     int rc = real_getrusage(who, usage);
     if (rc == 0 && virtual() && application_caller(__builtin_return_address(0))) {
-        int32_t kind = K_RUSAGE + 2 * (who + 1);
-        reading_t user = {.kind = kind, .v.ts = {usage->ru_utime.tv_sec, usage->ru_utime.tv_usec}};
-        reading_t sys = {.kind = kind + 1, .v.ts = {usage->ru_stime.tv_sec, usage->ru_stime.tv_usec}};
-        if (share(&user) && share(&sys)) {
-            usage->ru_utime = (struct timeval){user.v.ts.tv_sec, user.v.ts.tv_nsec};
-            usage->ru_stime = (struct timeval){sys.v.ts.tv_sec, sys.v.ts.tv_nsec};
-        }
+        reading_t r = {.kind = K_RUSAGE + who + 1, .v.ru = *usage};
+        if (share(&r)) *usage = r.v.ru;
     }
     return rc;
+}
+
+/* the time-stamp counter as the application read it (echo_tsc.c): `tsc` on the representative, its reading on a
+ * copy; `at` is the reading instruction (whose it is decides, as a libc clock's caller does) */
+uint64_t echo_clock_tsc(uint64_t tsc, const void *at) {
+    if (virtual() && application_caller(at)) {
+        reading_t r = {.kind = K_TSC, .v.i = (int64_t)tsc};
+        if (share(&r)) tsc = (uint64_t)r.v.i;
+    }
+    return tsc;
 }

@@ -37,7 +37,7 @@ static int rc_of_tag(int tag) {
 
 static int recv_from_rep(void *buf, int count, MPI_Datatype dt) {
     MPI_Status st;
-    if (echo_clocks_parted) echo_clock_step_over();
+    if (echo_clocks_parted || echo_clocks_threaded) echo_clock_step_over();
     echo_from_rep(buf, count, dt, MPI_ANY_TAG, &st);
     return st.MPI_TAG;
 }
@@ -131,7 +131,7 @@ static int forward_status(void *buf, int count, MPI_Datatype dt, MPI_Status *sta
         return rc;
     }
     MPI_Status st;
-    if (echo_clocks_parted) echo_clock_step_over();
+    if (echo_clocks_parted || echo_clocks_threaded) echo_clock_step_over();
     echo_from_rep(packed, SMALL_PACKED, MPI_PACKED, MPI_ANY_TAG, &st);
     memcpy(status, packed, sizeof *status);
     memcpy(k, packed + sizeof *status, sizeof *k);

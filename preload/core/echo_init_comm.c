@@ -9,11 +9,26 @@
 #include "echo_internal.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static int echo_owns_world; /* echo called MPI_Init itself, for a sessions-only program */
 static int open_sessions;
 
 #if ECHO_DECLARES(MPI_Session_init) /* an MPI without sessions (MPI-3: Open MPI 4.1) has none of this */
+/* the level the session asks for (its info's "thread_level"), which the world echo starts under it then has:
+ * MPI may report the session's level from the world's (MPICH 5) */
+static int session_thread_level(MPI_Info info) {
+    static const struct { const char *name; int level; } levels[] = {
+        {"MPI_THREAD_SINGLE", MPI_THREAD_SINGLE}, {"MPI_THREAD_FUNNELED", MPI_THREAD_FUNNELED},
+        {"MPI_THREAD_SERIALIZED", MPI_THREAD_SERIALIZED}, {"MPI_THREAD_MULTIPLE", MPI_THREAD_MULTIPLE}};
+    char value[64];
+    int len = (int)sizeof value, flag = 0;
+    if (info != MPI_INFO_NULL && PMPI_Info_get_string(info, "thread_level", &len, value, &flag) == MPI_SUCCESS && flag)
+        for (size_t i = 0; i < sizeof levels / sizeof *levels; i++)
+            if (strcmp(value, levels[i].name) == 0) return levels[i].level;
+    return MPI_THREAD_FUNNELED;
+}
+
 int echo_always_MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) {
     int initialized = 0;
     PMPI_Initialized(&initialized);
@@ -21,7 +36,7 @@ int echo_always_MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_S
      * calls, so echo makes it, once */
     if (!initialized && echo.app_rank >= 0) {
         int provided;
-        PMPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+        PMPI_Init_thread(NULL, NULL, session_thread_level(info), &provided);
         echo_setup_after_init();
         echo_owns_world = 1;
     }
@@ -63,20 +78,15 @@ int echo_always_MPI_Init(int *argc, char ***argv) {
     return rc;
 }
 
-/* as MPI_Init_thread said, in every mode that caps it (SDR too: MPICH's init/initstat compares the two) */
-int echo_always_MPI_Query_thread(int *provided) {
-    int rc = PMPI_Query_thread(provided);
-    if ((echo.cloned || echo.sdr) && *provided > MPI_THREAD_FUNNELED) *provided = MPI_THREAD_FUNNELED;
-    return rc;
-}
-
+/* The level the MPI gives, in every mode.  Copies follow their representative call by call, which calls made by
+ * one thread at a time keep in step whichever thread makes them (SERIALIZED); a program at MULTIPLE (mpi4py's
+ * default) gets it too, and the wrappers stop the job, naming the threads and calls, at the first moment two
+ * threads really are inside MPI at once (echo_serial.c): a lower level than asked would make a correct program
+ * abort at its start. */
 int echo_always_MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
-    if (world_owned_by_echo()) return echo_always_MPI_Query_thread(provided);
+    if (world_owned_by_echo()) return PMPI_Query_thread(provided);
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     echo_setup_after_init();
-    /* copies follow their representative call by call, so calls from several
-     * threads at once could be matched in a different order on each copy */
-    if ((echo.cloned || echo.sdr) && *provided > MPI_THREAD_FUNNELED) *provided = MPI_THREAD_FUNNELED;
     return rc;
 }
 

@@ -50,6 +50,13 @@ typedef struct echo_state {
 extern echo_state_t echo;
 extern ECHO_TLS int echo_depth; /* re-entry guard of the wrappers */
 
+/* ---- one thread inside MPI at a time, under copies and SDR (echo_serial.c) ---- */
+extern int echo_serial_on;
+void echo_serial_setup(void); /* after MPI_Init */
+int echo_serial_enter(int fn); /* an application's call (the wrappers): stops the job if another thread is inside */
+void echo_serial_leave(void);
+int echo_serial_claim_reading(void); /* a clock reading shared with copies; echo_serial_leave gives it back */
+
 /* generated with the wrappers: the function table that record files carry */
 extern const int echo_nfunctions;
 extern const char *const echo_function_names[];
@@ -170,7 +177,14 @@ const char *echo_fileview_mechanism(void);   /* "libc interposition", or "off" *
 void echo_clock_setup(void);    /* after clone_comm exists */
 void echo_clock_teardown(void);
 extern int echo_clocks_parted;  /* a copy whose clock readings parted from its representative's */
+extern int echo_clocks_threaded; /* every thread's readings are shared: they may come before a forward */
 void echo_clock_step_over(void); /* its representative's readings, before a forward it receives */
+uint64_t echo_clock_tsc(uint64_t tsc, const void *at); /* a time-stamp counter reading (echo_tsc.c) */
+void echo_tsc_setup(void);      /* the application's rdtsc faults, and is emulated (echo_tsc.c) */
+void echo_tsc_teardown(void);
+extern int echo_tsc_trapped;    /* the counter faults outside MPI calls: the wrappers lift it around each call */
+int echo_tsc_lift(void);        /* 1 */
+void echo_tsc_restore(void);
 int echo_clock_read(clockid_t id, struct timespec *ts);  /* a reading the application takes, shared like libc's */
 void echo_clock_not_application(const char *object_file); /* an interpreter's own libc reads are not shared */
 void echo_clock_python_setup(void);                       /* echo_clock_python.c */

@@ -417,6 +417,7 @@ void echo_setup_after_init(void) {
     if (echo.app_rank == -1) return; /* no plan: pass-through */
     if (status_fd >= 0) take_fatal_signals(); /* again: the runtime's handlers installed since load go behind echo's */
     echo_mode->setup();
+    echo_serial_setup();
     echo.active = 1;
     echo_records_open(echo_function_names, echo_nfunctions);
 }

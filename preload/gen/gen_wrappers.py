@@ -5,7 +5,9 @@ functions and the meaning of their parameters come from the MPI Forum's
 machine-readable standard (pympistandard); the exact C prototype comes from the
 mpi.h being compiled against, so the wrapper always matches the library.
 
-Each wrapper holds the re-entry guard, the record and the roles' hooks, and calls
+Each wrapper holds the re-entry guard (per thread), the one-thread-inside-MPI check of copies and SDR
+(core/echo_serial.c), the time-stamp counter's trap lifted for the
+call (core/echo_tsc.c), the record and the roles' hooks, and calls
 its entry in the dispatch table of the mode the plan chose (MODES: one table per
 mode, rendered from each mode's rule for a call, core/echo_mode.h):
 - plain: the real call, or the semantics that run in every mode (`echo_always_MPI_X`
@@ -582,6 +584,8 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
             f"ECHO_PUBLIC int {name}({params}) {{",
             f"    if ({guard}) {{ {forget}return {real}; }}",
             "    echo_depth = 1;",
+            f"    int serial = echo_serial_on && echo_serial_enter({fn_id});",
+            "    int tsc = echo_tsc_trapped && echo_tsc_lift();",
             "    if (echo_slow_on) echo_slow_before();",
             "    uint64_t t0 = echo_ticks();",
             f"    int32_t rec_comm = {rec_comm};",
@@ -590,6 +594,8 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
             "    if (echo_hooks.leave) echo_hooks.leave();",
             f"    if (echo.active) echo_record({fn_id}, t0, rec_comm, {peer}, {tag}, {nbytes}, {code});",
             "    if (echo_slow_on) echo_slow_after();",
+            "    if (tsc) echo_tsc_restore();",
+            "    if (serial) echo_serial_leave();",
             "    echo_depth = 0;",
             "    return rc;",
             "}",

@@ -88,12 +88,6 @@ KNOWN_ON: dict[tuple[str, str, str], str] = {
                                              "(uninitialized in the test): natively the stack happens to hold 0 "
                                              "there, under echo other values",
     ("pt2pt/rqstatus", "sdr", "openmpi"): "as under clones: it reads a status field Open MPI leaves uninitialized",
-    ("init/session", "clones", "mpich"): "it asks MPI_Session_init for thread_level MPI_THREAD_MULTIPLE and checks "
-                                         "that MPI_Session_get_info says so; with copies echo initializes the world "
-                                         "model under a sessions program at MPI_THREAD_FUNNELED (the level it caps "
-                                         "MPI_Init_thread to: copies follow their representative call by call, "
-                                         "docs/replication.md), which MPICH 5.0.2's session info then reports "
-                                         "(MPICH 4.0.2 and Open MPI 5 report the level asked: it passes there)",
 }
 
 

@@ -1,0 +1,157 @@
+/* The time-stamp counter under copies: a copy's `rdtsc` reads its representative's counter.
+ *
+ * Codes read cycle counts with the instruction itself (an MD code's load balancing gathers them), so no call can
+ * be interposed.  Linux can make the instruction fault instead (prctl PR_SET_TSC, PR_TSC_SIGSEGV: a flag of the
+ * thread, which threads it starts inherit); echo sets it on the thread that initialized MPI, in every process of a
+ * rank with copies, and emulates the faulting `rdtsc` (0F 31) and `rdtscp` (0F 01 F9) in a SIGSEGV handler: the
+ * real counter (read with the flag lifted for that instruction), which echo_clock.c shares as a clock reading
+ * when the instruction is the application's (decided by its address, as a libc clock's caller decides: MPI's,
+ * its runtime's, the vDSO's and echo's own reads keep their real counter and consume no reading).  Any other
+ * fault goes to the handler that was there before (the MPI's, the Fortran runtime's, echo's own), or kills the
+ * process with SIGSEGV as it would have; a SIGSEGV handler installed later (sigaction, signal: a crash reporter
+ * set up after MPI_Init) becomes the one echo's chains to, for echo's must stay first to see the counter's faults.  Between MPI_Init and MPI_Finalize only; threads started before MPI_Init
+ * (a pool the program made earlier) are not trapped: docs/sdc.md.
+ *
+ * Inside an application's MPI call the flag is lifted (the generated wrappers: echo_tsc_lift), so the MPI's own
+ * reads of the counter and of the vDSO's clocks, and echo's time stamps of the call, cost what they cost without
+ * copies.  Outside, a trapped read is a signal and two system calls (bench/results/tsc_trap.md), and the vDSO's
+ * clocks would fault too, so the libc clocks the application calls go to the kernel by a system call
+ * (echo_clock.c). */
+#define _GNU_SOURCE
+#include "echo_internal.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <ucontext.h>
+
+int echo_tsc_trapped; /* between MPI_Init and MPI_Finalize, outside MPI calls, the counter faults on this thread */
+static struct sigaction before; /* the handler the program, its runtime or echo had */
+static int trapping;
+/* the libc's: echo's own changes of SIGSEGV's action are real */
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+static sighandler_t (*real_signal)(int, sighandler_t);
+
+static void resolve(void) {
+    if (real_sigaction) return;
+    real_signal = (sighandler_t (*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
+    real_sigaction = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
+}
+
+#define INTERPOSED __attribute__((visibility("default")))
+
+INTERPOSED int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+    resolve();
+    if (sig != SIGSEGV || !trapping) return real_sigaction(sig, act, old);
+    struct sigaction was = before;
+    if (act) before = *act;
+    if (old) *old = was;
+    return 0;
+}
+
+INTERPOSED sighandler_t signal(int sig, sighandler_t handler) {
+    resolve();
+    if (sig != SIGSEGV || !trapping) return real_signal(sig, handler);
+    sighandler_t was = before.sa_flags & SA_SIGINFO ? (sighandler_t)(void (*)(int))before.sa_sigaction : before.sa_handler;
+    memset(&before, 0, sizeof before);
+    before.sa_handler = handler;
+    before.sa_flags = SA_RESTART; /* glibc's signal(): BSD semantics */
+    sigemptyset(&before.sa_mask);
+    return was;
+}
+
+#if defined(__x86_64__) && defined(PR_SET_TSC)
+/* with the flag lifted (the caller's) */
+static uint64_t real_counter(int with_aux, uint64_t *aux) {
+    uint32_t lo, hi, c = 0;
+    if (with_aux)
+        __asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(c));
+    else
+        __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    *aux = c;
+    return (uint64_t)hi << 32 | lo;
+}
+
+static void chain(int sig, siginfo_t *si, void *ctx) {
+    if (before.sa_flags & SA_SIGINFO) {
+        before.sa_sigaction(sig, si, ctx);
+    } else if (before.sa_handler == SIG_IGN && si->si_code <= 0) {
+        /* sent by kill or raise, and ignored: as without echo */
+    } else if (before.sa_handler == SIG_DFL || before.sa_handler == SIG_IGN) {
+        /* a fault: returning re-runs the instruction, which now kills the process with SIGSEGV (an ignored
+         * SIGSEGV at a faulting instruction does too: the kernel forces it); sent by kill or raise (echo's own
+         * crash handler re-raises it): nothing re-runs, so it is raised again */
+        real_signal(sig, SIG_DFL);
+        if (si->si_code <= 0) raise(sig);
+    } else {
+        before.sa_handler(sig);
+    }
+}
+
+static void on_segv(int sig, siginfo_t *si, void *ctx) {
+    ucontext_t *uc = ctx;
+    const unsigned char *ip = (const unsigned char *)uc->uc_mcontext.gregs[REG_RIP];
+    int len = 0;
+    /* the instruction's general-protection fault is SI_KERNEL; a bad address (SEGV_MAPERR, SEGV_ACCERR, where
+     * the instruction itself may be unreadable) never is */
+    if (si->si_code == SI_KERNEL && ip) {
+        if (ip[0] == 0x0f && ip[1] == 0x31) len = 2;
+        else if (ip[0] == 0x0f && ip[1] == 0x01 && ip[2] == 0xf9) len = 3;
+    }
+    if (!len) {
+        chain(sig, si, ctx);
+        return;
+    }
+    /* lifted while echo reads the counter and shares it: the channel's own clock reads must not fault */
+    prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
+    uint64_t aux, tsc = real_counter(len == 3, &aux);
+    tsc = echo_clock_tsc(tsc, ip);
+    prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
+    uc->uc_mcontext.gregs[REG_RAX] = (greg_t)(tsc & 0xffffffffu);
+    uc->uc_mcontext.gregs[REG_RDX] = (greg_t)(tsc >> 32);
+    if (len == 3) uc->uc_mcontext.gregs[REG_RCX] = (greg_t)aux;
+    uc->uc_mcontext.gregs[REG_RIP] += len;
+}
+
+void echo_tsc_setup(void) {
+    if (trapping) return;
+    resolve();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (real_sigaction(SIGSEGV, &sa, &before) != 0) return;
+    if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) != 0) { /* a kernel without it: the counter is the copy's own */
+        real_sigaction(SIGSEGV, &before, NULL);
+        return;
+    }
+    trapping = echo_tsc_trapped = 1;
+}
+
+/* around an application's MPI call, on its thread (which may be one started before MPI_Init: it is trapped from
+ * its first call on) */
+int echo_tsc_lift(void) {
+    prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
+    return 1;
+}
+
+void echo_tsc_restore(void) {
+    if (echo_tsc_trapped) prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0); /* not after MPI_Finalize */
+}
+
+/* at MPI_Finalize: this thread reads the counter freely again; threads it started stay trapped, and the handler
+ * stays to give them their real counter */
+void echo_tsc_teardown(void) {
+    if (!trapping) return;
+    echo_tsc_trapped = 0;
+    prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
+}
+#else
+int echo_tsc_trapped;
+void echo_tsc_setup(void) {}
+void echo_tsc_teardown(void) {}
+int echo_tsc_lift(void) { return 0; }
+void echo_tsc_restore(void) {}
+#endif
