@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from collectors import roles
@@ -32,22 +32,44 @@ def program_at(argv: list[str]) -> int | None:
     return words[0] if words else None
 
 
-def list_runs(session: Session, *, program: str | None = None, mode: str | None = None,
+def list_runs(session: Session, *, program: str | None = None, mode: str | None = None, status: str | None = None,
               diverged: bool | None = None, since: float | None = None, until: float | None = None,
-              limit: int = 100) -> list[Run]:
-    q = select(Run).order_by(Run.started_at.desc())
+              limit: int = 100, offset: int = 0) -> list[Run]:
+    """The runs that match, newest first: `limit` of them from the `offset`-th."""
+    return page_of_runs(session, program=program, mode=mode, status=status, diverged=diverged, since=since,
+                        until=until, limit=limit, offset=offset)[0]
+
+
+def page_of_runs(session: Session, *, program: str | None = None, mode: str | None = None, status: str | None = None,
+                 diverged: bool | None = None, since: float | None = None, until: float | None = None,
+                 limit: int = 100, offset: int = 0) -> tuple[list[Run], int]:
+    """(the runs that match, newest first, `limit` of them from the `offset`-th; how many match in all). A program
+    is matched by its name exactly (program_name: `ring` is neither `ringer` nor a directory's `ring2/ring`)."""
+    q = select(Run.id, Run.argv).order_by(Run.started_at.desc(), Run.id)
     if mode:
         q = q.where(Run.mode == mode)
+    if status:
+        q = q.where(Run.status == status)
     if diverged is not None:
         q = q.where(Run.diverged == diverged)
     if since is not None:
         q = q.where(Run.started_at >= since)
     if until is not None:
         q = q.where(Run.started_at <= until)
-    runs = session.scalars(q).all()
-    if program:
-        runs = [r for r in runs if program_name(r.argv) == program or program in r.program]
-    return runs[:limit]
+    # the name is the command line's program word: matched here, not in SQL (the argv is JSON)
+    ids = [i for i, argv in session.execute(q) if not program or program_name(argv) == program]
+    chosen = ids[offset:offset + limit]
+    runs = {r.id: r for r in session.scalars(select(Run).where(Run.id.in_(chosen)))} if chosen else {}
+    return [runs[i] for i in chosen], len(ids)
+
+
+def statuses(session: Session) -> list[str]:
+    """The statuses runs of the store have (the list's filter offers them)."""
+    return sorted(session.scalars(select(Run.status).distinct()))
+
+
+def modes(session: Session) -> list[str]:
+    return sorted(session.scalars(select(Run.mode).distinct()))
 
 
 def get_run(session: Session, *, run_id: str) -> Run | None:
@@ -68,6 +90,15 @@ def events(session: Session, *, run_id: str, kind: str | None = None) -> list[Ev
 def metrics(session: Session, *, run_id: str, prefix: str = "") -> list[Metric]:
     q = select(Metric).where(Metric.run_id == run_id, Metric.name.startswith(prefix)).order_by(Metric.id)
     return list(session.scalars(q))
+
+
+def mpi_seconds(session: Session, *, run_id: str, left_out: tuple[str, ...]) -> dict[tuple[int, int], float]:
+    """Seconds each copy of each rank spent in MPI calls but those `left_out` (MPI_Init, MPI_Finalize), summed in
+    the database: {(rank, copy): seconds}."""
+    q = select(CallSummary.app_rank, CallSummary.copy, func.sum(CallSummary.time_total)).where(
+        CallSummary.run_id == run_id, CallSummary.function.not_in(left_out)).group_by(CallSummary.app_rank,
+                                                                                     CallSummary.copy)
+    return {(rank, copy): float(t or 0.0) for rank, copy, t in session.execute(q)}
 
 
 def call_summaries(session: Session, *, run_id: str, app_rank: int | None = None) -> list[CallSummary]:
