@@ -22,9 +22,9 @@ def color(value: float, low: float, high: float) -> str:
 
 
 def heatmap(gid: str, title: str, nranks: int, ncopies: int, values: dict[tuple[int, int], float],
-            marks: dict[tuple[int, int], str], fmt: object) -> str:
-    """values: {(rank, copy): value}; marks: {(rank, copy): "diverged" | "died" | "fixed"}. A copy without a value
-    is drawn empty (grey), never as 0."""
+            marks: dict[tuple[int, int], str], fmt: object, word: str = "copy") -> str:
+    """values: {(rank, copy): value}; marks: {(rank, copy): "diverged" | "died" | "fixed"}; word: what a rank's
+    processes are (copy, replica, process). A copy without a value is drawn empty (grey), never as 0."""
     per = max(1, -(-nranks // MAX_COLUMNS))  # ranks per column
     columns = -(-nranks // per)
     w = WIDTH / columns
@@ -36,7 +36,7 @@ def heatmap(gid: str, title: str, nranks: int, ncopies: int, values: dict[tuple[
            f'<text x="{LEFT}" y="12">{escape(title)}</text>']
     for copy in range(ncopies):
         y = TOP + ROW * copy
-        out.append(f'<text x="{LEFT - 6}" y="{y + ROW / 2 + 4:.0f}" text-anchor="end">copy {copy}</text>')
+        out.append(f'<text x="{LEFT - 6}" y="{y + ROW / 2 + 4:.0f}" text-anchor="end">{word} {copy}</text>')
         for col in range(columns):
             first, last = col * per, min((col + 1) * per, nranks) - 1
             cells = [(r, copy) for r in range(first, last + 1)]
@@ -52,7 +52,7 @@ def heatmap(gid: str, title: str, nranks: int, ncopies: int, values: dict[tuple[
                       "fixed": ' stroke="#e08000" stroke-width="2"'}.get(worst, "")
             out.append(f'<rect class="cell {worst}" x="{LEFT + col * w:.1f}" y="{y}" width="{max(w - 0.5, 1):.1f}" '
                        f'height="{ROW - 2}" fill="{fill}"{stroke} data-first="{first}" data-last="{last}" '
-                       f'data-copy="{copy}"><title>{ranks}, copy {copy}: {escape(said)}</title></rect>')
+                       f'data-copy="{copy}"><title>{ranks}, {word} {copy}: {escape(said)}</title></rect>')
     # the rank axis: a dozen ticks at most
     axis = TOP + ROW * ncopies + 12
     step = max(1, -(-columns // 12))
@@ -60,5 +60,5 @@ def heatmap(gid: str, title: str, nranks: int, ncopies: int, values: dict[tuple[
         out.append(f'<text x="{LEFT + col * w:.1f}" y="{axis}" class="tick">{col * per}</text>')
     binned = f", {per} ranks a column (each its largest)" if per > 1 else ""
     out.append(f'<text x="{LEFT}" y="{axis + 16}" class="legend">rank{binned}; pale {escape(fmt(low))} to dark '
-               f'{escape(fmt(high))}; red outline: diverged, black: died, orange: corrected</text></svg>')
+               f'{escape(fmt(high))}; red outline: diverged, black: died, orange: corrected or restarted</text></svg>')
     return "\n".join(out)

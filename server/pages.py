@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from collectors import roles
 from echo.report import bad_events, copies_text, in_order, injections_brief, not_judged, roles_text
 from echo.resources import WEB_DIR
-from server import crud, heatmap, plots, runview
+from server import crud, heatmap, modeview, plots, runview
 
 
 class RoleTemplates(BaseLoader):
@@ -103,14 +103,18 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False, page: i
     events = in_order(crud.events(session, run_id=run_id))
     div = crud.divergences(session, run_id=run_id)
     maxcopies = max(run.copies)
-    cs = runview.copies(procs, crud.mpi_seconds(session, run_id=run_id, left_out=plots.STARTUP), div)
+    repairs = modeview.repairs(events, run.started_at) if run.mode == "reinit" else []
+    word = modeview.WORD.get(run.mode, "copy")
+    cs = runview.copies(procs, crud.mpi_seconds(session, run_id=run_id, left_out=plots.STARTUP), div,
+                        modeview.restarts(run.run_dir, run.status == "ok") if run.mode == "reinit" else None)
     marks = {(c.rank, c.copy): "died" if c.died and c.status == "bad" and not c.note.startswith("diverged")
              else {"bad": "diverged", "fixed": "fixed"}.get(c.status, "") for c in cs if c.status != "ok"}
     heatmaps = [heatmap.heatmap("heatmap-mpi", "seconds in MPI calls (MPI_Init and MPI_Finalize left out)",
                                 run.nranks, maxcopies, {(c.rank, c.copy): c.mpi_time for c in cs}, marks,
-                                lambda v: f"{v:,.4g} s"),
+                                lambda v: f"{v:,.4g} s", word),
                 heatmap.heatmap("heatmap-calls", "MPI calls", run.nranks, maxcopies,
-                                {(c.rank, c.copy): float(c.calls) for c in cs}, marks, lambda v: f"{v:,.0f} calls")]
+                                {(c.rank, c.copy): float(c.calls) for c in cs}, marks, lambda v: f"{v:,.0f} calls",
+                                word)]
     # the metrics no role shows in a section of its own, per-function values (NAME in FUNCTION) left out
     apart = roles.results_apart()
     results = [m for m in crud.metrics(session, run_id=run_id) if not (apart and m.name.startswith(apart))
@@ -122,12 +126,16 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False, page: i
     root = "/" if not standalone else ""
     sections = role_sections("run", session, run, procs, events, standalone=standalone, root=root)
     shown = [e for e in events if e.kind != "perf-not-judged"]
+    groups = runview.event_groups(shown)
+    for g in groups:
+        if g.kind == "reinit" and repairs:  # its words are epoch stamps, and its "call" the repair's number
+            g.first, g.first_call, g.last_call = "; ".join(r.text() for r in repairs), None, None
     return _render("run.html", standalone=standalone, root=root, title=f"Run {run.id}",
                    run=run, run_procs=procs, maxcopies=maxcopies, events=events, div=div,
                    summary=runview.summary(cs, div, events), outliers=runview.outliers(cs), measures=runview.MEASURES,
                    heatmaps=heatmaps, table=runview.rank_page(cs, run.nranks, maxcopies, page),
-                   groups=runview.event_groups(shown)[:runview.MAX_GROUPS], nevents=len(shown),
-                   ngroups=len(runview.event_groups(shown)), max_groups=runview.MAX_GROUPS,
+                   groups=groups[:runview.MAX_GROUPS], ngroups=len(groups), max_groups=runview.MAX_GROUPS,
+                   repairs=repairs, word=word,
                    role_sections=sections, results=results[:MAX_RESULTS], nresults=len(results),
                    results_title=results_title(), bad_events=bad_events(),
                    time_chart=time_chart, perf_chart=perf_chart, exclusion_chart=exclusion_chart,

@@ -149,12 +149,17 @@ def divergence_marks(rank: int, copies: list[int], calls: int, marks: list[tuple
     """Where each copy of a rank diverged or was corrected, by call number: a row per copy, a marker per (call,
     copy, kind), labelled with its call number (up to MAX_LABELLED marks: more would overlap)."""
     fig, ax = figure(1.0 + 0.4 * len(copies))
+    rows = {k: i for i, k in enumerate(copies)}
+    drawn: dict[tuple[int, str], list[int]] = {}  # the marks of a copy and kind in one artist: hundreds stay quick
     for call, copy, kind in marks:
+        drawn.setdefault((rows.get(copy, len(copies)), kind), []).append(call)
+    for (y, kind), calls_at in drawn.items():
         marker, color = MARKED.get(kind, ("o", "#c00000"))
-        y = copies.index(copy) if copy in copies else len(copies)
-        ax.plot([call], [y], marker=marker, color=color, markersize=9, linestyle="none", label=kind)
-        if len(marks) <= MAX_LABELLED:
-            ax.annotate(f"#{call}", (call, y), xytext=(0, 7), textcoords="offset points", ha="center", fontsize=8)
+        ax.plot(calls_at, [y] * len(calls_at), marker=marker, color=color, markersize=9, linestyle="none", label=kind)
+    if len(marks) <= MAX_LABELLED:
+        for call, copy, _ in marks:
+            ax.annotate(f"#{call}", (call, rows.get(copy, len(copies))), xytext=(0, 7), textcoords="offset points",
+                        ha="center", fontsize=8)
     ax.set_yticks(range(len(copies)), [f"copy {k}" for k in copies])
     ax.set_ylim(len(copies) - 0.5, -0.7)
     ax.set_xlim(0, max(calls, 1) * 1.02)

@@ -23,22 +23,31 @@ class Copy:
     calls: int
     mpi_time: float  # seconds in MPI calls, MPI_Init and MPI_Finalize left out (when summaries say it)
     compute: float  # seconds between its first and last call not spent in MPI
-    status: str = "ok"  # ok, bad (diverged, or ended abnormally), fixed (every divergence corrected by vote)
+    status: str = "ok"  # ok, bad (diverged, or ended abnormally), fixed (corrected by vote, or restarted by Reinit)
     note: str = ""
+    restarted: bool = False  # Reinit restarted it and the restarted process finished
 
     @property
     def died(self) -> bool:
-        return not self.state.startswith(("finalized", "stopped"))
+        return not self.state.startswith(("finalized", "stopped")) and not self.restarted
 
 
-def copies(procs: list, mpi: dict[tuple[int, int], float], div: dict) -> list[Copy]:
-    """Every copy, by rank then copy, with its status from the divergences (crud.divergences)."""
+def copies(procs: list, mpi: dict[tuple[int, int], float], div: dict, restarts: dict | None = None) -> list[Copy]:
+    """Every copy, by rank then copy, with its status from the divergences (crud.divergences) and, for Reinit, the
+    processes it restarted (modeview.restarts: the store keeps the failed one's state and calls)."""
     bad = {(d["app_rank"], d["copy"]): d for d in div["copies"]}
     out = []
     for p in procs:
         seconds = mpi.get((p.app_rank, p.copy), p.mpi_time)
         c = Copy(p.app_rank, p.copy, p.role, p.state, p.calls, seconds, max(p.wall_time - p.mpi_time, 0.0))
         d = bad.get((p.app_rank, p.copy))
+        again = (restarts or {}).get(p.app_rank)
+        if again is not None and c.died:
+            c.restarted = again.finished
+            c.state = "failed, restarted by Reinit"
+            c.status = "fixed" if again.finished else "bad"
+            c.note = (f"failed after {p.calls} calls; restarted, {again.calls} calls, "
+                      + ("finished" if again.finished else "did not reach MPI_Finalize"))
         if d:
             fixed = d["corrected"] == d["count"]
             c.status = "fixed" if fixed else "bad"
@@ -61,7 +70,7 @@ def summary(cs: list[Copy], div: dict, events: list) -> dict[str, list]:
                                                        e.call_seq, "first": e.message, "count": 0})["count"] += 1
     died = [c for c in cs if c.died]
     return {"diverged": diverged, "corrected": corrected, "excluded": sorted(excluded.values(), key=lambda d: (
-        d["app_rank"], d["copy"])), "died": died}
+        d["app_rank"], d["copy"])), "died": died, "restarted": [c for c in cs if c.restarted]}
 
 
 @dataclass
