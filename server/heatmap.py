@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from html import escape
 
+import numpy as np
+
 MAX_COLUMNS = 256  # beyond this many ranks, ranks are binned: a column stays at least ~3.5 pixels wide
 WIDTH = 900  # pixels of the cells
 ROW = 22  # pixels of a copy's row
@@ -34,20 +36,33 @@ def heatmap(gid: str, title: str, nranks: int, ncopies: int, values: dict[tuple[
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" id="{gid}" class="heatmap" width="{LEFT + WIDTH + 10}" '
            f'height="{height}" data-ranks-per-column="{per}" font-size="11" font-family="sans-serif">',
            f'<text x="{LEFT}" y="12">{escape(title)}</text>']
+    marked: dict[tuple[int, int], dict[str, list[int]]] = {}  # (copy, column): {mark: its ranks}
+    for (rank, copy), mark in sorted(marks.items()):
+        if mark:
+            marked.setdefault((copy, rank // per), {}).setdefault(mark, []).append(rank)
     for copy in range(ncopies):
         y = TOP + ROW * copy
         out.append(f'<text x="{LEFT - 6}" y="{y + ROW / 2 + 4:.0f}" text-anchor="end">{word} {copy}</text>')
+        # each column's largest value, binned in bulk (NaN: not recorded)
+        grid = np.full(columns * per, np.nan)
+        for rank in range(nranks):
+            v = values.get((rank, copy))
+            if v is not None:
+                grid[rank] = v
+        grid = grid.reshape(columns, per)
+        recorded = ~np.isnan(grid).all(axis=1)
+        largest = np.where(recorded, np.nanmax(np.where(np.isnan(grid), -np.inf, grid), axis=1), np.nan)
         for col in range(columns):
             first, last = col * per, min((col + 1) * per, nranks) - 1
-            cells = [(r, copy) for r in range(first, last + 1)]
-            have = [values[k] for k in cells if k in values]
-            worst = next((m for m in ("diverged", "died", "fixed") if any(marks.get(k) == m for k in cells)), "")
-            which = [r for r, c in cells if marks.get((r, c)) == worst] if worst else []
+            here = marked.get((copy, col), {})
+            worst = next((m for m in ("diverged", "died", "fixed") if m in here), "")
+            which = here.get(worst, [])
             ranks = f"rank {first}" if first == last else f"ranks {first}-{last}"
-            said = (f"{fmt(max(have))}" + (" (the largest)" if len(cells) > 1 else "")) if have else "not recorded"
+            said = (f"{fmt(float(largest[col]))}" + (" (the largest)" if last > first else "")) if recorded[col] \
+                else "not recorded"
             if worst:
                 said += f"; {worst}: rank{'s' if len(which) > 1 else ''} {', '.join(map(str, which[:8]))}"
-            fill = color(max(have), low, high) if have else "#e0e0e0"
+            fill = color(float(largest[col]), low, high) if recorded[col] else "#e0e0e0"
             stroke = {"diverged": ' stroke="#d00000" stroke-width="2"', "died": ' stroke="#000" stroke-width="2"',
                       "fixed": ' stroke="#e08000" stroke-width="2"'}.get(worst, "")
             out.append(f'<rect class="cell {worst}" x="{LEFT + col * w:.1f}" y="{y}" width="{max(w - 0.5, 1):.1f}" '

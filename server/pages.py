@@ -105,7 +105,7 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False, page: i
     maxcopies = max(run.copies)
     repairs = modeview.repairs(events, run.started_at) if run.mode == "reinit" else []
     word = modeview.WORD.get(run.mode, "copy")
-    cs = runview.copies(procs, crud.mpi_seconds(session, run_id=run_id, left_out=plots.STARTUP), div,
+    cs = runview.copies(procs, crud.startup_seconds(session, run_id=run_id, functions=plots.STARTUP), div,
                         modeview.restarts(run.run_dir, run.status == "ok") if run.mode == "reinit" else None)
     marks = {(c.rank, c.copy): "died" if c.died and c.status == "bad" and not c.note.startswith("diverged")
              else {"bad": "diverged", "fixed": "fixed"}.get(c.status, "") for c in cs if c.status != "ok"}
@@ -168,11 +168,11 @@ def slowness_chart(procs: list, events: list) -> str | None:
         if e.kind == "slowness":
             changes.setdefault((e.app_rank, e.copy), []).append((e.call_seq or 0, e.message.split(" at ")[0]))
     unjudged = {(e.app_rank, e.copy) for e in events if e.kind == "perf-not-judged"}
-    judged = [p for p in procs if (p.app_rank, p.copy) not in unjudged]
+    judged = [p for p in procs if (p.app_rank, p.copy) not in unjudged] if unjudged else procs
     if not any(p.copy > 0 for p in judged):
         return None
-    rows = [(f"rank {p.app_rank} copy {p.copy}", p.calls, changes.get((p.app_rank, p.copy), [])) for p in judged]
-    rows, left = changed_rows(rows)
+    shown, left = changed_rows(judged, changes)
+    rows = [(f"rank {p.app_rank} copy {p.copy}", p.calls, changes.get((p.app_rank, p.copy), [])) for p in shown]
     if not rows:
         return None
     return plots.status_timeline("processes recommended (green) or not (red), by call"
@@ -183,13 +183,13 @@ def slowness_chart(procs: list, events: list) -> str | None:
 MAX_ROWS = 32  # processes drawn in a status timeline before only those that changed are
 
 
-def changed_rows(rows: list[tuple[str, int, list]]) -> tuple[list[tuple[str, int, list]], int]:
-    """(the rows to draw, how many were left out): all of them up to MAX_ROWS, else those with a change (the
+def changed_rows(procs: list, changes: dict[tuple[int, int], list]) -> tuple[list, int]:
+    """(the processes to draw, how many were left out): all of them up to MAX_ROWS, else those with a change (the
     first MAX_ROWS of them): 256 green bars say less than a sentence."""
-    if len(rows) <= MAX_ROWS:
-        return rows, 0
-    changed = [r for r in rows if r[2]][:MAX_ROWS]
-    return changed, len(rows) - len(changed)
+    if len(procs) <= MAX_ROWS:
+        return procs, 0
+    changed = [p for p in procs if (p.app_rank, p.copy) in changes][:MAX_ROWS]
+    return changed, len(procs) - len(changed)
 
 
 def exclusions_chart(procs: list, events: list) -> str | None:
@@ -201,8 +201,8 @@ def exclusions_chart(procs: list, events: list) -> str | None:
             changes.setdefault((e.app_rank, e.copy), []).append((e.call_seq or 0, status))
     if not changes:
         return None
-    rows = [(f"rank {p.app_rank} replica {p.copy}", p.calls, changes.get((p.app_rank, p.copy), [])) for p in procs]
-    rows, left = changed_rows(rows)
+    shown, left = changed_rows(procs, changes)
+    rows = [(f"rank {p.app_rank} replica {p.copy}", p.calls, changes.get((p.app_rank, p.copy), [])) for p in shown]
     return plots.status_timeline("SDR replicas in the job (green) or excluded as slow (red), by call"
                                  + (f"; the {left} others stayed in the job" if left else ""), rows,
                                  "in the job", gid="exclusions")
@@ -212,7 +212,7 @@ def rank_page(session: Session, *, run_id: str, rank: int) -> str | None:
     run = crud.get_run(session, run_id=run_id)
     if run is None or not 0 <= rank < run.nranks:
         return None
-    procs = [p for p in crud.procs(session, run_id=run_id) if p.app_rank == rank]
+    procs = crud.procs(session, run_id=run_id, app_rank=rank)
     copies = [p.copy for p in procs]
     sections = [html for _, html in role_sections("rank", session, run, rank, procs, procs=procs)]
     sums = crud.call_summaries(session, run_id=run_id, app_rank=rank)

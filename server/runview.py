@@ -32,13 +32,14 @@ class Copy:
         return not self.state.startswith(("finalized", "stopped")) and not self.restarted
 
 
-def copies(procs: list, mpi: dict[tuple[int, int], float], div: dict, restarts: dict | None = None) -> list[Copy]:
-    """Every copy, by rank then copy, with its status from the divergences (crud.divergences) and, for Reinit, the
-    processes it restarted (modeview.restarts: the store keeps the failed one's state and calls)."""
+def copies(procs: list, startup: dict[tuple[int, int], float], div: dict, restarts: dict | None = None) -> list[Copy]:
+    """Every copy, by rank then copy, with its time in MPI less its time in MPI_Init and MPI_Finalize (`startup`:
+    crud.startup_seconds), its status from the divergences (crud.divergences) and, for Reinit, the processes it
+    restarted (modeview.restarts: the store keeps the failed one's state and calls)."""
     bad = {(d["app_rank"], d["copy"]): d for d in div["copies"]}
     out = []
     for p in procs:
-        seconds = mpi.get((p.app_rank, p.copy), p.mpi_time)
+        seconds = max(p.mpi_time - startup.get((p.app_rank, p.copy), 0.0), 0.0)
         c = Copy(p.app_rank, p.copy, p.role, p.state, p.calls, seconds, max(p.wall_time - p.mpi_time, 0.0))
         d = bad.get((p.app_rank, p.copy))
         again = (restarts or {}).get(p.app_rank)
