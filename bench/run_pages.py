@@ -68,8 +68,9 @@ class Server:
         self.proc.wait(timeout=30)
 
 
-def first_paint(url: str) -> float | None:
-    """Seconds from navigation to the first contentful paint in Debian's headless Chromium (None without it)."""
+def first_paint(url: str, screenshot: Path | None = None) -> float | None:
+    """Seconds from navigation to the first contentful paint in Debian's headless Chromium (None without it); the
+    whole page's screenshot into `screenshot`, if given."""
     if not (shutil.which("chromium") and shutil.which("chromedriver")):
         return None
     from selenium import webdriver
@@ -90,6 +91,10 @@ def first_paint(url: str) -> float | None:
                                         "return p.length ? p[0].startTime : null;")
             if fcp is not None:
                 paints.append(fcp / 1000)
+        if screenshot:
+            height = driver.execute_script("return document.documentElement.scrollHeight")
+            driver.set_window_size(1300, min(height, 6000))
+            driver.save_screenshot(str(screenshot))
         return statistics.median(paints) if paints else None
     finally:
         driver.quit()
@@ -108,6 +113,7 @@ def main() -> None:
     ap.add_argument("--history", type=int, default=1000)
     ap.add_argument("--iterations", type=int, default=60)
     ap.add_argument("--keep", help="make the stores in this folder and keep them")
+    ap.add_argument("--screenshots", help="save a screenshot of each run page and of the history in this folder")
     a = ap.parse_args()
     rows, hist = [], None
     with tempfile.TemporaryDirectory() as tmp:
@@ -132,7 +138,9 @@ def main() -> None:
             try:
                 page, t_page = server.fetch(f"/runs/{plan.run_id}")
                 rank, t_rank = server.fetch(f"/runs/{plan.run_id}/ranks/{nranks // 2 + 5}")
-                paint = first_paint(f"{server.url}/runs/{plan.run_id}")
+                shots = Path(a.screenshots) if a.screenshots else None
+                paint = first_paint(f"{server.url}/runs/{plan.run_id}",
+                                    shots / f"page-run-{nranks}x{copies}.png" if shots else None)
             finally:
                 server.stop()
             rows.append((f"{nranks} x {copies}", nrec, t_make, t_ingest, page, t_page, rank, t_rank, paint))
@@ -151,7 +159,8 @@ def main() -> None:
             try:
                 page, t_page = server.fetch("/programs/halo")
                 listing, t_list = server.fetch("/")
-                paint = first_paint(f"{server.url}/programs/halo")
+                paint = first_paint(f"{server.url}/programs/halo", Path(a.screenshots) / f"page-history-{a.history}.png"
+                                    if a.screenshots else None)
             finally:
                 server.stop()
             hist = (a.history, t_store, page, t_page, listing, t_list, paint)

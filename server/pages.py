@@ -133,7 +133,9 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False, page: i
     return _render("run.html", standalone=standalone, root=root, title=f"Run {run.id}",
                    run=run, run_procs=procs, maxcopies=maxcopies, events=events, div=div,
                    summary=runview.summary(cs, div, events), outliers=runview.outliers(cs), measures=runview.MEASURES,
-                   heatmaps=heatmaps, table=runview.rank_page(cs, run.nranks, maxcopies, page),
+                   heatmaps=heatmaps, table=runview.rank_page(cs, run.nranks, maxcopies, page,
+                                            # a file has no other pages to link to: it holds every rank
+                                            run.nranks if standalone else runview.PAGE_RANKS),
                    groups=groups[:runview.MAX_GROUPS], ngroups=len(groups), max_groups=runview.MAX_GROUPS,
                    repairs=repairs, word=word,
                    role_sections=sections, results=results[:MAX_RESULTS], nresults=len(results),

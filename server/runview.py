@@ -142,11 +142,13 @@ class RankPage:
     rows: list[tuple[int, list[Copy | None]]]
 
 
-def rank_page(cs: list[Copy], nranks: int, maxcopies: int, page: int) -> RankPage:
-    """Page `page` (from 1; clamped to the pages there are) of the table of ranks and copies."""
-    pages = max(1, -(-nranks // PAGE_RANKS))
+def rank_page(cs: list[Copy], nranks: int, maxcopies: int, page: int, per_page: int = PAGE_RANKS) -> RankPage:
+    """Page `page` (from 1; clamped to the pages there are) of the table of ranks and copies, `per_page` ranks a
+    page."""
+    per_page = max(per_page, 1)
+    pages = max(1, -(-nranks // per_page))
     page = min(max(page, 1), pages)
-    first, last = (page - 1) * PAGE_RANKS, min(page * PAGE_RANKS, nranks) - 1
+    first, last = (page - 1) * per_page, min(page * per_page, nranks) - 1
     rows: dict[int, list[Copy | None]] = {r: [None] * maxcopies for r in range(first, last + 1)}
     for c in cs:
         if first <= c.rank <= last and c.copy < maxcopies:
