@@ -22,6 +22,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from chromium import headless
 from results_file import measured_by, write  # bench/ itself is on the path of a script run from it
 from synthetic_run import Divergence, Plan, make_run, store_runs
 
@@ -71,17 +72,9 @@ class Server:
 def first_paint(url: str, screenshot: Path | None = None) -> float | None:
     """Seconds from navigation to the first contentful paint in Debian's headless Chromium (None without it); the
     whole page's screenshot into `screenshot`, if given."""
-    if not (shutil.which("chromium") and shutil.which("chromedriver")):
+    driver = headless()
+    if driver is None:
         return None
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = shutil.which("chromium")
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--window-size=1300,1800"):
-        opts.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
     try:
         paints = []
         for _ in range(3):
