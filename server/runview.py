@@ -54,7 +54,7 @@ def copies(procs: list, startup: dict[tuple[int, int], float], div: dict, restar
             c.status = "fixed" if fixed else "bad"
             c.note = "corrected" if fixed else f"diverged at call #{d['first_call']}"
         elif c.died:
-            c.status, c.note = "bad", c.state
+            c.status = "bad"  # its state, said in its cell, is the why
         out.append(c)
     return out
 
