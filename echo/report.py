@@ -81,6 +81,11 @@ def roles_text(procs: list[Proc]) -> str:
     counts: dict[str, int] = {}
     for p in procs:
         counts[p.role] = counts.get(p.role, 0) + 1
+    return roles_count_text(counts)
+
+
+def roles_count_text(counts: dict[str, int]) -> str:
+    """Each role and how many processes had it ({role: processes}, in the order they first appear)."""
     return ", ".join(f"{role} x{n}" if n > 1 else role for role, n in counts.items())
 
 

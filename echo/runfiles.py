@@ -91,6 +91,17 @@ def record_files(run_dir: Path) -> list[Path]:
     return sorted(records_dir(run_dir).glob("*.rec"), key=lambda p: int(p.stem))
 
 
+def restart_record_files(run_dir: Path) -> dict[int, list[Path]]:
+    """The record files of the processes a Reinit repair restarted (records/restarts/<rank>-<pid>.rec), by
+    application rank, oldest pid first."""
+    out: dict[int, list[Path]] = {}
+    for path in (records_dir(run_dir) / "restarts").glob("*-*.rec"):
+        rank, _, pid = path.stem.partition("-")
+        if rank.isdigit() and pid.isdigit():
+            out.setdefault(int(rank), []).append(path)
+    return {rank: sorted(paths, key=lambda p: int(p.stem.partition("-")[2])) for rank, paths in sorted(out.items())}
+
+
 def status_file(run_dir: Path, real: int) -> Path:
     return Path(run_dir) / "procs" / f"{real}.status"
 

@@ -8,9 +8,11 @@ import threading
 from urllib.parse import quote
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
 from swagger_ui_bundle import swagger_ui_path
 
 from echo.resources import WEB_DIR
@@ -45,6 +47,8 @@ def create_app(db_url: str | None = None, storage: str | None = None, read_token
     def to_login(_request: Request, e: LoginNeeded) -> RedirectResponse:
         return RedirectResponse(f"/login?next={quote(e.back)}", status_code=303)
 
+    app.add_exception_handler(HTTPException, pages.html_error)  # a page's error is a page, the API's JSON
+    app.add_exception_handler(RequestValidationError, pages.html_error)
     for routes in (login, api, pages):
         app.include_router(routes.router)
     return app

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from collectors import roles
-from echo.report import copies_text, roles_text
+from echo.report import copies_text, roles_count_text
 from echo.store.models import CallSummary, Event, Metric, Proc, Run
 
 INTERPRETERS = ("python", "python3", "bash", "sh")
@@ -32,30 +33,61 @@ def program_at(argv: list[str]) -> int | None:
     return words[0] if words else None
 
 
-def list_runs(session: Session, *, program: str | None = None, mode: str | None = None,
+def list_runs(session: Session, *, program: str | None = None, mode: str | None = None, status: str | None = None,
               diverged: bool | None = None, since: float | None = None, until: float | None = None,
-              limit: int = 100) -> list[Run]:
-    q = select(Run).order_by(Run.started_at.desc())
+              limit: int = 100, offset: int = 0) -> list[Run]:
+    """The runs that match, newest first: `limit` of them from the `offset`-th."""
+    return page_of_runs(session, program=program, mode=mode, status=status, diverged=diverged, since=since,
+                        until=until, limit=limit, offset=offset)[0]
+
+
+def page_of_runs(session: Session, *, program: str | None = None, mode: str | None = None, status: str | None = None,
+                 diverged: bool | None = None, since: float | None = None, until: float | None = None,
+                 limit: int = 100, offset: int = 0) -> tuple[list[Run], int]:
+    """(the runs that match, newest first, `limit` of them from the `offset`-th; how many match in all). A program
+    is matched by its name exactly (program_name: `ring` is neither `ringer` nor a directory's `ring2/ring`)."""
+    q = select(Run.id, Run.argv).order_by(Run.started_at.desc(), Run.id)
     if mode:
         q = q.where(Run.mode == mode)
+    if status:
+        q = q.where(Run.status == status)
     if diverged is not None:
         q = q.where(Run.diverged == diverged)
     if since is not None:
         q = q.where(Run.started_at >= since)
     if until is not None:
         q = q.where(Run.started_at <= until)
-    runs = session.scalars(q).all()
-    if program:
-        runs = [r for r in runs if program_name(r.argv) == program or program in r.program]
-    return runs[:limit]
+    # the name is the command line's program word: matched here, not in SQL (the argv is JSON)
+    ids = [i for i, argv in session.execute(q) if not program or program_name(argv) == program]
+    chosen = ids[offset:offset + limit]
+    runs = {r.id: r for r in session.scalars(select(Run).where(Run.id.in_(chosen)))} if chosen else {}
+    return [runs[i] for i in chosen], len(ids)
+
+
+def statuses(session: Session) -> list[str]:
+    """The statuses runs of the store have (the list's filter offers them)."""
+    return sorted(session.scalars(select(Run.status).distinct()))
+
+
+def modes(session: Session) -> list[str]:
+    return sorted(session.scalars(select(Run.mode).distinct()))
 
 
 def get_run(session: Session, *, run_id: str) -> Run | None:
     return session.get(Run, run_id)
 
 
-def procs(session: Session, *, run_id: str) -> list[Proc]:
-    return list(session.scalars(select(Proc).where(Proc.run_id == run_id).order_by(Proc.app_rank, Proc.copy)))
+# a process as the pages and the API read it: the procs table's columns as attributes, read-only
+ProcRow = namedtuple("ProcRow", [c.key for c in Proc.__table__.columns])  # type: ignore[misc]
+
+
+def procs(session: Session, *, run_id: str, app_rank: int | None = None) -> list[ProcRow]:
+    """The run's processes (of one rank), by rank then copy, as ProcRows: a 4096 x 4 run's 16384 are read in a
+    fraction of the time as many ORM objects (or SQLAlchemy rows, whose attributes are slow to read) take."""
+    q = select(*Proc.__table__.columns).where(Proc.run_id == run_id)
+    if app_rank is not None:
+        q = q.where(Proc.app_rank == app_rank)
+    return [ProcRow(*r) for r in session.connection().execute(q.order_by(Proc.app_rank, Proc.copy))]
 
 
 def events(session: Session, *, run_id: str, kind: str | None = None) -> list[Event]:
@@ -68,6 +100,17 @@ def events(session: Session, *, run_id: str, kind: str | None = None) -> list[Ev
 def metrics(session: Session, *, run_id: str, prefix: str = "") -> list[Metric]:
     q = select(Metric).where(Metric.run_id == run_id, Metric.name.startswith(prefix)).order_by(Metric.id)
     return list(session.scalars(q))
+
+
+def startup_seconds(session: Session, *, run_id: str, functions: tuple[str, ...]) -> dict[tuple[int, int], float]:
+    """Seconds each copy of each rank spent in these MPI functions (MPI_Init, MPI_Finalize), {(rank, copy):
+    seconds}: only their few rows of the call summaries are read."""
+    out: dict[tuple[int, int], float] = {}
+    q = select(CallSummary.app_rank, CallSummary.copy, CallSummary.time_total).where(
+        CallSummary.run_id == run_id, CallSummary.function.in_(functions))
+    for rank, copy, t in session.connection().execute(q):
+        out[rank, copy] = out.get((rank, copy), 0.0) + t
+    return out
 
 
 def call_summaries(session: Session, *, run_id: str, app_rank: int | None = None) -> list[CallSummary]:
@@ -137,16 +180,18 @@ def streaks(runs: list[Run]) -> tuple[Run | None, Run | None]:
 def series(session: Session, *, program: str) -> list[Series]:
     """A program's runs grouped by configuration, the series whose last run is newest first."""
     runs = history(session, program=program)
-    procs: dict[str, list[Proc]] = {}
+    roles_of: dict[str, dict[str, int]] = {}  # each run's roles and their processes, in order (roles_count_text)
     if runs:
-        q = select(Proc).where(Proc.run_id.in_([r.id for r in runs])).order_by(Proc.run_id, Proc.app_rank, Proc.copy)
-        for p in session.scalars(q):
-            procs.setdefault(p.run_id, []).append(p)
+        q = select(Proc.run_id, Proc.role, func.count(), func.min(Proc.real_rank)).where(
+            Proc.run_id.in_([r.id for r in runs])).group_by(Proc.run_id, Proc.role).order_by(
+            Proc.run_id, func.min(Proc.real_rank))
+        for run_id, role, n, _ in session.connection().execute(q):
+            roles_of.setdefault(run_id, {})[role] = n
     groups: dict[tuple, Series] = {}
     for r in runs:
         at = program_at(r.argv)
         words = [program_name(r.argv), *(r.argv[at + 1:] if at is not None else [])]
-        key = (tuple(words), r.mode, r.nranks, tuple(r.copies), roles_text(procs.get(r.id, [])),
+        key = (tuple(words), r.mode, r.nranks, tuple(r.copies), roles_count_text(roles_of.get(r.id, {})),
                tuple(sorted(r.role_values.items())))
         how = roles.varied(r.role_values)
         label = (f"{' '.join(words)}: {r.mode}, {r.nranks} rank{'s' if r.nranks != 1 else ''} x "

@@ -5,13 +5,14 @@ with nothing to show is not drawn (None)."""
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import numpy as np
 
 from echo.charts import COLORS, OTHER, figure, grouped_bars, legend, svg
-from echo.records import RecordsError, read_run
-from echo.runfiles import has_records
+from echo.records import RecordsError, read, read_run
+from echo.runfiles import has_records, record_file
 
 MAX_SLICES = 2000  # calls drawn per track in the timeline: the longest ones when a copy made more
 MAX_LABELLED = 20  # marks of the rank page's divergence chart labelled with their call number
@@ -20,11 +21,21 @@ MARKED = {"divergence": ("x", "#c00000"), "corrected": ("+", "#c07000"), "exclus
           "process-ended-abnormally": ("X", "#000000"), "clocks-apart": ("d", "#c00000")}
 
 
-def call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list) -> str | None:
+def call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list,
+                  only: dict[tuple[int, int], int] | None = None) -> str | None:
     """Every MPI call of every copy of every rank on one time axis (seconds from the run's earliest clock origin):
-    where copies lag, where they diverged or were excluded (markers at the call). None without record files."""
+    where copies lag, where they diverged or were excluded (markers at the call). None without record files.
+    only: {(rank, copy): real rank} of the copies to draw, the first MAX_TRACKS of them read (a range of ranks of a
+    large run); None: every copy."""
+    chosen = sorted(only.items())[:MAX_TRACKS] if only is not None else None
     try:
-        files = read_run(Path(run_dir)) if has_records(Path(run_dir)) else []
+        if not has_records(Path(run_dir)):
+            files = []
+        elif chosen is None:
+            files = read_run(Path(run_dir))
+        else:
+            files = [read(record_file(Path(run_dir), real)) for _, real in chosen
+                     if record_file(Path(run_dir), real).is_file()]
     except (OSError, RecordsError):
         files = []
     files = [f for f in files if len(f.records)]
@@ -32,10 +43,8 @@ def call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list)
         return None
     origin = min(f.start_time for f in files)
     files.sort(key=lambda f: (f.app_rank, f.copy))
-    if len(files) > MAX_TRACKS:
-        files, hidden = files[:MAX_TRACKS], len(files) - MAX_TRACKS
-    else:
-        hidden = 0
+    hidden = max(len(files) - MAX_TRACKS, 0) if only is None else len(only) - len(chosen)
+    files = files[:MAX_TRACKS]
     spent: dict[str, float] = {}
     for f in files:  # time per function, in bulk
         per_fn = np.bincount(f.records["fn"].astype(np.intp), weights=f.durations(), minlength=len(f.functions))
@@ -140,12 +149,17 @@ def divergence_marks(rank: int, copies: list[int], calls: int, marks: list[tuple
     """Where each copy of a rank diverged or was corrected, by call number: a row per copy, a marker per (call,
     copy, kind), labelled with its call number (up to MAX_LABELLED marks: more would overlap)."""
     fig, ax = figure(1.0 + 0.4 * len(copies))
+    rows = {k: i for i, k in enumerate(copies)}
+    drawn: dict[tuple[int, str], list[int]] = {}  # the marks of a copy and kind in one artist: hundreds stay quick
     for call, copy, kind in marks:
+        drawn.setdefault((rows.get(copy, len(copies)), kind), []).append(call)
+    for (y, kind), calls_at in drawn.items():
         marker, color = MARKED.get(kind, ("o", "#c00000"))
-        y = copies.index(copy) if copy in copies else len(copies)
-        ax.plot([call], [y], marker=marker, color=color, markersize=9, linestyle="none", label=kind)
-        if len(marks) <= MAX_LABELLED:
-            ax.annotate(f"#{call}", (call, y), xytext=(0, 7), textcoords="offset points", ha="center", fontsize=8)
+        ax.plot(calls_at, [y] * len(calls_at), marker=marker, color=color, markersize=9, linestyle="none", label=kind)
+    if len(marks) <= MAX_LABELLED:
+        for call, copy, _ in marks:
+            ax.annotate(f"#{call}", (call, rows.get(copy, len(copies))), xytext=(0, 7), textcoords="offset points",
+                        ha="center", fontsize=8)
     ax.set_yticks(range(len(copies)), [f"copy {k}" for k in copies])
     ax.set_ylim(len(copies) - 0.5, -0.7)
     ax.set_xlim(0, max(calls, 1) * 1.02)
@@ -162,26 +176,70 @@ MARK_STYLE = {"": ("o", "#2f6db5", "copies agreed"), "diverged": ("X", "#c00000"
               "injection": ("D", "#e0802c", "deliberate: injection or perturbation")}
 
 
+LABEL_ALL = 20  # runs up to which every point of the history is labelled with its time
+
+
+def worth_labelling(times: list[float]) -> set[int]:
+    """The points of a long history whose time is written on the chart: the last run, and the runs far from the
+    series' usual time (beyond 3 median absolute deviations of the median and 10% of it, the 5 farthest at most);
+    every point of a short one. The others say theirs on hover."""
+    if len(times) <= LABEL_ALL:
+        return set(range(len(times)))
+    t = np.asarray(times)
+    median = float(np.median(t))
+    far_from = max(3 * float(np.median(np.abs(t - median))), 0.1 * median)
+    far = [i for i in np.argsort(-np.abs(t - median)) if abs(t[i] - median) > far_from][:5]
+    return {len(times) - 1, *(int(i) for i in far)}
+
+
+def hover_titles(svg_text: str, gid: str, titles: list[str]) -> str:
+    """Give each point (<use>) of the SVG group `gid`, in order, a <title> a browser shows on hover."""
+    start = svg_text.find(f'id="{gid}"')
+    if start < 0:
+        return svg_text
+    end = svg_text.find("</g>\n  </g>", start)
+    end = end if end >= 0 else len(svg_text)
+    part, done = svg_text[start:end], []
+    for title in titles:
+        at = part.find("<use ")
+        if at < 0:
+            break
+        close = part.find("/>", at)
+        done.append(part[:close] + f"><title>{html.escape(title)}</title></use>")
+        part = part[close + 2:]
+    return svg_text[:start] + "".join(done) + part + svg_text[end:]
+
+
 def wall_times(runs: list[tuple[str, float, str]], gid: str) -> str:
     """A series' wall time per run, oldest first: each run (start time, seconds, mark: "", "diverged" or
-    "injection") a point styled by its mark (MARK_STYLE) and labelled with its time; the points of each mark are
-    the SVG group `{gid}-{mark or 'agreed'}`, one <use> a run."""
+    "injection") a point styled by its mark (MARK_STYLE); the points worth it (worth_labelling) labelled with their
+    time, every point saying its run on hover (<title>). The points of each mark are the SVG group
+    `{gid}-{mark or 'agreed'}`, one <use> a run."""
     fig, ax = figure(1.6 + 0.1 * min(len(runs), 20))
     xs = range(len(runs))
     ax.plot(xs, [t for _, t, _ in runs], color="#9a9a9a", linewidth=1, zorder=1)
+    titles = {}
     for mark, (marker, color, label) in MARK_STYLE.items():
         at = [i for i, (_, _, m) in enumerate(runs) if m == mark]
         if at:
-            ax.scatter(at, [runs[i][1] for i in at], marker=marker, color=color, s=36, zorder=2, label=label,
-                       gid=f"{gid}-{mark or 'agreed'}")
+            ax.scatter(at, [runs[i][1] for i in at], marker=marker, color=color, s=36 if len(runs) <= 200 else 12,
+                       zorder=2, label=label, gid=f"{gid}-{mark or 'agreed'}")
+            titles[f"{gid}-{mark or 'agreed'}"] = [f"{runs[i][0]}: {runs[i][1]:.2f} s, {label}" for i in at]
+    labelled = worth_labelling([t for _, t, _ in runs])
     for i, (_, t, _) in enumerate(runs):
-        ax.annotate(f"{t:.2f} s", (i, t), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=8)
+        if i in labelled:
+            ax.annotate(f"{t:.2f} s", (i, t), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=8)
     step = max(1, len(runs) // 12)  # at most a dozen dates under the axis
     ax.set_xticks(list(xs)[::step], [when for when, _, _ in runs][::step], rotation=30, ha="right")
     ax.set_xlim(-0.5, len(runs) - 0.5)
     ax.set_ylim(0, max(t for _, t, _ in runs) * 1.25 or 1)
     ax.set_ylabel("wall time (s)")
-    ax.set_xlabel("run, by start time (oldest first)")
+    ax.set_xlabel("run, by start time (oldest first)"
+                  + ("; the last run and the outliers labelled, hover a point for its time" if len(labelled) <
+                     len(runs) else ""))
     ax.grid(axis="y", linewidth=0.3)
     legend(ax)
-    return svg(fig)
+    out = svg(fig)
+    for group, texts in titles.items():
+        out = hover_titles(out, group, texts)
+    return out

@@ -6,13 +6,14 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from collectors import roles
 from server import crud, schemas
 from server.deps import reader, settings, token_of
+from server.queryargs import count_arg, date_arg, flag_arg
 from server.tokens import is_valid
 from server.upload import UPLOAD_PREFIX, UploadError, receive
 
@@ -61,11 +62,15 @@ async def upload(run_id: str, request: Request, authorization: str | None = Head
 
 
 @router.get("/api/runs", response_model=list[schemas.RunOut])
-def runs(s: Session = Depends(reader), program: str | None = None, mode: str | None = None,
-         diverged: bool | None = None, since: float | None = None, until: float | None = None,
-         limit: int = Query(100, le=10_000)) -> list:
-    return crud.list_runs(s, program=program, mode=mode, diverged=diverged, since=since, until=until,
-                          limit=limit)
+def runs(s: Session = Depends(reader), program: str | None = None, mode: str | None = None, status: str | None = None,
+         diverged: str | None = None, since: str | None = None, until: str | None = None,
+         limit: str | None = None, offset: str | None = None) -> list:
+    """The runs that match, newest first. since and until as the list page takes them: YYYY-MM-DD (until: to the
+    end of that day), YYYY-MM-DDTHH:MM, or a Unix time; limit from 1 to 10000 (100), offset from 0."""
+    return crud.list_runs(s, program=program or None, mode=mode or None, status=status or None,
+                          diverged=flag_arg("diverged", diverged), since=date_arg("since", since),
+                          until=date_arg("until", until, end_of_day=True), limit=count_arg("limit", limit, 100),
+                          offset=count_arg("offset", offset, 0, low=0, high=10**9))
 
 
 @router.get("/api/runs/{run_id}", response_model=schemas.RunOut)
@@ -115,14 +120,22 @@ def divergences(run_id: str, s: Session = Depends(reader)) -> dict:
 
 @router.get("/api/programs/{program}/history", response_model=list[schemas.RunOut])
 def history(program: str, s: Session = Depends(reader)) -> list:
-    return crud.history(s, program=program)
+    """Every run of the program (matched by its name exactly), oldest first; 404 for a program with no runs, as
+    its page."""
+    runs = crud.history(s, program=program)
+    if not runs:
+        raise HTTPException(404, f"no runs of {program!r}")
+    return runs
 
 
 @router.get("/api/programs/{program}/series", response_model=list[schemas.SeriesOut])
 def series(program: str, s: Session = Depends(reader)) -> list[dict]:
     """The program's runs grouped by configuration, as the history page shows them (newest series first)."""
+    groups = crud.series(s, program=program)
+    if not groups:
+        raise HTTPException(404, f"no runs of {program!r}")
     return [{"label": x.label, "runs": [r.id for r in x.runs],
              "deliberate": [r.id for r in x.runs if crud.deliberate(r)],
              "diverging_since": x.diverging_since.id if x.diverging_since else None,
              "clean_since": x.clean_since.id if x.clean_since else None}
-            for x in crud.series(s, program=program)]
+            for x in groups]
