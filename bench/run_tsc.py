@@ -1,5 +1,6 @@
 """The cost of copies reading their representative's time-stamp counter (preload/core/echo_tsc.c): a trapped
-rdtsc, a clock_gettime and a cheap MPI call, natively and under `--clones 2` (best of three runs each).
+rdtsc, a clock_gettime and a cheap MPI call, natively, under `--clones 2` (each copy its own counter, the default
+without --sdc) and under `--clones 2 --tsc share` (the trap, the default with --sdc), best of three runs each.
 
     .venv/bin/python bench/run_tsc.py
 
@@ -50,9 +51,10 @@ def main() -> None:
         subprocess.run([mpi.mpicc, "-O2", "-o", exe, str(HERE / "tsc_cost.c")], check=True)
         native = best([[mpi.mpirun, "-n", "2", *mpirun_options(mpi.flavor, os.geteuid() == 0, oversubscribe=True), exe]
                        for _ in range(REPEAT)])
-        cloned = best([[str(BIN / "echorun"), "--no-store", "--run-dir", str(work / f"r{time.monotonic_ns()}"),
-                        "-n", "2", "--clones", "2", exe] for _ in range(REPEAT)])
-    rows = [f"| {k} | {native[k]:.1f} | {cloned[k]:.1f} |" for k in KEYS]
+        cloned = {tsc: best([[str(BIN / "echorun"), "--no-store", "--run-dir", str(work / f"r{time.monotonic_ns()}"),
+                              "-n", "2", "--clones", "2", "--tsc", tsc, exe] for _ in range(REPEAT)])
+                  for tsc in ("own", "share")}
+    rows = [f"| {k} | {native[k]:.1f} | {cloned['own'][k]:.1f} | {cloned['share'][k]:.1f} |" for k in KEYS]
     write("tsc_trap", [
         "# A copy's time-stamp counter: the cost of the trap", "",
         measured_by("bench/run_tsc.py") + f", {mpi.name}.", "",
@@ -60,8 +62,9 @@ def main() -> None:
         f"{REPEAT}). Under copies the application's `rdtsc` faults and is emulated (a signal, two system calls, "
         "and the reading forwarded to the copies); the vDSO's clocks would fault too, so the program's "
         "`clock_gettime` goes to the kernel by a system call (and is forwarded, as without the trap); around each "
-        "MPI call the trap is lifted and set again (two system calls).", "",
-        "| operation | native | --clones 2 |", "|---|---|---|", *rows, ""])
+        "MPI call the trap is lifted and set again (two system calls). Without the trap (`--tsc own`, the default "
+        "without --sdc) each copy reads its own counter and the vDSO's clocks.", "",
+        "| operation | native | --clones 2 --tsc own | --clones 2 --tsc share |", "|---|---|---|---|", *rows, ""])
 
 
 if __name__ == "__main__":

@@ -84,6 +84,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    help="on (default): each copy reads the program's files and writes its own under the run "
                         "directory, so the representative's are the program's real output (docs/fileview.md); "
                         "off: copies do the program's file I/O in its own files, as before")
+    p.add_argument("--tsc", choices=("share", "own"),
+                   help="share (default with --sdc): a copy's rdtsc reads its representative's time-stamp counter "
+                        "(the instruction traps: microseconds per read and per MPI call, bench/results/tsc_trap.md); "
+                        "own (default without --sdc): each copy reads its own counter at native cost")
     g = p.add_argument_group("silent data corruption (compare what copies hand to MPI)")
     g.add_argument("--sdc", choices=("detect", "stop", "vote"),
                    help="detect: report divergence and go on; stop: end the job at the first; "
@@ -192,6 +196,7 @@ def run_command(args: argparse.Namespace) -> int:
         host_slots=tuple(read_hosts(args.hosts, args.hostfile)),
         max_per_core=getattr(args, "max_per_core", 32),
         file_view=getattr(args, "file_view", "on"),
+        tsc=getattr(args, "tsc", None),
         **role_options,
     )
     return run(opts)

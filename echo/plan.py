@@ -70,6 +70,7 @@ class BaseOptions:
     host_slots: tuple[tuple[str, int], ...] = ()  # the hosts of --host/--hostfile and their slots
     max_per_core: int = 32  # processes per core (or slot) beyond which the job is refused before it starts; 0: any
     file_view: str = "on"  # copies' own view of the program's files (echo/fileview.py), or "off"
+    tsc: str | None = None  # "share": copies read their representative's rdtsc (a trap); "own"; None: share with --sdc
 
 
 # Options: the base and one field per role option (papi_sets, valgrind, perturb, ...), declared by each role's SPEC
@@ -192,6 +193,14 @@ def sdc_lines(opts: Options, copies: list[int]) -> list[str]:
     return lines
 
 
+def tsc_lines(opts: Options, copies: list[int]) -> list[str]:
+    """The plan's `tsc share` line: the application's rdtsc traps and copies read their representative's counter.
+    The trap costs microseconds per read and per MPI call (bench/results/tsc_trap.md), so it is on where a copy's
+    own counter would be a false alarm (--sdc) or where it is asked for; copies of a rank only."""
+    share = (opts.tsc or ("share" if opts.sdc else "own")) == "share"
+    return ["tsc share"] if share and opts.mode == "clones" and max(copies) > 1 else []
+
+
 def sdr_copies(opts: Options) -> list[int]:
     """SDR: every rank's replicas, checked against the options it cannot combine with."""
     others = ((["--sdc"] if opts.sdc else []) + roles.flags_given(opts)
@@ -286,13 +295,16 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     reinit = sdr_lines(opts, len(procs), machine) if opts.mode == "sdr" else reinit_lines(opts, copies)
     sdc = [] if reinit else sdc_lines(opts, copies)  # --inject means kills in reinit and sdr modes
     extra = timing + sdc + [line for lines in roles.hooks("lines") for line in lines(opts, copies, procs, machine)]
-    extra += reinit + fileview.plan_lines(opts.mode, copies, opts.file_view)
+    extra += reinit + fileview.plan_lines(opts.mode, copies, opts.file_view) + tsc_lines(opts, copies)
     plan_path = runfiles.plan_path(opts.run_dir)
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library}
     if sdc:  # bytes the program never wrote are alike in every copy (echo/sdc.py)
         env["GLIBC_TUNABLES"] = heap_tunables(os.environ.get("GLIBC_TUNABLES"))
     launcher, notes = launcher_of(opts, machine)
     notes += [n for n in [fileview.describe(opts.mode, copies, opts.file_view, opts.run_dir)] if n]
+    if "tsc share" in extra:
+        notes.append("time-stamp counter: copies read their representative's (the application's rdtsc traps; "
+                     "--tsc own for native cost)")
     argv = srun_command(machine.srun, len(procs), env) if launcher == "srun" else \
         mpirun_command(opts, machine, len(procs), env)
     files = {}

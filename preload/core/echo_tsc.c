@@ -3,7 +3,8 @@
  * Codes read cycle counts with the instruction itself (an MD code's load balancing gathers them), so no call can
  * be interposed.  Linux can make the instruction fault instead (prctl PR_SET_TSC, PR_TSC_SIGSEGV: a flag of the
  * thread, which threads it starts inherit); echo sets it on the thread that initialized MPI, in every process of a
- * rank with copies, and emulates the faulting `rdtsc` (0F 31) and `rdtscp` (0F 01 F9) in a SIGSEGV handler: the
+ * rank with copies when the plan says `tsc share` (echorun --tsc share, the default with --sdc: the trap costs
+ * microseconds per read and per MPI call, so without --sdc a copy reads its own counter at native cost), and emulates the faulting `rdtsc` (0F 31) and `rdtscp` (0F 01 F9) in a SIGSEGV handler: the
  * real counter (read with the flag lifted for that instruction), which echo_clock.c shares as a clock reading
  * when the instruction is the application's (decided by its address, as a libc clock's caller decides: MPI's,
  * its runtime's, the vDSO's and echo's own reads keep their real counter and consume no reading).  Any other
@@ -115,7 +116,8 @@ static void on_segv(int sig, siginfo_t *si, void *ctx) {
 }
 
 void echo_tsc_setup(void) {
-    if (trapping) return;
+    const char *share = echo_plan_value("tsc"); /* echorun --tsc share, or --sdc (echo/plan.py tsc_lines) */
+    if (trapping || !share || strcmp(share, "share") != 0) return;
     resolve();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
