@@ -167,18 +167,30 @@ def _replace(real: Path, winner: tuple[str, object]) -> None:
         real.mkdir(parents=True, exist_ok=True)
 
 
-def compare(run_dir: Path, copies: list[int], vote: bool) -> list[SdcEvent]:
+def shared_paths(fv: Path, copies: list[int]) -> set[str]:
+    """The paths that processes of more than one rank changed (a log every rank appends to, an output file rank 0
+    writes and the others open): the real file holds several ranks' writes and a copy's view its own rank's only,
+    so no copy can be compared against it."""
+    ranks_of: Counter[str] = Counter()
+    for rank, n in enumerate(copies):
+        ranks_of.update(set().union(*(_log(fv / f"rank{rank}.copy{k}.log") for k in range(n))))
+    return {path for path, nranks in ranks_of.items() if nranks > 1}
+
+
+def compare(run_dir: Path, copies: list[int], vote: bool, shared: set[str] | None = None) -> list[SdcEvent]:
     """Every difference between the files a copy wrote and its representative's, as SDC events (also written to
     the run's events, so that the store and `mpiecho report` keep them).  With `vote`, a path where the
-    representative is outvoted by a majority of the copies gets the majority's file, reported as corrected."""
+    representative is outvoted by a majority of the copies gets the majority's file, reported as corrected.  A path
+    that several ranks changed is not compared (shared_paths)."""
     fv = Path(run_dir) / runfiles.FILEVIEW_DIR
     events: list[SdcEvent] = []
+    shared = shared_paths(fv, copies) if shared is None else shared
     for rank, n in enumerate(copies):
         if n < 2 or not (fv / f"rank{rank}.copy0.log").exists():
             continue
         rep_log = _log(fv / f"rank{rank}.copy0.log")
         views = {k: _copy_states(fv, rank, k, rep_log) for k in range(1, n)}
-        paths = sorted(set(rep_log).union(*views.values()))
+        paths = sorted(set(rep_log).union(*views.values()) - shared)
         for path in paths:
             rep = _state(Path(path))
             states = {0: rep} | {k: views[k].get(path, rep) for k in range(1, n)}

@@ -179,3 +179,22 @@ def test_fortran_status_new_on_open_mpi_4(tmp_path):
         assert r.returncode == 0, r.stderr
         assert "File exists" not in r.stderr
         assert tree(work) == tree(native)
+
+
+def test_a_log_every_rank_appends_to_is_no_divergence(mpi, programs, tmp_path):
+    """A run log all ranks append to holds every rank's lines in the real file and a copy's own rank's only in its
+    view: it is left out of the comparison (said), while rank 0's own result file is compared; the files are a
+    native run's."""
+    native = tmp_path / "native"
+    native.mkdir()
+    n = mpirun_native(mpi, 2, [*programs["shared_log"], str(native)])
+    assert n.returncode == 0, n.stderr
+    work = tmp_path / "work"
+    work.mkdir()
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", "--sdc", "detect", *programs["shared_log"], str(work)],
+                tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert "SDC (detect): clean" in r.stderr
+    assert "1 files written by several ranks not compared" in r.stderr and str(work / "run.log") in r.stderr
+    assert tree(work) == tree(native)
+    assert lines_by_rank(r.stdout) == lines_by_rank(n.stdout)
