@@ -509,13 +509,16 @@ def describe_failures(plan: Plan, run_dir: Path) -> list[str]:
     Processes the MPI runtime killed to end the job (SIGTERM) are named only when
     nothing else explains the failure."""
     statuses = {real: end for real in range(plan.nprocs) if (end := read_status(run_dir, real))}
-    signalled, exited, unfinished, terminated = [], [], [], []
+    signalled, exited, aborted, unfinished, terminated = [], [], [], [], []
     for real, end in sorted(statuses.items()):
         p = plan.proc(real)
         who = f"application rank {p.app} copy {p.copy} (process {real}"
         who += f", pid {end.pid})" if end.pid else ")"
         where = " in MPI_Finalize" if end.state == "finalizing" else ""
-        if end.signal and end.state != "finalized":
+        if end.state == "aborted":  # a copy's own MPI_Abort (echo_copy_aborts): it ended with the job
+            aborted.append(f"{who} called MPI_Abort where its representative went on (its own output says why); "
+                           "it ended with the job instead of ending it")
+        elif end.signal and end.state != "finalized":
             line = f"{who} was killed by {end.signal_name} ({signal.strsignal(end.signal)}){where}"
             (terminated if end.signal == signal.SIGTERM else signalled).append(line)
         elif end.state in ("started", "finalizing") and end.exit_status is None:
@@ -528,7 +531,7 @@ def describe_failures(plan: Plan, run_dir: Path) -> list[str]:
     exited = [line for _, line in sorted(exited)]  # the first to exit is the one mpirun reports
     if len(exited) > 1:
         exited[1:] = [f"... and {len(exited) - 1} more that exited (mpirun reports the first)"]
-    lines = signalled or exited or unfinished or terminated
+    lines = signalled or exited or aborted or unfinished or terminated
     if never and not lines:
         lines = [f"processes {never} never reached MPI_Init (they ended before it)"] if len(never) < plan.nprocs else [
             "no process reached MPI_Init: mpirun could not start the job (its message above says why, e.g. more "

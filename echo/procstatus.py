@@ -1,7 +1,8 @@
 """How each process of a run ended, from the status file the preload library
 keeps (<run dir>/procs/<real rank>.status: "<state> <signal> <time> <pid> <exit>",
 where state is started, finalizing (in the real MPI_Finalize, its work done),
-finalized, stopped (an SDR replica excluded as slow, stopped at the job's end)
+finalized, stopped (an SDR replica excluded as slow, stopped at the job's end),
+aborted (a copy that called MPI_Abort where its representative went on: it ended with the job)
 or signal (a fatal signal before MPI_Finalize; one in or after it leaves the
 state as it was); signal is the signal that ended the process (0: none); exit
 its exit status, "-" until it exits, and for ever if it was killed).  mpirun
@@ -21,7 +22,7 @@ from echo.runfiles import PLAN, status_file
 
 @dataclass
 class ProcessEnd:
-    state: str  # "started" (never reached MPI_Finalize), "finalizing", "finalized", "stopped" or "signal"
+    state: str  # "started" (never reached MPI_Finalize), "finalizing", "finalized", "stopped", "aborted", "signal"
     signal: int | None  # the signal that ended it
     pid: str | None
     exit_status: int | None = None  # what the program returned from main or gave exit(); None: it did not exit
@@ -46,6 +47,8 @@ class ProcessEnd:
             return f"ended in MPI_Finalize{f' by {self.signal_name}' if self.signal else ''}" + code
         if self.state == "stopped":
             return "stopped at the end (excluded as slow)"
+        if self.state == "aborted":
+            return "called MPI_Abort where its representative went on (ended with the job)"
         if self.state == "signal":
             return f"killed by {self.signal_name}"
         return "no MPI_Finalize" + (f", exit status {self.exit_status}" if self.exit_status is not None else "")

@@ -16,7 +16,7 @@ from echo.tables import table
 # kinds among these (their SPEC's "events": a memcheck error after the corrections, PAPI's left-out events after
 # the injections that did not fire)
 EVENT_ORDER = {"divergence": 0, "clocks-apart": 0, "copy-parted": 0, "corrected": 1, "unvoted": 2,
-               "process-ended-abnormally": 3, "records-damaged": 4, "records-stopped": 4,
+               "process-ended-abnormally": 3, "copy-aborted": 3, "records-damaged": 4, "records-stopped": 4,
                "injection-not-fired": 5, "injection": 8, "perf-not-judged": 9,
                "slow-host": 10, "slowness": 11, "exclusion": 12}
 BAD_EVENTS = ("divergence", "process-ended-abnormally")  # shown as failures on the run page, with the roles' own

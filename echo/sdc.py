@@ -122,7 +122,7 @@ class SdcEvent:
         return self.function if self.function in INJECTORS_NAMED else "bitflip"
 
     def describe(self) -> str:
-        if self.kind in ("clocks-apart", "copy-parted"):  # the copy's path through the program left its rep's
+        if self.kind in ("clocks-apart", "copy-parted", "copy-aborted"):  # the copy's path left its rep's
             return f"application rank {self.app_rank} copy {self.copy}: after call #{self.call}: {self.detail}"
         if self.kind in ("injection", "injection-not-fired"):  # no data was compared: what was injected, where
             into = f" in {self.function}" if self.injector == "bitflip" else ""

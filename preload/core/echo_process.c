@@ -460,6 +460,24 @@ void echo_copy_ends(void) {
     exit(0);
 }
 
+/* A copy's own MPI_Abort, where its representative has not aborted (yet): what made it abort is the copy's alone
+ * (its file view refused a write on a full disk, a corruption sent it down an error path), and a copy only
+ * watches, so it must not end the application.  It ends as a parted copy does, with the job: it reads what its
+ * representative still sends (the mode's teardown) and finalizes with everyone; its status says "aborted", so
+ * echorun counts it a copy that did not finish (never a clean run), and its event gives the code.  If the
+ * representative aborts too, its abort ends the job with the application's code, as natively. */
+void echo_copy_aborts(int errorcode) {
+    char detail[200];
+    snprintf(detail, sizeof detail, "at call %llu the copy called MPI_Abort with error code %d; its representative "
+             "went on, so the copy ends with the job instead of ending it", (unsigned long long)echo_record_seq(),
+             errorcode);
+    echo_event("copy-aborted", "MPI_Abort", echo_record_seq(), -1, -1, 0, echo.copy, -1, detail);
+    echo_teardown_before_finalize();
+    set_status("aborted");
+    PMPI_Finalize();
+    exit(0);
+}
+
 void echo_mark_finalizing(void) { set_status("finalizing"); }
 void echo_mark_finalized(void) { set_status("finalized"); }
 void echo_mark_stopped(void) { set_status("stopped"); }

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy.orm import Session
 
+from echo.constants import EXIT_COPY_FAILED
 from echo.store.db import open_store
 from echo.store.models import Event, Proc, Run
-from tests.conftest import VENV_BIN, echorun, mpirun_native
+from tests.conftest import VENV_BIN, echorun, lines_by_rank, mpirun_native
 
 STEPS = "20000"  # 20000 records of 48 bytes per process: about 1 MB each, on a 300 KB disk
 
@@ -118,3 +119,26 @@ def test_a_full_dev_shm_never_harms_the_application(mpi, programs, tmp_path):
     p = subprocess.run(argv, capture_output=True, text=True, timeout=300, start_new_session=True)
     assert "Bus error" not in p.stderr and p.returncode == 0, p.stderr
     assert sorted(p.stdout.splitlines()) == sorted(native.stdout.splitlines()), p.stderr
+
+
+def test_a_copy_whose_files_the_full_disk_refuses_never_ends_the_application(mpi, programs, tmp_path):
+    """The copies write the program's files into their own view under the run directory: on a full disk their
+    writes fail and the program, as real codes do, calls MPI_Abort. That abort is the copy's alone: the copy ends
+    with the job, and the application (the representatives, on the program's own disk) runs to its native files and
+    output; the run says which copies did not finish (exit 22, never a clean run)."""
+    native = tmp_path / "native"
+    native.mkdir()
+    n = mpirun_native(mpi, 2, [*programs["fileio_app"], str(native), "400"])
+    assert n.returncode == 0, n.stderr
+    work = tmp_path / "work"
+    work.mkdir()
+    with small_disk(tmp_path / "data") as data:
+        r = echorun(["--no-store", "-n", "2", "--clones", "2", *programs["fileio_app"], str(work), "400"],
+                    data / "run", env={"XDG_DATA_HOME": str(data)})
+    assert r.returncode == EXIT_COPY_FAILED, r.stderr
+    for rank in (0, 1):
+        assert (f"application rank {rank} copy 1 (process {rank + 2}, pid " in r.stderr
+                and "called MPI_Abort where its representative went on" in r.stderr), r.stderr
+    assert lines_by_rank(r.stdout) == lines_by_rank(n.stdout)
+    assert {p.name: p.read_bytes() for p in sorted(work.rglob("*")) if p.is_file()} == \
+        {p.name: p.read_bytes() for p in sorted(native.rglob("*")) if p.is_file()}
