@@ -515,9 +515,8 @@ def describe_failures(plan: Plan, run_dir: Path) -> list[str]:
         who = f"application rank {p.app} copy {p.copy} (process {real}"
         who += f", pid {end.pid})" if end.pid else ")"
         where = " in MPI_Finalize" if end.state == "finalizing" else ""
-        if end.state == "aborted":  # a copy's own MPI_Abort (echo_copy_aborts): it ended with the job
-            aborted.append(f"{who} called MPI_Abort where its representative went on (its own output says why); "
-                           "it ended with the job instead of ending it")
+        if end.state == "aborted":  # a copy's own MPI_Abort or exit (echo_copy_aborts, _exits): it ended with the job
+            aborted.append(f"{who} {end.text()} (its own output says why)")
         elif end.signal and end.state != "finalized":
             line = f"{who} was killed by {end.signal_name} ({signal.strsignal(end.signal)}){where}"
             (terminated if end.signal == signal.SIGTERM else signalled).append(line)

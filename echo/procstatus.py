@@ -2,7 +2,7 @@
 keeps (<run dir>/procs/<real rank>.status: "<state> <signal> <time> <pid> <exit>",
 where state is started, finalizing (in the real MPI_Finalize, its work done),
 finalized, stopped (an SDR replica excluded as slow, stopped at the job's end),
-aborted (a copy that called MPI_Abort where its representative went on: it ended with the job)
+aborted (a copy that called MPI_Abort or exit() where its representative went on: it ended with the job)
 or signal (a fatal signal before MPI_Finalize; one in or after it leaves the
 state as it was); signal is the signal that ended the process (0: none); exit
 its exit status, "-" until it exits, and for ever if it was killed).  mpirun
@@ -47,8 +47,10 @@ class ProcessEnd:
             return f"ended in MPI_Finalize{f' by {self.signal_name}' if self.signal else ''}" + code
         if self.state == "stopped":
             return "stopped at the end (excluded as slow)"
-        if self.state == "aborted":
-            return "called MPI_Abort where its representative went on (ended with the job)"
+        if self.state == "aborted":  # a copy's own end: MPI_Abort, or exit() with a status (echo_copy_exits)
+            how = f"exited with status {self.exit_status} before MPI_Finalize" if self.exit_status else \
+                "called MPI_Abort"
+            return f"{how} where its representative went on: it ended with the job instead of ending it"
         if self.state == "signal":
             return f"killed by {self.signal_name}"
         return "no MPI_Finalize" + (f", exit status {self.exit_status}" if self.exit_status is not None else "")

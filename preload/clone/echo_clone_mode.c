@@ -27,10 +27,14 @@ void echo_clone_teardown(void) {
  * echo does not replicate (MPI_COMM_SELF and what derives from it) is each process's own */
 static int owns_comm(MPI_Comm app) { return echo_comm_find(app) != NULL; }
 
-/* a copy's own MPI_Abort does not end the application (echo_copy_aborts); in independent worlds copy k of every
+/* a copy's own MPI_Abort or exit(non-zero) does not end the application (echo_copy_aborts, echo_copy_exits); in independent worlds copy k of every
  * rank talks to copy k of the others, who would wait for it: there it ends the job as any process does */
 static void clone_aborts(int errorcode) {
     if (echo.copy > 0 && !echo.independent) echo_copy_aborts(errorcode);
+}
+
+static void clone_exits(int status) {
+    if (echo.copy > 0 && !echo.independent) echo_copy_exits(status);
 }
 
 extern const struct echo_calls echo_calls_clone; /* generated: preload/gen/gen_wrappers.py's MODES */
@@ -42,4 +46,5 @@ const echo_mode_t echo_mode_clone = {
     .teardown = echo_clone_teardown,
     .owns_comm = owns_comm,
     .aborts = clone_aborts,
+    .exits = clone_exits,
 };

@@ -20,6 +20,7 @@ typedef struct echo_mode {
     void (*finalize_begins)(void);     /* first thing in MPI_Finalize (Reinit: may end the process there) */
     int (*skips_finalize)(void);       /* the real MPI_Finalize would wait forever: do not call it */
     void (*aborts)(int errorcode);     /* the application's MPI_Abort, before the real one (SDR: the job's end) */
+    void (*exits)(int status);         /* the program's exit() with a non-zero status before MPI_Finalize */
     int (*owns_request)(MPI_Request);  /* a request handle of the mode's own (Fortran handles: echo_requests.c) */
     /* the application's ULFM calls (core/echo_ulfm.c): on a communicator the mode owns they stop the job (SDR
      * handles failures itself; a copy is no member of what its representative would revoke); real_comm: the real

@@ -177,6 +177,7 @@ static void on_process_exit(int status, void *arg) {
     (void)arg;
     exit_status = status & 0xff;
     write_status();
+    if (status != 0 && echo.active && echo_mode->exits) echo_mode->exits(status); /* clones: a copy ends with the job */
 }
 
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM};
@@ -460,22 +461,38 @@ void echo_copy_ends(void) {
     exit(0);
 }
 
-/* A copy's own MPI_Abort, where its representative has not aborted (yet): what made it abort is the copy's alone
- * (its file view refused a write on a full disk, a corruption sent it down an error path), and a copy only
- * watches, so it must not end the application.  It ends as a parted copy does, with the job: it reads what its
+/* A copy's own end before MPI_Finalize, where its representative went on: MPI_Abort, or exit() with a non-zero
+ * status (a write its file view refused on a full disk, a corruption that sent it down the program's error path).
+ * What made it end is the copy's alone, and a copy only watches, so it must not end the application (mpirun ends
+ * every process once one aborts or exits non-zero).  It ends as a parted copy does, with the job: it reads what its
  * representative still sends (the mode's teardown) and finalizes with everyone; its status says "aborted", so
- * echorun counts it a copy that did not finish (never a clean run), and its event gives the code.  If the
- * representative aborts too, its abort ends the job with the application's code, as natively. */
-void echo_copy_aborts(int errorcode) {
-    char detail[200];
-    snprintf(detail, sizeof detail, "at call %llu the copy called MPI_Abort with error code %d; its representative "
-             "went on, so the copy ends with the job instead of ending it", (unsigned long long)echo_record_seq(),
-             errorcode);
-    echo_event("copy-aborted", "MPI_Abort", echo_record_seq(), -1, -1, 0, echo.copy, -1, detail);
+ * echorun counts it a copy that did not finish (never a clean run), and its event says how it ended.  If the
+ * representative ends so too, its end ends the job with the application's status, as natively. */
+static void copy_ends_early(const char *function, const char *what) {
+    char detail[240];
+    snprintf(detail, sizeof detail, "at call %llu the copy %s; its representative went on, so the copy ends with "
+             "the job instead of ending it", (unsigned long long)echo_record_seq(), what);
+    echo_event("copy-aborted", function, echo_record_seq(), -1, -1, 0, echo.copy, -1, detail);
     echo_teardown_before_finalize();
     set_status("aborted");
     PMPI_Finalize();
+}
+
+void echo_copy_aborts(int errorcode) {
+    char what[64];
+    snprintf(what, sizeof what, "called MPI_Abort with error code %d", errorcode);
+    copy_ends_early("MPI_Abort", what);
     exit(0);
+}
+
+/* from the exit handler (on_process_exit): the rest of exit() must not run, for it would end the process with the
+ * status that ends the job */
+void echo_copy_exits(int status) {
+    char what[64];
+    snprintf(what, sizeof what, "exited with status %d before MPI_Finalize", status & 0xff);
+    copy_ends_early("exit", what);
+    fflush(NULL);
+    _exit(0);
 }
 
 void echo_mark_finalizing(void) { set_status("finalizing"); }

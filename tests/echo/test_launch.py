@@ -21,6 +21,20 @@ def test_segfault_in_a_copy_names_rank_and_copy(programs, tmp_path):
     assert status[:2] == ["signal", str(int(signal.SIGSEGV))]
 
 
+def test_a_copys_own_exit_never_ends_the_application(programs, tmp_path):
+    """Rank 1's copy exits(3) in the middle of the loop (as a code does when a write of its own fails): mpirun would
+    end every process; the copy ends with the job instead, the representatives finish the program, and the run
+    says which copy did not finish and how (exit 22, never a success)."""
+    from echo.constants import EXIT_COPY_FAILED
+
+    r = echorun(["-n", "2", "--clones", "2", *programs["crash"], "1", "1", "exit"], tmp_path / "run")
+    assert r.returncode == EXIT_COPY_FAILED, r.stderr
+    assert sorted(r.stdout.splitlines()) == ["r0: sum 1", "r1: sum 1"], r.stderr
+    assert ("application rank 1 copy 1 (process 3, pid " in r.stderr and "exited with status 3 before "
+            "MPI_Finalize where its representative went on: it ended with the job instead of ending it" in r.stderr)
+    assert (tmp_path / "run" / "procs" / "3.status").read_text().split()[0] == "aborted"
+
+
 def test_exit_without_finalize_in_a_representative(programs, tmp_path):
     r = echorun(["-n", "2", "--clones", "2", *programs["crash"], "0", "0", "exit"], tmp_path / "run")
     assert r.returncode != 0

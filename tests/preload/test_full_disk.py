@@ -138,7 +138,7 @@ def test_a_copy_whose_files_the_full_disk_refuses_never_ends_the_application(mpi
     assert r.returncode == EXIT_COPY_FAILED, r.stderr
     for rank in (0, 1):
         assert (f"application rank {rank} copy 1 (process {rank + 2}, pid " in r.stderr
-                and "called MPI_Abort where its representative went on" in r.stderr), r.stderr
+                and "called MPI_Abort where its representative went on: it ended with the job" in r.stderr), r.stderr
     assert lines_by_rank(r.stdout) == lines_by_rank(n.stdout)
     assert {p.name: p.read_bytes() for p in sorted(work.rglob("*")) if p.is_file()} == \
         {p.name: p.read_bytes() for p in sorted(native.rglob("*")) if p.is_file()}
