@@ -9,7 +9,8 @@
  * sends each reading to its copies through the channel (echo_channel.c, a tag
  * of its own, in program order with the forwards), and a copy takes the next one.
  *
- * What is virtualized: MPI_Wtime and MPI_Wtick, getrusage, and the libc clocks
+ * What is virtualized: MPI_Wtime and MPI_Wtick, getrusage, a file system's free space (statfs, statvfs: it
+ * changes by itself between the representative's reading and a copy's, as a clock does), and the libc clocks
  * called by the application's own code (the program and its libraries,
  * libstdc++, libgomp, libgfortran and the Python interpreter included), between
  * MPI_Init and MPI_Finalize: on the thread that initialized MPI in a program at
@@ -39,6 +40,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
@@ -49,6 +52,7 @@
 #define INTERPOSED __attribute__((visibility("default")))
 
 enum { K_REALTIME_GTOD = 1000, K_TIME, K_CLOCK, K_WTIME, K_WTICK, K_TSC };
+enum { K_STATFS = 3000, K_STATFS64, K_FSTATFS, K_FSTATFS64, K_STATVFS, K_STATVFS64, K_FSTATVFS, K_FSTATVFS64 };
 #define K_RUSAGE 2000 /* + who + 1: RUSAGE_SELF, _CHILDREN, _THREAD apart */
 
 typedef struct {
@@ -60,6 +64,10 @@ typedef struct {
         double d;
         int64_t i;
         struct rusage ru; /* all of it: a code reduces its maximum resident size, not only its times */
+        struct statfs fs; /* a file system's free space (below) */
+        struct statfs64 fs64;
+        struct statvfs vfs;
+        struct statvfs64 vfs64;
     } v;
 } reading_t;
 
@@ -304,6 +312,32 @@ INTERPOSED int getrusage(int who, struct rusage *usage) {
     }
     return rc;
 }
+
+/* A file system's free space: codes size their scratch files by it (NWChem writes a probe file, reads the free
+ * space before and after with statfs, and divides by the difference it saw).  A copy's reading is taken at
+ * another moment, while other processes (its representative, the other ranks) write and delete, and its own
+ * writes go to its file view (maybe another file system): its free space differs from its representative's, and
+ * a copy that saw no difference divided by zero.  A copy gets the representative's whole answer. */
+#define SHARED_FS_READING(name, kind_of, where_t, buf_t)                                                             \
+    INTERPOSED int name(where_t where, buf_t *buf) {                                                                 \
+        static int (*real)(where_t, buf_t *);                                                                        \
+        if (!real) real = (int (*)(where_t, buf_t *))dlsym(RTLD_NEXT, #name);                                        \
+        int rc = real(where, buf);                                                                                   \
+        if (rc == 0 && virtual() && application_caller(__builtin_return_address(0))) {                              \
+            reading_t r = {.kind = kind_of};                                                                         \
+            memcpy(&r.v, buf, sizeof *buf);                                                                          \
+            if (share(&r)) memcpy(buf, &r.v, sizeof *buf);                                                           \
+        }                                                                                                            \
+        return rc;                                                                                                   \
+    }
+SHARED_FS_READING(statfs, K_STATFS, const char *, struct statfs)
+SHARED_FS_READING(statfs64, K_STATFS64, const char *, struct statfs64)
+SHARED_FS_READING(fstatfs, K_FSTATFS, int, struct statfs)
+SHARED_FS_READING(fstatfs64, K_FSTATFS64, int, struct statfs64)
+SHARED_FS_READING(statvfs, K_STATVFS, const char *, struct statvfs)
+SHARED_FS_READING(statvfs64, K_STATVFS64, const char *, struct statvfs64)
+SHARED_FS_READING(fstatvfs, K_FSTATVFS, int, struct statvfs)
+SHARED_FS_READING(fstatvfs64, K_FSTATVFS64, int, struct statvfs64)
 
 /* the time-stamp counter as the application read it (echo_tsc.c): `tsc` on the representative, its reading on a
  * copy; `at` is the reading instruction (whose it is decides, as a libc clock's caller does) */
