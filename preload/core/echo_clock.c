@@ -52,6 +52,7 @@
 #define INTERPOSED __attribute__((visibility("default")))
 
 enum { K_REALTIME_GTOD = 1000, K_TIME, K_CLOCK, K_WTIME, K_WTICK, K_TSC };
+enum { K_BYTES = 2900, K_BYTES_CHUNK }; /* a file's content as the program read it (echo_fileview.c) */
 enum { K_STATFS = 3000, K_STATFS64, K_FSTATFS, K_FSTATFS64, K_STATVFS, K_STATVFS64, K_FSTATVFS, K_FSTATVFS64 };
 #define K_RUSAGE 2000 /* + who + 1: RUSAGE_SELF, _CHILDREN, _THREAD apart */
 
@@ -338,6 +339,26 @@ SHARED_FS_READING(statvfs, K_STATVFS, const char *, struct statvfs)
 SHARED_FS_READING(statvfs64, K_STATVFS64, const char *, struct statvfs64)
 SHARED_FS_READING(fstatvfs, K_FSTATVFS, int, struct statvfs)
 SHARED_FS_READING(fstatvfs64, K_FSTATVFS64, int, struct statvfs64)
+
+/* Bytes the application read whose content changes by itself (a /proc file: echo_fileview.c): the
+ * representative's `len` bytes at `buf` go to its copies as readings, in pieces the size of one; a copy's own
+ * are replaced with them.  `at` is the reading call's caller.  Returns the length of what `buf` holds now (at
+ * most `cap`; the representative's length on a copy), or -1 if a copy's readings parted from its
+ * representative's on the way (its own bytes stay: `len`). */
+long echo_clock_share_bytes(char *buf, long len, long cap, const void *at) {
+    if (!virtual() || !application_caller(at)) return len;
+    reading_t r = {.kind = K_BYTES, .v.i = len};
+    if (!share(&r)) return -1;
+    long n = r.v.i < cap ? r.v.i : cap;
+    for (long off = 0; off < n; off += (long)sizeof r.v) {
+        long k = n - off < (long)sizeof r.v ? n - off : (long)sizeof r.v;
+        reading_t piece = {.kind = K_BYTES_CHUNK};
+        memcpy(&piece.v, buf + off, (size_t)k);
+        if (!share(&piece)) return -1;
+        memcpy(buf + off, &piece.v, (size_t)k);
+    }
+    return n;
+}
 
 /* the time-stamp counter as the application read it (echo_tsc.c): `tsc` on the representative, its reading on a
  * copy; `at` is the reading instruction (whose it is decides, as a libc clock's caller does) */
