@@ -9,7 +9,8 @@
  * sends each reading to its copies through the channel (echo_channel.c, a tag
  * of its own, in program order with the forwards), and a copy takes the next one.
  *
- * What is virtualized: MPI_Wtime and MPI_Wtick, getrusage, and the libc clocks
+ * What is virtualized: MPI_Wtime and MPI_Wtick, getrusage, a file system's free space (statfs, statvfs: it
+ * changes by itself between the representative's reading and a copy's, as a clock does), and the libc clocks
  * called by the application's own code (the program and its libraries,
  * libstdc++, libgomp, libgfortran and the Python interpreter included), between
  * MPI_Init and MPI_Finalize: on the thread that initialized MPI in a program at
@@ -39,6 +40,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
@@ -49,6 +52,8 @@
 #define INTERPOSED __attribute__((visibility("default")))
 
 enum { K_REALTIME_GTOD = 1000, K_TIME, K_CLOCK, K_WTIME, K_WTICK, K_TSC };
+enum { K_BYTES = 2900, K_BYTES_CHUNK }; /* a file's content as the program read it (echo_fileview.c) */
+enum { K_STATFS = 3000, K_STATFS64, K_FSTATFS, K_FSTATFS64, K_STATVFS, K_STATVFS64, K_FSTATVFS, K_FSTATVFS64 };
 #define K_RUSAGE 2000 /* + who + 1: RUSAGE_SELF, _CHILDREN, _THREAD apart */
 
 typedef struct {
@@ -60,6 +65,10 @@ typedef struct {
         double d;
         int64_t i;
         struct rusage ru; /* all of it: a code reduces its maximum resident size, not only its times */
+        struct statfs fs; /* a file system's free space (below) */
+        struct statfs64 fs64;
+        struct statvfs vfs;
+        struct statvfs64 vfs64;
     } v;
 } reading_t;
 
@@ -303,6 +312,52 @@ INTERPOSED int getrusage(int who, struct rusage *usage) {
         if (share(&r)) *usage = r.v.ru;
     }
     return rc;
+}
+
+/* A file system's free space: codes size their scratch files by it (NWChem writes a probe file, reads the free
+ * space before and after with statfs, and divides by the difference it saw).  A copy's reading is taken at
+ * another moment, while other processes (its representative, the other ranks) write and delete, and its own
+ * writes go to its file view (maybe another file system): its free space differs from its representative's, and
+ * a copy that saw no difference divided by zero.  A copy gets the representative's whole answer. */
+#define SHARED_FS_READING(name, kind_of, where_t, buf_t)                                                             \
+    INTERPOSED int name(where_t where, buf_t *buf) {                                                                 \
+        static int (*real)(where_t, buf_t *);                                                                        \
+        if (!real) real = (int (*)(where_t, buf_t *))dlsym(RTLD_NEXT, #name);                                        \
+        int rc = real(where, buf);                                                                                   \
+        if (rc == 0 && virtual() && application_caller(__builtin_return_address(0))) {                              \
+            reading_t r = {.kind = kind_of};                                                                         \
+            memcpy(&r.v, buf, sizeof *buf);                                                                          \
+            if (share(&r)) memcpy(buf, &r.v, sizeof *buf);                                                           \
+        }                                                                                                            \
+        return rc;                                                                                                   \
+    }
+SHARED_FS_READING(statfs, K_STATFS, const char *, struct statfs)
+SHARED_FS_READING(statfs64, K_STATFS64, const char *, struct statfs64)
+SHARED_FS_READING(fstatfs, K_FSTATFS, int, struct statfs)
+SHARED_FS_READING(fstatfs64, K_FSTATFS64, int, struct statfs64)
+SHARED_FS_READING(statvfs, K_STATVFS, const char *, struct statvfs)
+SHARED_FS_READING(statvfs64, K_STATVFS64, const char *, struct statvfs64)
+SHARED_FS_READING(fstatvfs, K_FSTATVFS, int, struct statvfs)
+SHARED_FS_READING(fstatvfs64, K_FSTATVFS64, int, struct statvfs64)
+
+/* Bytes the application read whose content changes by itself (a /proc file: echo_fileview.c): the
+ * representative's `len` bytes at `buf` go to its copies as readings, in pieces the size of one; a copy's own
+ * are replaced with them.  `at` is the reading call's caller.  Returns the length of what `buf` holds now (at
+ * most `cap`; the representative's length on a copy), or -1 if a copy's readings parted from its
+ * representative's on the way (its own bytes stay: `len`). */
+long echo_clock_share_bytes(char *buf, long len, long cap, const void *at) {
+    if (!virtual() || !application_caller(at)) return len;
+    reading_t r = {.kind = K_BYTES, .v.i = len};
+    if (!share(&r)) return -1;
+    long n = r.v.i < cap ? r.v.i : cap;
+    for (long off = 0; off < n; off += (long)sizeof r.v) {
+        long k = n - off < (long)sizeof r.v ? n - off : (long)sizeof r.v;
+        reading_t piece = {.kind = K_BYTES_CHUNK};
+        memcpy(&piece.v, buf + off, (size_t)k);
+        if (!share(&piece)) return -1;
+        memcpy(buf + off, &piece.v, (size_t)k);
+    }
+    return n;
 }
 
 /* the time-stamp counter as the application read it (echo_tsc.c): `tsc` on the representative, its reading on a

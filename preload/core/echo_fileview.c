@@ -38,6 +38,7 @@
 #include <string.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -410,10 +411,43 @@ static int copy_open_path(const char *logical, int flags, char *out) {
     return own(logical, flags & O_CREAT, flags & O_EXCL, flags & O_TRUNC, out);
 }
 
-/* The path an open of (dirfd, path) uses: the same, unless the program's file is a copy's (into `buf`) */
-static const char *opening(int dirfd, const char *path, int flags, char *buf, int *fail) {
+/* Files of the system that change by themselves between the representative's read and a copy's: the machine's
+ * free memory (CP2K reduces /proc/meminfo's fields over the ranks and prints them), the process's own size (its
+ * resident pages: the representative's MPI maps what a copy's never does).  A copy reads them as its
+ * representative read them: each side snapshots the file when the program opens it, the representative's
+ * snapshot goes to its copies like a clock reading (echo_clock.c), and the program opens the snapshot, a memory
+ * file, instead.  The last snapshot's descriptor is closed at the next (the program has its own by then). */
+static const char *const shared_proc_files[] = {"/proc/meminfo", "/proc/self/statm", "/proc/self/status"};
+static int snapshot_fd = -1;
+
+static const char *snapshot(const char *path, int flags, const void *at, char *buf) {
+    if ((flags & O_ACCMODE) != O_RDONLY) return path;
+    size_t i = 0;
+    while (i < sizeof shared_proc_files / sizeof *shared_proc_files && strcmp(path, shared_proc_files[i]) != 0) i++;
+    if (i == sizeof shared_proc_files / sizeof *shared_proc_files) return path;
+    static char content[65536];
+    long len = 0;
+    int fd = R(open)(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return path;
+    for (ssize_t n; len < (long)sizeof content && (n = read(fd, content + len, sizeof content - (size_t)len)) > 0;)
+        len += n;
+    close(fd);
+    len = echo_clock_share_bytes(content, len, (long)sizeof content, at);
+    if (len < 0) return path; /* a copy whose readings parted: its own */
+    if (snapshot_fd >= 0) close(snapshot_fd);
+    snapshot_fd = memfd_create("echo-proc-snapshot", MFD_CLOEXEC);
+    if (snapshot_fd < 0 || write(snapshot_fd, content, (size_t)len) != len) return path;
+    snprintf(buf, PATH_MAX, "/proc/self/fd/%d", snapshot_fd);
+    return buf;
+}
+
+/* The path an open of (dirfd, path) uses: the same, unless the program's file is a copy's (into `buf`) or one of
+ * the system's it reads as the representative did (a snapshot: above); `at` is the open's caller */
+static const char *opening(int dirfd, const char *path, int flags, char *buf, int *fail, const void *at) {
     char logical[PATH_MAX];
     *fail = 0;
+    if (side != OFF && !echo_depth && path && path[0] == '/' && strncmp(path, "/proc/", 6) == 0)
+        return snapshot(path, flags, at, buf);
     if (!program_path(dirfd, path, logical)) return path;
     if ((flags & __O_TMPFILE) == __O_TMPFILE) { /* an unnamed file in a directory: it has no name to keep apart */
         if (side == COPY && view(logical, buf) == V_ABSENT) { errno = ENOENT; *fail = 1; }
@@ -476,7 +510,7 @@ void echo_fileview_setup(void) {
 #define OPENING(dirfd, path, flags, refused)                       \
     char buf_[PATH_MAX];                                           \
     int fail_;                                                     \
-    const char *use = opening(dirfd, path, flags, buf_, &fail_);   \
+    const char *use = opening(dirfd, path, flags, buf_, &fail_, __builtin_return_address(0)); \
     if (fail_) return refused
 
 INTERPOSED int open(const char *path, int flags, ...) {

@@ -182,6 +182,7 @@ extern int echo_clocks_parted;  /* a copy whose clock readings parted from its r
 extern int echo_clocks_threaded; /* every thread's readings are shared: they may come before a forward */
 void echo_clock_step_over(void); /* its representative's readings, before a forward it receives */
 uint64_t echo_clock_tsc(uint64_t tsc, const void *at); /* a time-stamp counter reading (echo_tsc.c) */
+long echo_clock_share_bytes(char *buf, long len, long cap, const void *at); /* a /proc file's content */
 void echo_tsc_setup(void);      /* the application's rdtsc faults, and is emulated (echo_tsc.c) */
 void echo_tsc_teardown(void);
 extern int echo_tsc_trapped;    /* the counter faults outside MPI calls: the wrappers lift it around each call */

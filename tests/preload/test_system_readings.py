@@ -1,0 +1,62 @@
+"""What the system says about itself and changes by itself, read by the program: a file system's free space
+(statfs, statvfs; preload/core/echo_clock.c) and /proc's memory files (preload/core/echo_fileview.c).  Copies read
+their representative's, as they do its clocks, so a code that sizes its scratch by them or reduces them runs as
+natively and is SDC clean."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from echo.build import detect_mpi
+from echo.sdc import read_events
+from tests.conftest import compile_programs, copy_output, echorun, lines_by_rank
+
+OPENMPI4 = Path("/usr/bin/mpicc.openmpi")
+
+
+def test_scratch_space_reduced_is_the_representatives(programs, tmp_path):
+    """NWChem-like scratch sizing: each rank writes a probe file in its scratch directory, reads the free space
+    (fstatvfs on the probe, statfs on the directory) and the job reduces the least.  A copy's probe is in its file
+    view, here on another file system (the run directory in /dev/shm): its own reading differed from its
+    representative's in every field, and --sdc detect flagged the MPI_Allreduce; now it reads the
+    representative's, the run is clean, and every copy prints its representative's lines."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    run = Path(tempfile.mkdtemp(prefix="echo-test-disk-", dir="/dev/shm")) / "run"
+    try:
+        r = echorun(["--no-store", "--sdc", "detect", "-n", "2", "--clones", "2", *programs["scratch_space"],
+                     str(scratch)], run)
+        assert r.returncode == 0, r.stderr
+        assert "SDC (detect): clean; exit status 0" in r.stderr, r.stderr
+        assert read_events(run) == []
+        reps = lines_by_rank(r.stdout)
+        assert any("MiB per process" in line for line in reps[0]), r.stdout
+        for rank in (0, 1):
+            assert lines_by_rank(copy_output(run, rank, 1)) == {rank: reps[rank]}
+    finally:
+        shutil.rmtree(run.parent, ignore_errors=True)
+
+
+def test_memory_report_from_proc_is_the_representatives(tmp_path):
+    """CP2K's memory report, in Fortran on Debian's Open MPI 4.1: /proc/meminfo and /proc/self/statm read with
+    stream access, their fields reduced (min, max, sum) and the resident size with max.  The machine's free memory
+    changes between the representative's read and a copy's, and a copy's resident size is its own (its MPI maps
+    less): --sdc detect flagged the MPI_Allreduce calls; now a copy reads the representative's snapshot of each
+    file, the run is clean, and every copy prints its representative's lines."""
+    if not OPENMPI4.exists() or not shutil.which("mpifort.openmpi"):
+        pytest.skip("Debian's Open MPI 4.1 with mpifort (scripts/mpis.sh) is not installed")
+    mpi = detect_mpi(str(OPENMPI4))
+    (cmd,) = compile_programs(mpi, tmp_path, None, ["f_meminfo"]).values()
+    run = tmp_path / "run"
+    r = echorun(["--no-store", "--sdc", "detect", "-n", "2", "--clones", "2", *cmd], run, timeout=300,
+                env={"ECHO_MPICC": mpi.mpicc})
+    assert r.returncode == 0, r.stderr
+    assert "SDC (detect): clean; exit status 0" in r.stderr, r.stderr
+    assert read_events(run) == []
+    reps = lines_by_rank(r.stdout)
+    assert any("peak process memory" in line for line in reps[0]), r.stdout
+    assert lines_by_rank(copy_output(run, 0, 1)) == {0: reps[0]}  # rank 0 prints the report
