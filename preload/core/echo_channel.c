@@ -345,9 +345,17 @@ static record_t *next(void) {
  * and so the application, go on. */
 static void parted(const char *why) {
     char detail[200];
+    int awaited = echo_copies_awaited(); /* --sdc stop|vote: the representative would wait for this copy's data */
     snprintf(detail, sizeof detail, "at call %llu %s: the copy's path through the program parted from its "
-             "representative's; the copy ends here", (unsigned long long)echo_record_seq(), why);
+             "representative's; %s", (unsigned long long)echo_record_seq(), why,
+             awaited ? "the job stops (--sdc stop and vote wait for every copy)" : "the copy ends here");
     echo_event("copy-parted", "", echo_record_seq(), -1, -1, 0, echo.copy, -1, detail);
+    if (awaited) {
+        fprintf(stderr, "echo: SDC: application rank %d copy %d: %s\n", echo.app_rank, echo.copy, detail);
+        echo_events_close();
+        echo_records_close();
+        PMPI_Abort(MPI_COMM_WORLD, ECHO_EXIT_DIVERGED);
+    }
     echo_copy_ends();
 }
 

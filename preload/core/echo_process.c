@@ -467,7 +467,14 @@ void echo_copy_ends(void) {
  * every process once one aborts or exits non-zero).  It ends as a parted copy does, with the job: it reads what its
  * representative still sends (the mode's teardown) and finalizes with everyone; its status says "aborted", so
  * echorun counts it a copy that did not finish (never a clean run), and its event says how it ended.  If the
- * representative ends so too, its end ends the job with the application's status, as natively. */
+ * representative ends so too, its end ends the job with the application's status, as natively.  Under --sdc stop
+ * and vote the representative waits for each copy's data at every checked call (echo_copies_awaited): a copy that
+ * left would be waited for for ever, so there its end ends the job, as any process's does. */
+int echo_copies_awaited(void) {
+    const char *sdc = echo_plan_value("sdc");
+    return sdc && (strcmp(sdc, "stop") == 0 || strcmp(sdc, "vote") == 0);
+}
+
 static void copy_ends_early(const char *function, const char *what) {
     char detail[240];
     snprintf(detail, sizeof detail, "at call %llu the copy %s; its representative went on, so the copy ends with "
@@ -479,6 +486,7 @@ static void copy_ends_early(const char *function, const char *what) {
 }
 
 void echo_copy_aborts(int errorcode) {
+    if (echo_copies_awaited()) PMPI_Abort(MPI_COMM_WORLD, errorcode); /* its representative would wait for it */
     char what[64];
     snprintf(what, sizeof what, "called MPI_Abort with error code %d", errorcode);
     copy_ends_early("MPI_Abort", what);
@@ -488,6 +496,7 @@ void echo_copy_aborts(int errorcode) {
 /* from the exit handler (on_process_exit): the rest of exit() must not run, for it would end the process with the
  * status that ends the job */
 void echo_copy_exits(int status) {
+    if (echo_copies_awaited()) return; /* its representative would wait for it: the exit ends the job, as before */
     char what[64];
     snprintf(what, sizeof what, "exited with status %d before MPI_Finalize", status & 0xff);
     copy_ends_early("exit", what);
