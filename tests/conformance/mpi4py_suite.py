@@ -164,10 +164,13 @@ def job_argv(config: Config, testdir: Path, outdir: Path, jobfile: Path, run_dir
         argv = [mpirun(), "-n", str(config.nranks), *oversubscribe()]
         root = ["--allow-run-as-root"] if os.geteuid() == 0 and oversubscribe() else []
         return argv + root + program
-    # the records are not needed here: echorun bounds them (a process spinning on a test call writes gigabytes)
+    # the records are not needed here: echorun bounds them (a process spinning on a test call writes gigabytes);
+    # the driver knows which copy it is and writes a log of its own (ECHO_COPY), which a copy's file view would
+    # keep under the run directory: the copies write their logs where the runner reads them
+    mode = ["--mode", "sdr", "--replicas"] if config.sdr else ["--file-view", "off", "--clones"]
     return [str(VENV_BIN / "echorun"), "--run-dir", str(run_dir), "--no-store", "--records-max-mb", "64",
-            *[f"--mpirun-args={a}" for a in oversubscribe()], "-n", str(config.nranks),
-            *(["--mode", "sdr", "--replicas"] if config.sdr else ["--clones"]), str(config.clones), *program]
+            *[f"--mpirun-args={a}" for a in oversubscribe()], "-n", str(config.nranks), *mode, str(config.clones),
+            *program]
 
 
 def kill_job_processes(jobdir: Path) -> None:
