@@ -122,7 +122,7 @@ gen-seed = 4321
 def gromacs_results(work: Path, _out: str) -> list[str]:
     """The energies GROMACS prints in md.log (the lines after each 'Energies' header), and whether it backed up a
     file it found (it must find none: the copies' files are not its own)."""
-    log = (work / "md.log").read_text().splitlines()
+    log = (work / "md.log").read_text().splitlines() if (work / "md.log").exists() else []
     out = []
     for i, ln in enumerate(log):
         if ln.strip().startswith("Energies"):
