@@ -70,7 +70,7 @@ static inline int echo_contributes(const echo_comm_t *c, int root) { return !c->
 static inline int echo_gets_from_root(const echo_comm_t *c, int root) { return c->inter ? root >= 0 : c->rank != root; }
 
 /* a message of a replicated communicator's Mprobe/Improbe (and forget it): 0 for a local one (echo_p2p.c) */
-int echo_message_take(MPI_Message m);
+int echo_message_take(MPI_Message m, int32_t *comm, int *self); /* 0: a local message; else its comm and rank */
 
 /* ---- echo requests (echo_requests.c) ----
  * With clones, a request on a replicated object is an echo request: on a

@@ -92,26 +92,31 @@ int echo_MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *s
  * addresses, never given to MPI): any other message comes from a process-local
  * communicator (MPI_COMM_SELF) and goes to MPI as it is. */
 #define MAX_MESSAGES 256
-static MPI_Message replicated[MAX_MESSAGES];
+/* with the communicator's id and the caller's rank in it: a message a copy sent itself is its own (echo_own.c) */
+static struct { MPI_Message m; int32_t comm; int self; } replicated[MAX_MESSAGES];
 static int nreplicated;
 
-static MPI_Message remember(MPI_Message real) {
+static MPI_Message remember(MPI_Message real, MPI_Comm comm) {
     if (nreplicated == MAX_MESSAGES)
         echo_fatal("more than %d matched-probe messages are waiting to be received", MAX_MESSAGES);
     MPI_Message m = real;
     if (!echo_is_rep()) {
         int slot = 0; /* a placeholder no waiting message uses */
         for (int i = 0; i < nreplicated; i++)
-            if (replicated[i] == echo_placeholder_message(slot)) slot++, i = -1;
+            if (replicated[i].m == echo_placeholder_message(slot)) slot++, i = -1;
         m = echo_placeholder_message(slot);
     }
-    replicated[nreplicated++] = m;
+    replicated[nreplicated].m = m;
+    replicated[nreplicated].comm = echo_comm_id(comm);
+    replicated[nreplicated++].self = echo_self_rank(comm);
     return m;
 }
 
-int echo_message_take(MPI_Message m) {
+int echo_message_take(MPI_Message m, int32_t *comm, int *self) {
     for (int i = 0; i < nreplicated; i++)
-        if (replicated[i] == m) {
+        if (replicated[i].m == m) {
+            *comm = replicated[i].comm;
+            *self = replicated[i].self;
             replicated[i] = replicated[--nreplicated];
             return 1;
         }
@@ -127,7 +132,7 @@ int echo_MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MP
     /* a probe of MPI_PROC_NULL gives MPI_MESSAGE_NO_PROC everywhere: each process receives it itself */
     if (rc == MPI_SUCCESS)
         *message = st->MPI_SOURCE == MPI_PROC_NULL ? MPI_MESSAGE_NO_PROC
-                                                    : remember(echo_is_rep() ? *message : MPI_MESSAGE_NULL);
+                                                    : remember(echo_is_rep() ? *message : MPI_MESSAGE_NULL, comm);
     return rc;
 }
 
@@ -140,16 +145,21 @@ int echo_MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message 
     *flag = r.flag;
     if (r.flag && rc == MPI_SUCCESS)
         *message = r.st.MPI_SOURCE == MPI_PROC_NULL ? MPI_MESSAGE_NO_PROC
-                                                     : remember(echo_is_rep() ? *message : MPI_MESSAGE_NULL);
+                                                     : remember(echo_is_rep() ? *message : MPI_MESSAGE_NULL, comm);
     if (status != MPI_STATUS_IGNORE && r.flag) echo_set_status(status, &r.st);
     return rc;
 }
 
 int echo_MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) {
-    if (!echo_message_take(*message)) return PMPI_Mrecv(buf, count, datatype, message, status); /* local */
+    int32_t comm_id;
+    int self;
+    if (!echo_message_take(*message, &comm_id, &self))
+        return PMPI_Mrecv(buf, count, datatype, message, status); /* local */
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
     int rc = MPI_SUCCESS;
     if (echo_is_rep()) rc = PMPI_Mrecv(buf, count, datatype, message, st);
     else *message = MPI_MESSAGE_NULL;
-    return echo_forward_status(buf, count, datatype, st, rc);
+    rc = echo_forward_status(buf, count, datatype, st, rc);
+    echo_self_receive(buf, count, datatype, st, comm_id, self, rc); /* a message the copy sent itself: its own */
+    return rc;
 }

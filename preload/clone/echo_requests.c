@@ -364,12 +364,17 @@ int echo_MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, 
 }
 
 int echo_MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) {
-    if (!echo_message_take(*message)) return PMPI_Imrecv(buf, count, datatype, message, request); /* local */
+    int32_t comm_id;
+    int self;
+    if (!echo_message_take(*message, &comm_id, &self))
+        return PMPI_Imrecv(buf, count, datatype, message, request); /* local */
     MPI_Request real = MPI_REQUEST_NULL;
     int rc = MPI_SUCCESS;
     if (echo_is_rep()) rc = PMPI_Imrecv(buf, count, datatype, message, &real);
     else *message = MPI_MESSAGE_NULL;
     *request = new_req(REQ_RECV, 0, real, buf, count, datatype);
+    req_of(*request)->comm_id = comm_id; /* a message the copy sent itself is its own (finish) */
+    req_of(*request)->self = self;
     return rc;
 }
 
