@@ -70,7 +70,7 @@ class BaseOptions:
     host_slots: tuple[tuple[str, int], ...] = ()  # the hosts of --host/--hostfile and their slots
     max_per_core: int = 32  # processes per core (or slot) beyond which the job is refused before it starts; 0: any
     file_view: str = "on"  # copies' own view of the program's files (echo/fileview.py), or "off"
-    tsc: str | None = None  # "share": copies read their representative's rdtsc (a trap); "own"; None: share with --sdc
+    tsc: str | None = None  # "share": copies read their representative's rdtsc (a trap); "own" or None: their own
 
 
 # Options: the base and one field per role option (papi_sets, valgrind, perturb, ...), declared by each role's SPEC
@@ -194,11 +194,11 @@ def sdc_lines(opts: Options, copies: list[int]) -> list[str]:
 
 
 def tsc_lines(opts: Options, copies: list[int]) -> list[str]:
-    """The plan's `tsc share` line: the application's rdtsc traps and copies read their representative's counter.
-    The trap costs microseconds per read and per MPI call (bench/results/tsc_trap.md), so it is on where a copy's
-    own counter would be a false alarm (--sdc) or where it is asked for; copies of a rank only."""
-    share = (opts.tsc or ("share" if opts.sdc else "own")) == "share"
-    return ["tsc share"] if share and opts.mode == "clones" and max(copies) > 1 else []
+    """The plan's `tsc share` line (--tsc share): the application's rdtsc traps and copies read their
+    representative's counter. Asked for only: the trap costs microseconds per read and per MPI call
+    (bench/results/tsc_trap.md), and Linux keeps it across exec, so a program a copy starts (a subprocess) dies
+    at its first read of the counter; copies of a rank only."""
+    return ["tsc share"] if opts.tsc == "share" and opts.mode == "clones" and max(copies) > 1 else []
 
 
 def sdr_copies(opts: Options) -> list[int]:
@@ -303,8 +303,7 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     launcher, notes = launcher_of(opts, machine)
     notes += [n for n in [fileview.describe(opts.mode, copies, opts.file_view, opts.run_dir)] if n]
     if "tsc share" in extra:
-        notes.append("time-stamp counter: copies read their representative's (the application's rdtsc traps; "
-                     "--tsc own for native cost)")
+        notes.append("time-stamp counter: copies read their representative's (the application's rdtsc traps)")
     argv = srun_command(machine.srun, len(procs), env) if launcher == "srun" else \
         mpirun_command(opts, machine, len(procs), env)
     files = {}

@@ -3,8 +3,8 @@
  * Codes read cycle counts with the instruction itself (an MD code's load balancing gathers them), so no call can
  * be interposed.  Linux can make the instruction fault instead (prctl PR_SET_TSC, PR_TSC_SIGSEGV: a flag of the
  * thread, which threads it starts inherit); echo sets it on the thread that initialized MPI, in every process of a
- * rank with copies when the plan says `tsc share` (echorun --tsc share, the default with --sdc: the trap costs
- * microseconds per read and per MPI call, so without --sdc a copy reads its own counter at native cost), and emulates the faulting `rdtsc` (0F 31) and `rdtscp` (0F 01 F9) in a SIGSEGV handler: the
+ * rank with copies when the plan says `tsc share` (echorun --tsc share: the trap costs microseconds per read and
+ * per MPI call, and Linux keeps it across exec, so a subprocess dies at its first read), and emulates the faulting `rdtsc` (0F 31) and `rdtscp` (0F 01 F9) in a SIGSEGV handler: the
  * real counter (read with the flag lifted for that instruction), which echo_clock.c shares as a clock reading
  * when the instruction is the application's (decided by its address, as a libc clock's caller decides: MPI's,
  * its runtime's, the vDSO's and echo's own reads keep their real counter and consume no reading).  Any other

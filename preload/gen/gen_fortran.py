@@ -178,11 +178,12 @@ def entry_point(p, calls: dict[str, str]) -> list[str] | None:  # noqa: ANN001 (
                                                           "_f082c")) or p.name.startswith("MPI_T_"):
         return None  # MPI_T has no Fortran binding
 
+    # a conversion `calls` does not name is a macro of mpi.h (MPICH: a cast), whose stand-in PMPI_X stops the job
     def f2c(handle: str) -> str:
-        return calls.get(f"{conv(handle)}_f2c", f"P{conv(handle)}_f2c")
+        return calls.get(f"{conv(handle)}_f2c", f"{conv(handle)}_f2c")
 
     def c2f(handle: str) -> str:
-        return calls.get(f"{conv(handle)}_c2f", f"P{conv(handle)}_c2f")
+        return calls.get(f"{conv(handle)}_c2f", f"{conv(handle)}_c2f")
     lower = p.name.lower()
     base = lower[len("mpi_"):]
     # mpif.h's and `use mpi`'s names, then Open MPI's own: mpi_f08's bindings (mpi_x_f08_) call ompi_x_f,

@@ -10,10 +10,10 @@ from echo.sdc import read_events
 from tests.conftest import copy_output, echorun, lines_by_rank, mpirun_native
 
 
-def run_clean_in_step(cmd: list[str], run: Path, sdc: str, copies: int, printed: str) -> None:
-    """`cmd` under `copies` copies and `--sdc sdc`: exit 0, SDC clean, no event, and every copy printed exactly
-    its representative's lines (the representatives' include one with `printed`)."""
-    r = echorun(["--no-store", "--sdc", sdc, "-n", "2", "--clones", str(copies), *cmd], run)
+def run_clean_in_step(cmd: list[str], run: Path, sdc: str, copies: int, printed: str, extra: tuple = ()) -> None:
+    """`cmd` under `copies` copies and `--sdc sdc` (and `extra` options): exit 0, SDC clean, no event, and every
+    copy printed exactly its representative's lines (the representatives' include one with `printed`)."""
+    r = echorun(["--no-store", "--sdc", sdc, *extra, "-n", "2", "--clones", str(copies), *cmd], run)
     assert r.returncode == 0, r.stderr
     assert f"SDC ({sdc}): clean; exit status 0" in r.stderr
     assert read_events(run) == []
@@ -26,9 +26,9 @@ def run_clean_in_step(cmd: list[str], run: Path, sdc: str, copies: int, printed:
 
 def test_rdtsc_cycle_counts_gathered_are_the_representatives(programs, tmp_path):
     """An MD code's load balancing gathers cycle counts read with rdtsc and redistributes atoms by them: under
-    three copies and `--sdc vote`, every copy reads its representative's counter, so the vote finds nothing and
-    every copy prints its representative's lines (cycle counts and atom shares)."""
-    run_clean_in_step(programs["tsc_balance"], tmp_path / "run", "vote", 3, "cycles")
+    three copies, `--sdc vote` and `--tsc share`, every copy reads its representative's counter, so the vote finds
+    nothing and every copy prints its representative's lines (cycle counts and atom shares)."""
+    run_clean_in_step(programs["tsc_balance"], tmp_path / "run", "vote", 3, "cycles", ("--tsc", "share"))
 
 
 def test_reduced_maximum_resident_size_is_not_a_divergence(programs, tmp_path):
@@ -40,7 +40,7 @@ def test_reduced_maximum_resident_size_is_not_a_divergence(programs, tmp_path):
 def test_a_real_segfault_in_a_program_reading_the_counter_is_still_sigsegv(programs, tmp_path):
     """The counter's faults are echo's; any other fault is the program's: rank 1's copy dies of a bad pointer
     between two rdtsc and the job says SIGSEGV, naming that rank and copy."""
-    r = echorun(["-n", "2", "--clones", "2", *programs["tsc_crash"], "1"], tmp_path / "run")
+    r = echorun(["-n", "2", "--clones", "2", "--tsc", "share", *programs["tsc_crash"], "1"], tmp_path / "run")
     assert r.returncode != 0
     assert re.search(r"application rank 1 copy \d \(process \d+, pid \d+\) was killed by SIGSEGV", r.stderr), r.stderr
 
@@ -50,7 +50,8 @@ def test_a_crash_reporter_installed_after_init_still_reports_the_crash(mpi, prog
     rank 1 reads rdtsc, then dies of a bad pointer, and its own reporter prints and exits as natively."""
     native = mpirun_native(mpi, 2, [*programs["tsc_crash"], "1", "handler"])
     assert "r1: caught signal 11" in native.stdout, native.stdout + native.stderr
-    r = echorun(["-n", "2", "--clones", "2", *programs["tsc_crash"], "1", "handler"], tmp_path / "run")
+    r = echorun(["-n", "2", "--clones", "2", "--tsc", "share", *programs["tsc_crash"], "1", "handler"],
+                tmp_path / "run")
     assert r.returncode == 3, r.stderr
     assert "r1: caught signal 11" in r.stdout, r.stdout + r.stderr
     assert "r0: caught" not in r.stdout
