@@ -130,6 +130,29 @@ def judge(ratios: np.ndarray, judged: np.ndarray, params: Params) -> tuple[list[
     return changes, slow
 
 
+def busy_phases(group: list[RecordFile], n: int, load: dict | None) -> np.ndarray:
+    """Which of the first n phases of a rank's copies ran, in one copy at least, while its host was busy with
+    other work (hostload's spans): their times measure the turns the scheduler gave, not the core."""
+    out = np.zeros(n, dtype=bool)
+    for f in group:
+        spans = hostload.busy_spans(load, f.host)
+        if len(spans) and n > 1:
+            start, end = f.seconds("t_start")[:n], f.seconds("t_end")[:n]
+            out[1:] |= hostload.overlaps(spans, f.start_time + end[:-1], f.start_time + start[1:])
+    return out
+
+
+def pools_with(marked: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """For each pool (ending where `ends` is true, as `pooled` gives them), true at its end if one of its phases
+    is marked."""
+    count = np.cumsum(marked)
+    at_ends = np.flatnonzero(ends)
+    before = np.concatenate(([0], count[at_ends][:-1]))
+    out = np.zeros(len(ends), dtype=bool)
+    out[at_ends] = count[at_ends] - before > 0
+    return out
+
+
 def since_start(f: RecordFile, k: int, origin: float) -> float:
     """When record k of a file started, in seconds since the job's first process started."""
     return round(f.start_time - origin + float(f.seconds("t_start")[k]), 6)
@@ -188,9 +211,10 @@ def analyse(run_dir: str | Path, params: Params = Params(), cores: int | None = 
     files = [f for f in every if len(f.records)]
     origin = min((f.start_time for f in files), default=0.0)
     roles = {(app, copy): role for _real, app, copy, role in runfiles.plan_procs(Path(run_dir))}
-    crowded = crowded_hosts(every, cores, hostload.read(Path(run_dir)))  # those without calls took turns too
+    load = hostload.read(Path(run_dir))
+    crowded = crowded_hosts(every, cores, load)  # those without calls took turns too
     groups: dict[int, list] = {}
-    not_judged = []
+    not_judged, left_out = [], []
     for f in files:
         why = not_judged_reason(roles.get((f.app_rank, f.copy), ""), f.host, crowded)
         if why:
@@ -204,6 +228,12 @@ def analyse(run_dir: str | Path, params: Params = Params(), cores: int | None = 
         ratios, judged = pooled(times, times.min(axis=0), params.min_phase)
         if len(group) < 2:
             judged[:] = False
+        busy = busy_phases(group, n, load)
+        busy_pools = judged & pools_with(busy, judged)
+        if busy_pools.any():
+            left_out.append({"rank": rank, "phases": int(busy_pools.sum()), "of": int(judged.sum()),
+                             "hosts": sorted({f.host for f in group})})
+            judged &= ~busy_pools
         for f, r in zip(group, ratios, strict=True):
             changes, slow = judge(r, judged, params)
             st = ProcessStatus(rank, f.copy, f.host, judged=int(judged.sum()), slow=slow)
@@ -213,7 +243,8 @@ def analyse(run_dir: str | Path, params: Params = Params(), cores: int | None = 
     tests = tested(Path(run_dir), {f.real_rank: f for f in files}, origin, params,
                    skip={f.real_rank for f in files if f.host in crowded})
     result = {"params": asdict(params), "processes": [asdict(p) for p in procs], "tested": [asdict(p) for p in tests],
-              "hosts": host_view(procs + tests), "not_judged": sorted(not_judged, key=lambda p: (p["rank"], p["copy"]))}
+              "hosts": host_view(procs + tests), "not_judged": sorted(not_judged, key=lambda p: (p["rank"], p["copy"])),
+              "busy_left_out": left_out}
     runfiles.perf_json_file(Path(run_dir)).write_text(json.dumps(result, indent=1))
     return result
 
@@ -274,6 +305,9 @@ def not_judged_lines(result: dict) -> list[str]:
 def describe(result: dict) -> list[str]:
     """What echorun says after the job."""
     lines = not_judged_lines(result)
+    for p in result.get("busy_left_out", []):
+        lines.append(f"performance: {p['phases']} of rank {p['rank']}'s {p['of']} compared phases left out: "
+                     f"{', '.join(p['hosts'])} was busy with other work during them (its processes took turns)")
     for key, what in (("processes", "compute phases compared between copies"), ("tested", "explicit tests")):
         procs = result.get(key, [])
         judged = max((p["judged"] for p in procs), default=0)

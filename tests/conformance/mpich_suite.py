@@ -53,6 +53,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from echo.build import MPI, detect_mpi
+from echo.launch import LAUNCH_TRIES, LAUNCHER_FAILED_TO_START
 from echo.plan import mpirun_env, mpirun_options
 from tests.conformance.mpi4py_suite import failure_message, kill_job_processes
 
@@ -413,22 +414,15 @@ def run_one(test: Test, mode: Mode, exe: Path, work: Path, timeout: float = TIME
     jobdir.mkdir(parents=True)
     limit = max(timeout, test.time_limit or 0)
     t0 = time.monotonic()
-    with open(jobdir / "stdout", "w") as out, open(jobdir / "stderr", "w") as err:
-        p = subprocess.Popen(run_argv(test, mode, exe, jobdir / "run", mpi), stdout=out, stderr=err, cwd=jobdir,
-                             env=dict(os.environ, ECHO_MPICC=mpi.mpicc, **dict(test.env),
-                                      **({"PYTHONPATH": echo_from} if echo_from else {})),
-                             start_new_session=True)
-        try:
-            rc = p.wait(limit)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, 9)
-            p.wait()
-            rc = None
-        # what mpirun's daemons left in process groups of their own (hydra: each rank in a session of its own)
-        kill_job_processes(jobdir)
+    for _ in range(LAUNCH_TRIES):  # as echorun does: mpirun's launcher may fail to start before anything ran
+        rc = run_job(run_argv(test, mode, exe, jobdir / "run", mpi), jobdir, limit,
+                     dict(os.environ, ECHO_MPICC=mpi.mpicc, **dict(test.env),
+                          **({"PYTHONPATH": echo_from} if echo_from else {})))
+        stdout = (jobdir / "stdout").read_text(errors="replace")
+        stderr = (jobdir / "stderr").read_text(errors="replace")
+        if LAUNCHER_FAILED_TO_START.decode() not in stderr:
+            break
     seconds = round(time.monotonic() - t0, 1)
-    stdout = (jobdir / "stdout").read_text(errors="replace")
-    stderr = (jobdir / "stderr").read_text(errors="replace")
     said = bool(NO_ERRORS.search(stdout))
     if rc is None:
         outcome = Outcome("hang", f"killed after {limit:.0f} s" + (" (after printing No Errors)" if said else ""),
@@ -446,6 +440,22 @@ def run_one(test: Test, mode: Mode, exe: Path, work: Path, timeout: float = TIME
     else:
         shutil.rmtree(jobdir / "run" / "records", ignore_errors=True)
     return outcome
+
+
+def run_job(argv: list[str], jobdir: Path, limit: float, env: dict[str, str]) -> int | None:
+    """One job in its own process group, its output in JOBDIR/stdout and stderr: its exit status, or None when it
+    outlived `limit` and was killed whole."""
+    with open(jobdir / "stdout", "w") as out, open(jobdir / "stderr", "w") as err:
+        p = subprocess.Popen(argv, stdout=out, stderr=err, cwd=jobdir, env=env, start_new_session=True)
+        try:
+            rc = p.wait(limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, 9)
+            p.wait()
+            rc = None
+        # what mpirun's daemons left in process groups of their own (hydra: each rank in a session of its own)
+        kill_job_processes(jobdir)
+    return rc
 
 
 def run_failure(stdout: str, stderr: str, rc: int) -> str:

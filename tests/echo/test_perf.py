@@ -237,3 +237,27 @@ def test_a_copy_under_memcheck_is_not_judged(programs, tmp_path):
     assert [(p["rank"], p["copy"]) for p in busy] in ([], [(0, 0)])
     assert all(not p["changes"] and p["judged"] == 0 for p in perf["processes"])
     assert "non-recommended" not in r.stderr
+
+
+def test_phases_while_the_host_was_busy_are_left_out(programs, tmp_path):
+    """The injected slow stretch of a real run, said afterwards to have run while other work kept the host busy
+    (as hostload.json says of a burst): those phases are left out, so nothing is flagged, and echo says why."""
+    from echo.perf import analyse, describe
+    from echo.records import read_run
+
+    r = echorun(["-n", "1", "--clones", "2", "--inject", "slow:rank=0,copy=1,factor=4,from=10,to=25",
+                 *programs["phases"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    skip_if_busy(tmp_path / "run")
+    assert statuses(tmp_path / "run")[0, 1]["changes"], "the slowdown was found, before the busy span was said"
+    f = next(f for f in read_run(tmp_path / "run") if f.copy == 1)
+    starts = f.start_time + f.seconds("t_start")
+    loadfile = tmp_path / "run" / "hostload.json"
+    load = json.loads(loadfile.read_text())
+    load["busy"] = [[float(starts[9]), float(starts[26])]]  # the slow calls 10..25, and the phases into them
+    loadfile.write_text(json.dumps(load))
+    result = analyse(tmp_path / "run")
+    assert all(not p["changes"] for p in result["processes"]), result["processes"]
+    (left,) = result["busy_left_out"]
+    assert left["rank"] == 0 and 0 < left["phases"] <= left["of"], left
+    assert any("was busy with other work during them" in line for line in describe(result))
