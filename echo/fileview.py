@@ -177,14 +177,14 @@ def shared_paths(fv: Path, copies: list[int]) -> set[str]:
     return {path for path, nranks in ranks_of.items() if nranks > 1}
 
 
-def compare(run_dir: Path, copies: list[int], vote: bool, shared: set[str] | None = None) -> list[SdcEvent]:
+def compare(run_dir: Path, copies: list[int], vote: bool) -> tuple[list[SdcEvent], set[str]]:
     """Every difference between the files a copy wrote and its representative's, as SDC events (also written to
-    the run's events, so that the store and `mpiecho report` keep them).  With `vote`, a path where the
-    representative is outvoted by a majority of the copies gets the majority's file, reported as corrected.  A path
-    that several ranks changed is not compared (shared_paths)."""
+    the run's events, so that the store and `mpiecho report` keep them), and the paths left out: a path that
+    several ranks changed is not compared (shared_paths).  With `vote`, a path where the representative is
+    outvoted by a majority of the copies gets the majority's file, reported as corrected."""
     fv = Path(run_dir) / runfiles.FILEVIEW_DIR
     events: list[SdcEvent] = []
-    shared = shared_paths(fv, copies) if shared is None else shared
+    shared = shared_paths(fv, copies)
     for rank, n in enumerate(copies):
         if n < 2 or not (fv / f"rank{rank}.copy0.log").exists():
             continue
@@ -222,4 +222,4 @@ def compare(run_dir: Path, copies: list[int], vote: bool, shared: set[str] | Non
         with open(out, "a") as f:
             for e in events:
                 f.write(json.dumps(e.__dict__) + "\n")
-    return events
+    return events, shared

@@ -352,8 +352,7 @@ def compare_files(opts: Options, plan: Plan, lost: list[tuple[int, int]]) -> Non
     if opts.mode != "clones" or opts.file_view != "on" or lost or max(plan.copies) < 2:
         return
     start = time.monotonic()
-    shared = fileview.shared_paths(Path(opts.run_dir) / runfiles.FILEVIEW_DIR, plan.copies)
-    events = fileview.compare(Path(opts.run_dir), plan.copies, opts.sdc == "vote", shared)
+    events, shared = fileview.compare(Path(opts.run_dir), plan.copies, opts.sdc == "vote")
     say(f"SDC: compared the files the copies wrote with their representatives' in {time.monotonic() - start:.2f} s"
         + (f": {len(events)} differences" if events else "")
         + (f"; {len(shared)} files written by several ranks not compared (a copy holds its own rank's writes "

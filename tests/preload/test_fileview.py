@@ -147,7 +147,7 @@ def test_vote_replaces_an_outvoted_representatives_file(programs, tmp_path, nati
     data = bytearray(history.read_bytes())
     data[30] ^= 0x04
     history.write_bytes(bytes(data))
-    (fix,) = fileview.compare(r.run_dir, [3, 3], vote=True)
+    (fix,), _ = fileview.compare(r.run_dir, [3, 3], vote=True)
     assert (fix.kind, fix.app_rank, fix.copy, fix.first_byte) == ("corrected", 1, 0, 30)
     assert fix.detail.endswith("the representative's file is replaced by copy 1's")
     assert tree(work) == files
