@@ -90,10 +90,12 @@ def procs(session: Session, *, run_id: str, app_rank: int | None = None) -> list
     return [ProcRow(*r) for r in session.connection().execute(q.order_by(Proc.app_rank, Proc.copy))]
 
 
-def events(session: Session, *, run_id: str, kind: str | None = None) -> list[Event]:
+def events(session: Session, *, run_id: str, kind: str | None = None, app_rank: int | None = None) -> list[Event]:
     q = select(Event).where(Event.run_id == run_id).order_by(Event.id)
     if kind:
         q = q.where(Event.kind == kind)
+    if app_rank is not None:
+        q = q.where(Event.app_rank == app_rank)
     return list(session.scalars(q))
 
 

@@ -353,14 +353,15 @@ def report_section(session: Any, run: Any) -> list[str]:
     return counters_text(counters) if counters else []
 
 
-def merged_counters(session: Any, run_id: str) -> dict[int, dict]:
-    """Per application rank: every counted event (from the copy that counted it) with its total, compute-phase
-    and in-MPI counts and its top functions; and the anchor events compared across copies."""
+def merged_counters(session: Any, run_id: str, app_rank: int | None = None) -> dict[int, dict]:
+    """Per application rank (or of one): every counted event (from the copy that counted it) with its total,
+    compute-phase and in-MPI counts and its top functions; and the anchor events compared across copies."""
     from sqlalchemy import select
 
     from echo.store.models import Metric
 
-    rows = session.scalars(select(Metric).where(Metric.run_id == run_id, Metric.name.startswith("papi "))).all()
+    q = select(Metric).where(Metric.run_id == run_id, Metric.name.startswith("papi "))
+    rows = session.scalars(q if app_rank is None else q.where(Metric.app_rank == app_rank)).all()
     out: dict[int, dict] = {}
     for m in rows:
         r = out.setdefault(m.app_rank, {"events": {}, "per_copy": {}, "functions": {}, "read_ns": []})
