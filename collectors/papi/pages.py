@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from collectors.papi import merged_counters
+from collectors.papi import merged_counters, unavailable
 from echo.charts import grouped_bars, seconds, side_by_side
 
 
@@ -71,9 +71,12 @@ def counted(v: float, unit: str) -> str:
 def rank_context(session: Any, run: Any, rank: int, procs: list) -> dict[str, Any] | None:
     """A rank's page: each counted event of each copy side by side (the whole process, between MPI calls and
     inside them), in its unit; "not counted" where a copy's set did not count it (never a 0). One table part per
-    unit, its bars on one scale, a log scale where the values span more than 100x. None when no copy counted."""
-    c = merged_counters(session, run.id, app_rank=rank).get(rank)
-    if not c:
+    unit, its bars on one scale, a log scale where the values span more than 100x; then the events asked for that
+    PAPI cannot count here, with its reason, not counted by any copy. None when no copy counted and none was
+    missed."""
+    c = merged_counters(session, run.id, app_rank=rank).get(rank) or {"per_copy": {}}
+    missed = unavailable(session, run.id)  # asked for, not countable here: no copy counted them
+    if not c["per_copy"] and not missed:
         return None
     copies = [p.copy for p in procs]
     by_unit: dict[str, list[tuple[str, str, list]]] = {}
@@ -88,7 +91,9 @@ def rank_context(session: Any, run: Any, rank: int, procs: list) -> dict[str, An
         cells, log = side_by_side([values for _, _, values in rows], lambda v, u=unit: counted(v, u), "not counted")
         parts.append(dict(unit="time (PAPI counts it in ns)" if unit == "ns" else unit, log=log,
                           rows=[(ev, words, row) for (ev, words, _), row in zip(rows, cells, strict=True)]))
-    return dict(counter_parts=parts, counter_copies=copies)
+    return dict(counter_parts=parts, counter_copies=copies,
+                counter_missed=[(ev, why, side_by_side([[None] * len(copies)], str, "not counted")[0][0])
+                                for ev, why in missed])
 
 
 def counters_answer(session: Any, run_id: str) -> dict[str, dict]:
