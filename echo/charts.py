@@ -1,10 +1,15 @@
 """Drawing helpers of the web pages' charts, shared by server/plots.py and the roles' page sections: matplotlib as
 SVG (offline, no script in the page), text kept as text so that a reader (or a test) can read the values off the
-page, a legend right of the axes, and bars grouped per label with a slot per copy."""
+page, a legend right of the axes, and bars grouped per label with a slot per copy; and the cells of a table that
+sets copies side by side (compared), drawn in HTML: a page with many of them stays quick to serve."""
 
 from __future__ import annotations
 
 import io
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 COLORS = ["#2f6db5", "#e0802c", "#3a9a52", "#b8403b", "#7b5aa6", "#8c6d31", "#d35fa5"]
 OTHER = "#9a9a9a"
@@ -73,3 +78,67 @@ def grouped_bars(title: str, groups: list[str], slots: list[int], values: dict[t
     ax.margins(x=0.15)
     ax.grid(axis="x", linewidth=0.3)
     return svg(fig)
+
+
+def seconds(v: float) -> str:
+    """A duration in the unit it reads best in, 4 significant digits: 2.503 s, 12.35 ms, 81.2 µs."""
+    if v == 0:
+        return "0 s"
+    if v >= 1:
+        return f"{v:,.{max(0, 3 - int(math.log10(v)))}f} s"
+    if v >= 1e-3:
+        return f"{v * 1e3:.4g} ms"
+    return f"{v * 1e6:.4g} µs"
+
+
+FAR = 1.5  # a copy whose value is 1.5x, or 1/1.5 of, the median of the rank's other copies' stands out
+
+
+@dataclass
+class Cell:
+    """One copy's value in a table of copies side by side: its text, the width of its bar (percent of the cell),
+    and how it compares with the other copies of its row (`vs`: "+35%" against their median; `far`: highlighted)."""
+
+    text: str
+    value: float | None = None  # None: the copy has no value here (said in `text`, never drawn as 0)
+    width: float = 0.0
+    vs: str = ""
+    far: bool = False
+
+
+def side_by_side(rows: Sequence[Sequence[float | None]], fmt: Callable[[float], str], missing: str,
+                 noise: float = 0.0) -> tuple[list[list[Cell]], bool]:
+    """(the cells of each row, whether the bars are on a log scale): rows of values, one per copy (None: the copy
+    has none, said as `missing`). Every bar of the table is on one scale, a log scale when the positive values
+    span more than 100x (a short call and MPI_Init, a page fault count and a clock in ns). Each value is compared
+    with the median of the other copies' values of its row, and is far when it is FAR times or 1/FAR of it and
+    more than `noise` from it (a few microseconds of a call are no difference)."""
+    positive = [v for row in rows for v in row if v is not None and v > 0]
+    hi, lo = (max(positive), min(positive)) if positive else (1.0, 1.0)
+    log = hi / lo > 100
+    span = math.log10(hi / lo) + 1  # the smallest value keeps a bar of 1/span
+
+    def width(v: float) -> float:
+        if v <= 0:
+            return 0.0
+        return 100.0 * ((math.log10(v / lo) + 1) / span if log else v / hi)
+
+    out = []
+    for row in rows:
+        cells = []
+        for i, v in enumerate(row):
+            if v is None:
+                cells.append(Cell(missing))
+                continue
+            cell = Cell(fmt(v), v, width(v))
+            others = [w for j, w in enumerate(row) if j != i and w is not None]
+            if others:
+                mid = statistics.median(others)
+                if mid > 0:
+                    cell.vs = f"{(v / mid - 1) * 100:+,.0f}%"
+                    cell.far = (v >= FAR * mid or v <= mid / FAR) and abs(v - mid) > noise
+                elif v > noise:
+                    cell.vs, cell.far = "others 0", True
+            cells.append(cell)
+        out.append(cells)
+    return out, log

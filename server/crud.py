@@ -90,10 +90,12 @@ def procs(session: Session, *, run_id: str, app_rank: int | None = None) -> list
     return [ProcRow(*r) for r in session.connection().execute(q.order_by(Proc.app_rank, Proc.copy))]
 
 
-def events(session: Session, *, run_id: str, kind: str | None = None) -> list[Event]:
+def events(session: Session, *, run_id: str, kind: str | None = None, app_rank: int | None = None) -> list[Event]:
     q = select(Event).where(Event.run_id == run_id).order_by(Event.id)
     if kind:
         q = q.where(Event.kind == kind)
+    if app_rank is not None:
+        q = q.where(Event.app_rank == app_rank)
     return list(session.scalars(q))
 
 
@@ -105,12 +107,10 @@ def metrics(session: Session, *, run_id: str, prefix: str = "") -> list[Metric]:
 def startup_seconds(session: Session, *, run_id: str, functions: tuple[str, ...]) -> dict[tuple[int, int], float]:
     """Seconds each copy of each rank spent in these MPI functions (MPI_Init, MPI_Finalize), {(rank, copy):
     seconds}: only their few rows of the call summaries are read."""
-    out: dict[tuple[int, int], float] = {}
-    q = select(CallSummary.app_rank, CallSummary.copy, CallSummary.time_total).where(
-        CallSummary.run_id == run_id, CallSummary.function.in_(functions))
-    for rank, copy, t in session.connection().execute(q):
-        out[rank, copy] = out.get((rank, copy), 0.0) + t
-    return out
+    q = select(CallSummary.app_rank, CallSummary.copy, func.sum(CallSummary.time_total)).where(
+        CallSummary.run_id == run_id, CallSummary.function.in_(functions)).group_by(CallSummary.app_rank,
+                                                                                    CallSummary.copy)
+    return {(rank, copy): t for rank, copy, t in session.connection().execute(q)}  # summed by the database
 
 
 def call_summaries(session: Session, *, run_id: str, app_rank: int | None = None) -> list[CallSummary]:

@@ -10,9 +10,10 @@ from jinja2 import BaseLoader, ChoiceLoader, Environment, FileSystemLoader, Temp
 from sqlalchemy.orm import Session
 
 from collectors import roles
+from echo.charts import FAR
 from echo.report import bad_events, copies_text, in_order, injections_brief, not_judged, roles_text
 from echo.resources import WEB_DIR
-from server import crud, heatmap, modeview, plots, runview
+from server import crud, heatmap, modeview, plots, rankview, runview
 
 
 class RoleTemplates(BaseLoader):
@@ -224,13 +225,14 @@ def rank_page(session: Session, *, run_id: str, rank: int) -> str | None:
     same_calls = len({tuple(sorted((f, n) for (k, f), n in calls.items() if k == c)) for c in copies}) <= 1
     calls_chart = None if not functions or same_calls and len(copies) > 1 \
         else plots.calls_per_function(rank, functions, copies, calls)
-    marks = [(e.call_seq or 0, e.copy, e.kind) for e in crud.events(session, run_id=run_id)
-             if e.app_rank == rank and e.kind in ("divergence", "corrected")]
+    marks = [(e.call_seq or 0, e.copy, e.kind) for e in crud.events(session, run_id=run_id, app_rank=rank)
+             if e.kind in ("divergence", "corrected")]
     timeline = plots.divergence_marks(rank, copies, max((p.calls for p in procs), default=1), marks) if marks \
         else None
     return _render("rank.html", title=f"Rank {rank} of {run.id}", run=run, rank=rank, procs=procs,
                    role_sections=sections, calls_chart=calls_chart, timeline=timeline,
-                   same_calls=same_calls, nfunctions=len(functions))
+                   same_calls=same_calls, nfunctions=len(functions), compared=rankview.compare(procs, sums),
+                   top=rankview.TOP_FUNCTIONS, far=FAR)
 
 
 def program_page(session: Session, *, program: str) -> str | None:

@@ -55,6 +55,10 @@ def call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list,
     fig, ax = figure(1.0 + 0.42 * len(files))
     cut = False
     labels = []
+    by_track: dict[tuple[int, int], list] = {}
+    for e in events:
+        if e.kind in MARKED and e.call_seq is not None:
+            by_track.setdefault((e.app_rank, e.copy), []).append(e)
     for y, f in enumerate(files):
         starts = f.seconds("t_start") + (f.start_time - origin)
         durs = f.durations()
@@ -65,15 +69,16 @@ def call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list,
         fn_color = [color.get(name, OTHER) for name in f.functions]
         cols = [fn_color[i] for i in f.records["fn"][keep]]
         ax.broken_barh(list(zip(starts[keep], np.maximum(durs[keep], 0.0), strict=True)), (y - 0.35, 0.7),
-                       facecolors=cols, linewidth=0, rasterized=cut)  # thousands of calls: one image, fast
+                       facecolors=cols, linewidth=0, rasterized=True)  # an image: thousands of paths were slow
         role = roles.get((f.app_rank, f.copy), f.role)
         labels.append(f"rank {f.app_rank} copy {f.copy}" + (f" ({role})" if role else ""))
-        for e in events:
-            if (e.app_rank, e.copy) == (f.app_rank, f.copy) and e.kind in MARKED and e.call_seq is not None:
-                # records are numbered 0, 1, 2...: a call's record is at its number (a death: past the last)
-                at = float(starts[min(int(e.call_seq), len(starts) - 1)])
-                marker, mcolor = MARKED[e.kind]
-                ax.plot([at], [y], marker=marker, color=mcolor, markersize=9, linestyle="none", label=e.kind)
+        marks: dict[str, list[float]] = {}  # a kind's marks of a track in one artist: 176 divergences stay quick
+        for e in by_track.get((f.app_rank, f.copy), []):
+            # records are numbered 0, 1, 2...: a call's record is at its number (a death: past the last)
+            marks.setdefault(e.kind, []).append(float(starts[min(int(e.call_seq), len(starts) - 1)]))
+        for kind, at in marks.items():
+            marker, mcolor = MARKED[kind]
+            ax.plot(at, [y] * len(at), marker=marker, color=mcolor, markersize=9, linestyle="none", label=kind)
     ax.set_yticks(range(len(files)), labels)
     ax.invert_yaxis()
     # MPI_Init takes most of a short run and says nothing of the copies: the axis starts where it ended

@@ -324,8 +324,25 @@ def process_metrics(f: Any, own: list[tuple[str, float, str]]) -> list[tuple[str
 def ingest_rows(run_dir: Path, procs: list[tuple[int, int, int, str]], meta: dict) -> tuple[list[dict], list[dict]]:
     """The store's rows of the events the planner left out (run.json's papi_unavailable); the counts are each
     process's own metrics and its record slots (slot_metrics)."""
-    return [dict(kind="papi-unavailable", message=f"PAPI cannot count {ev} here: {why}; it was left out of the sets")
+    return [dict(kind="papi-unavailable", message=UNAVAILABLE.format(event=ev, why=why))
             for ev, why in meta.get("papi_unavailable", [])], []
+
+
+UNAVAILABLE = "PAPI cannot count {event} here: {why}; it was left out of the sets"  # a papi-unavailable event's words
+
+
+def unavailable(session: Any, run_id: str) -> list[tuple[str, str]]:
+    """(event, PAPI's reason) of the events the run asked for that PAPI could not count, from the store's
+    papi-unavailable events (ingest_rows wrote them with UNAVAILABLE)."""
+    import re
+
+    from sqlalchemy import select
+
+    from echo.store.models import Event
+
+    said = re.compile(re.escape(UNAVAILABLE).replace(r"\{event\}", "(.+?)").replace(r"\{why\}", "(.*)"))
+    q = select(Event.message).where(Event.run_id == run_id, Event.kind == "papi-unavailable").order_by(Event.id)
+    return [m.groups() for m in map(said.fullmatch, session.scalars(q)) if m]
 
 
 def counter_rows(metrics: list[Any]) -> list[tuple[int, int, str, str, str, float, str]]:
@@ -353,14 +370,15 @@ def report_section(session: Any, run: Any) -> list[str]:
     return counters_text(counters) if counters else []
 
 
-def merged_counters(session: Any, run_id: str) -> dict[int, dict]:
-    """Per application rank: every counted event (from the copy that counted it) with its total, compute-phase
-    and in-MPI counts and its top functions; and the anchor events compared across copies."""
+def merged_counters(session: Any, run_id: str, app_rank: int | None = None) -> dict[int, dict]:
+    """Per application rank (or of one): every counted event (from the copy that counted it) with its total,
+    compute-phase and in-MPI counts and its top functions; and the anchor events compared across copies."""
     from sqlalchemy import select
 
     from echo.store.models import Metric
 
-    rows = session.scalars(select(Metric).where(Metric.run_id == run_id, Metric.name.startswith("papi "))).all()
+    q = select(Metric).where(Metric.run_id == run_id, Metric.name.startswith("papi "))
+    rows = session.scalars(q if app_rank is None else q.where(Metric.app_rank == app_rank)).all()
     out: dict[int, dict] = {}
     for m in rows:
         r = out.setdefault(m.app_rank, {"events": {}, "per_copy": {}, "functions": {}, "read_ns": []})

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from collectors.papi import merged_counters
-from echo.charts import grouped_bars
+from collectors.papi import merged_counters, unavailable
+from echo.charts import grouped_bars, seconds, side_by_side
 
 
 def _fmt(v: float, unit: str) -> str:
@@ -58,16 +58,42 @@ def run_context(session: Any, run: Any, procs: list, events: list) -> dict[str, 
                 derived=derived_metrics(merged))
 
 
+SCOPES = (("total", "whole process"), ("compute", "between MPI calls"), ("mpi", "inside MPI calls"))
+
+
+def counted(v: float, unit: str) -> str:
+    """A count in its unit: PAPI's nanosecond clocks as durations, other counts as numbers with their unit."""
+    if unit == "ns":
+        return seconds(v / 1e9)
+    return f"{v:,.0f}" + ("" if unit == "count" else f" {unit}")
+
+
 def rank_context(session: Any, run: Any, rank: int, procs: list) -> dict[str, Any] | None:
-    """A rank's page: each event's total per copy (none where a copy did not count it) and its chart per unit;
-    None when no copy of the rank counted."""
-    c = merged_counters(session, run.id).get(rank)
-    if not c:
+    """A rank's page: each counted event of each copy side by side (the whole process, between MPI calls and
+    inside them), in its unit; "not counted" where a copy's set did not count it (never a 0). One table part per
+    unit, its bars on one scale, a log scale where the values span more than 100x; then the events asked for that
+    PAPI cannot count here, with its reason, not counted by any copy. None when no copy counted and none was
+    missed."""
+    c = merged_counters(session, run.id, app_rank=rank).get(rank) or {"per_copy": {}}
+    missed = unavailable(session, run.id)  # asked for, not countable here: no copy counted them
+    if not c["per_copy"] and not missed:
         return None
     copies = [p.copy for p in procs]
-    counter_rows = [(ev, [per.get(k, {}).get("total") for k in copies]) for ev, per in sorted(c["per_copy"].items())]
-    # per unit, a bar per copy that counted the event (not a 0 where it did not)
-    return dict(counter_rows=counter_rows, counter_chart="".join(counter_charts({rank: c})))
+    by_unit: dict[str, list[tuple[str, str, list]]] = {}
+    for ev, per in sorted(c["per_copy"].items()):
+        unit = next(iter(per.values())).get("unit", "count")
+        for scope, words in SCOPES:
+            values = [per[k].get(scope) if k in per else None for k in copies]
+            if any(v is not None for v in values):
+                by_unit.setdefault(unit, []).append((ev, words, values))
+    parts = []
+    for unit, rows in sorted(by_unit.items()):
+        cells, log = side_by_side([values for _, _, values in rows], lambda v, u=unit: counted(v, u), "not counted")
+        parts.append(dict(unit="time (PAPI counts it in ns)" if unit == "ns" else unit, log=log,
+                          rows=[(ev, words, row) for (ev, words, _), row in zip(rows, cells, strict=True)]))
+    return dict(counter_parts=parts, counter_copies=copies,
+                counter_missed=[(ev, why, side_by_side([[None] * len(copies)], str, "not counted")[0][0])
+                                for ev, why in missed])
 
 
 def counters_answer(session: Any, run_id: str) -> dict[str, dict]:

@@ -192,3 +192,18 @@ def test_page_errors_are_pages(browser, many):
     browser.get(f"{many}/?since=yesterday")
     error = browser.find_element(By.ID, "error").text
     assert error.startswith("since='yesterday' is not a date: give one as YYYY-MM-DD"), error
+
+
+def test_small_run_page_with_its_timeline_stays_small(tmp_path):
+    """A 4-rank run's page draws the timeline of every call (2,912 of them) and marks its 176 divergences: the bars
+    are one image and each kind of mark one set, its labels text; the page stays within the issue's size for a
+    128-rank page (it was 543 KB, a path per call)."""
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    store_runs(tmp_path, [Plan(4, 2, run_id="small", divergences=[Divergence(3, 1, 40, 176)], died={(1, 1): 100},
+                               slow={(0, 1): 3.0})], open_store(db))
+    with serving(db, tmp_path / "storage") as url:
+        html = urllib.request.urlopen(f"{url}/runs/small").read().decode()
+    assert len(html.encode()) <= 300_000, len(html)
+    timeline = html[html.index('id="call-timeline"'):]
+    timeline = timeline[:timeline.index("</svg>")]
+    assert "<image" in timeline and all(f"rank {r} copy {c}" in timeline for r in range(4) for c in range(2))
