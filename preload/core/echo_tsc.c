@@ -4,7 +4,8 @@
  * be interposed.  Linux can make the instruction fault instead (prctl PR_SET_TSC, PR_TSC_SIGSEGV: a flag of the
  * thread, which threads it starts inherit); echo sets it on the thread that initialized MPI, in every process of a
  * rank with copies when the plan says `tsc share` (echorun --tsc share: the trap costs microseconds per read and
- * per MPI call, and Linux keeps it across exec, so a subprocess dies at its first read), and emulates the faulting `rdtsc` (0F 31) and `rdtscp` (0F 01 F9) in a SIGSEGV handler: the
+ * per MPI call; Linux keeps it across fork and exec, which echo_tsc_children.c lifts for the processes the
+ * program starts), and emulates the faulting `rdtsc` (0F 31) and `rdtscp` (0F 01 F9) in a SIGSEGV handler: the
  * real counter (read with the flag lifted for that instruction), which echo_clock.c shares as a clock reading
  * when the instruction is the application's (decided by its address, as a libc clock's caller decides: MPI's,
  * its runtime's, the vDSO's and echo's own reads keep their real counter and consume no reading).  Any other
