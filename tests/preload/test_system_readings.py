@@ -60,3 +60,25 @@ def test_memory_report_from_proc_is_the_representatives(tmp_path):
     reps = lines_by_rank(r.stdout)
     assert any("peak process memory" in line for line in reps[0]), r.stdout
     assert lines_by_rank(copy_output(run, 0, 1)) == {0: reps[0]}  # rank 0 prints the report
+
+
+def test_hardware_detection_with_hwloc_after_init_stays_in_step(tmp_path):
+    """GROMACS's hardware detection, on Debian's Open MPI 4.1: after MPI_Init each rank loads hwloc's topology
+    with its I/O devices (libudev checks with fstatfs that /sys is sysfs: on the representative only) and the
+    ranks reduce the cores found.  The representative's fstatfs went to its copies as a reading none of them made,
+    and each copy parted from its representative at the MPI_Allreduce (exit 20); now the reading is libudev's, not
+    the program's: the run is clean and every copy prints its representative's lines."""
+    if not OPENMPI4.exists() or not Path("/usr/include/hwloc.h").exists():
+        pytest.skip("Debian's Open MPI 4.1 and hwloc's headers (libhwloc-dev, scripts/mpis.sh) are not installed")
+    mpi = detect_mpi(str(OPENMPI4))
+    (cmd,) = compile_programs(mpi, tmp_path, None, ["hw_topology"]).values()
+    run = tmp_path / "run"
+    r = echorun(["--no-store", "--sdc", "detect", "-n", "2", "--clones", "2", *cmd], run, timeout=300,
+                env={"ECHO_MPICC": mpi.mpicc})
+    assert r.returncode == 0, r.stderr
+    assert "SDC (detect): clean; exit status 0" in r.stderr, r.stderr
+    assert read_events(run) == []
+    reps = lines_by_rank(r.stdout)
+    assert any("processing units on every rank" in line for line in reps[0]), r.stdout
+    for rank in (0, 1):
+        assert lines_by_rank(copy_output(run, rank, 1)) == {rank: reps[rank]}
