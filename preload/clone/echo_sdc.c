@@ -208,9 +208,18 @@ static void describe_bytes(const unsigned char *a, const unsigned char *b, int o
 #endif
     /* user-space addresses of x86-64 and AArch64 (47/48 bits) beyond 4 GiB, where heaps and mappings are: no
      * small integer, and no double (whose exponent sets the top bits) */
-    if (va >= (1ull << 32) && vb >= (1ull << 32) && va < (1ull << 48) && vb < (1ull << 48))
+    if (va >= (1ull << 32) && vb >= (1ull << 32) && va < (1ull << 48) && vb < (1ull << 48)) {
         snprintf(out, len, "; the 8 bytes at %zu look like an address (0x%llx, 0x%llx): each process's own", w,
                  (unsigned long long)va, (unsigned long long)vb);
+        return;
+    }
+#if defined(__x86_64__)
+    /* a count of cycles (two readings' difference, as GROMACS gathers them) is no larger than the counter now */
+    if (va <= now && vb <= now && !tsc_shared())
+        snprintf(out, len, "; the 8 bytes at %zu (%llu, %llu) could be cycle counts read with rdtsc: copies read "
+                 "their own counter, --tsc share gives them their representative's", w, (unsigned long long)va,
+                 (unsigned long long)vb);
+#endif
 }
 
 static long first_difference(const unsigned char *a, const unsigned char *b, size_t n) {
