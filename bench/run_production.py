@@ -32,7 +32,9 @@ BIN = Path(sys.executable).parent
 MPICC = "/usr/bin/mpicc.openmpi"
 MPIRUN = "/usr/bin/mpirun.openmpi"
 RANKS = 2
-MODES = ["--clones 2", "--clones 2 --sdc detect", "--clones 3 --sdc vote"]
+# with and without the shared time-stamp counter: GROMACS gathers cycle counts read with rdtsc
+MODES = ["--clones 2", "--clones 2 --sdc detect", "--clones 2 --sdc detect --tsc share", "--clones 3 --sdc vote",
+         "--clones 3 --sdc vote --tsc share"]
 LIMIT = 900  # seconds a run may take on a loaded 2-core machine before it counts as a hang
 
 

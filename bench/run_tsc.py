@@ -1,6 +1,7 @@
 """The cost of copies reading their representative's time-stamp counter (preload/core/echo_tsc.c): a trapped
-rdtsc, a clock_gettime and a cheap MPI call, natively, under `--clones 2` (each copy its own counter, the default
-without --sdc) and under `--clones 2 --tsc share` (the trap, the default with --sdc), best of three runs each.
+rdtsc, a clock_gettime and a cheap MPI call, natively, under `--clones 2` (each copy its own counter, the default)
+and under `--clones 2 --tsc share` (the trap, asked for), best of three runs each. Compare the columns of one
+invocation: a loaded machine slows them all.
 
     .venv/bin/python bench/run_tsc.py
 
@@ -62,8 +63,8 @@ def main() -> None:
         f"{REPEAT}). Under copies the application's `rdtsc` faults and is emulated (a signal, two system calls, "
         "and the reading forwarded to the copies); the vDSO's clocks would fault too, so the program's "
         "`clock_gettime` goes to the kernel by a system call (and is forwarded, as without the trap); around each "
-        "MPI call the trap is lifted and set again (two system calls). Without the trap (`--tsc own`, the default "
-        "without --sdc) each copy reads its own counter and the vDSO's clocks.", "",
+        "MPI call the trap is lifted and set again (two system calls). Without the trap (`--tsc own`, the default) "
+        "each copy reads its own counter and the vDSO's clocks.", "",
         "| operation | native | --clones 2 --tsc own | --clones 2 --tsc share |", "|---|---|---|---|", *rows, ""])
 
 

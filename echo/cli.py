@@ -87,7 +87,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tsc", choices=("share", "own"),
                    help="share: a copy's rdtsc reads its representative's time-stamp counter, so codes that gather "
                         "cycle counts are no SDC false alarm (the instruction traps: microseconds per read and per MPI "
-                        "call, bench/results/tsc_trap.md; a subprocess a copy starts dies at its first read); own "
+                        "call, bench/results/tsc_trap.md; processes the program starts read their own); own "
                         "(default): each copy reads its own counter at native cost")
     g = p.add_argument_group("silent data corruption (compare what copies hand to MPI)")
     g.add_argument("--sdc", choices=("detect", "stop", "vote"),

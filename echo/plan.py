@@ -196,8 +196,7 @@ def sdc_lines(opts: Options, copies: list[int]) -> list[str]:
 def tsc_lines(opts: Options, copies: list[int]) -> list[str]:
     """The plan's `tsc share` line (--tsc share): the application's rdtsc traps and copies read their
     representative's counter. Asked for only: the trap costs microseconds per read and per MPI call
-    (bench/results/tsc_trap.md), and Linux keeps it across exec, so a program a copy starts (a subprocess) dies
-    at its first read of the counter; copies of a rank only."""
+    (bench/results/tsc_trap.md); copies of a rank only."""
     return ["tsc share"] if opts.tsc == "share" and opts.mode == "clones" and max(copies) > 1 else []
 
 

@@ -106,8 +106,10 @@ def compile_programs(mpi, out: Path, python: str | None, names: list[str] | None
             exe = out / src.stem
             # -I PRELOAD_DIR: what `mpiecho --cflags` gives (echo_reinit.h); OpenMP programs are built as OpenMP
             openmp = ["-fopenmp"] if "<omp.h>" in src.read_text() else []
+            # hwloc: the MPI's own dependency (libhwloc-dev comes with Debian's Open MPI)
+            libs = ["-lhwloc"] if "<hwloc.h>" in src.read_text() else []
             subprocess.run([compiler, "-O1", "-g", *openmp, f"-I{PROGRAMS}", f"-I{PRELOAD_DIR}", "-o", str(exe),
-                            str(src)], check=True)
+                            str(src), *libs], check=True)
             cmds[src.stem] = [str(exe)]
         elif src.suffix == ".py" and python:
             cmds[src.stem] = [python, str(src)]

@@ -171,6 +171,12 @@ static int is_excluded(const char *fn) {
 /* What the differing bytes look like, when they differ by nature rather than by corruption: malloc's fill
  * (memory the program never wrote: every process fills it alike under --sdc, so one side wrote it and the other
  * did not, or the stack's leftovers differ), an address (each process's own memory), a time-stamp counter. */
+/* copies read their representative's time-stamp counter (echorun --tsc share: echo_tsc.c) */
+static int tsc_shared(void) {
+    const char *v = echo_plan_value("tsc");
+    return v && strcmp(v, "share") == 0;
+}
+
 static void describe_bytes(const unsigned char *a, const unsigned char *b, int odd, size_t n, long at, char *out,
                            size_t len) {
     *out = 0;
@@ -195,15 +201,28 @@ static void describe_bytes(const unsigned char *a, const unsigned char *b, int o
     __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
     uint64_t now = ((uint64_t)hi << 32) | lo, day = 86400ull * 4000000000ull;
     if (va <= now && vb <= now && now - va < day && now - vb < day) {
-        snprintf(out, len, "; the 8 bytes at %zu look like a time-stamp counter (rdtsc) value", w);
+        snprintf(out, len, "; the 8 bytes at %zu look like a time-stamp counter (rdtsc) value%s", w,
+                 tsc_shared() ? "" : ": copies read their own counter, --tsc share gives them their representative's");
         return;
     }
 #endif
     /* user-space addresses of x86-64 and AArch64 (47/48 bits) beyond 4 GiB, where heaps and mappings are: no
      * small integer, and no double (whose exponent sets the top bits) */
-    if (va >= (1ull << 32) && vb >= (1ull << 32) && va < (1ull << 48) && vb < (1ull << 48))
+    if (va >= (1ull << 32) && vb >= (1ull << 32) && va < (1ull << 48) && vb < (1ull << 48)) {
         snprintf(out, len, "; the 8 bytes at %zu look like an address (0x%llx, 0x%llx): each process's own", w,
                  (unsigned long long)va, (unsigned long long)vb);
+        return;
+    }
+#if defined(__x86_64__)
+    /* a count of cycles (two readings' difference, as an MD code gathers them) is no larger than the counter now,
+     * more than a few instructions take, and of the same order in a copy that did the same work: small integers
+     * (a count, a flag) are not taken for one */
+    uint64_t lo_v = va < vb ? va : vb, hi_v = va < vb ? vb : va;
+    if (hi_v <= now && lo_v >= 1000 && hi_v / lo_v < 100 && !tsc_shared())
+        snprintf(out, len, "; the 8 bytes at %zu (%llu, %llu) could be cycle counts read with rdtsc: copies read "
+                 "their own counter, --tsc share gives them their representative's", w, (unsigned long long)va,
+                 (unsigned long long)vb);
+#endif
 }
 
 static long first_difference(const unsigned char *a, const unsigned char *b, size_t n) {
@@ -282,11 +301,13 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
             echo_from_rep(&theirs, 1, MPI_UINT64_T, TAG_HASH, MPI_STATUS_IGNORE);
             if (theirs != h) {
                 diverged = 1;
-                char detail[512];
+                char detail[640];
                 snprintf(detail, sizeof detail,
                          "hash differs from copy 0's (detect mode: the byte is not known; --sdc stop names it and "
                          "what it looks like: if the call sends what differs by nature, such as an address or a "
-                         "time-stamp counter, --sdc-exclude %s leaves it out)", fn);
+                         "time-stamp counter, --sdc-exclude %s leaves it out%s)", fn,
+                         tsc_shared() ? "" : "; cycle counts read with rdtsc: --tsc share gives copies their "
+                         "representative's counter");
                 event("divergence", fn, seq, comm, peer, n, echo.copy, -1, detail);
             }
         }

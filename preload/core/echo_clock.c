@@ -94,10 +94,15 @@ static void resolve(void) {
 }
 
 /* ---- whose call it is: the application's, or MPI's, its runtime's, echo's ---- */
+/* libudev (and libsystemd, the same device code): hwloc asks it about each I/O device when a program loads the
+ * topology (GROMACS's hardware detection), and it checks with fstatfs that /sys is sysfs, on the representative
+ * only (a copy's did not: GROMACS's copies parted at that reading); a file system's type, never a program's free
+ * space */
 static const char *const not_application[] = {
     "libmpi", "libopen-", "libpmix", "libprrte", "libhwloc", "libevent", "libucp", "libucs", "libuct", "libucm",
     "libfabric", "libpsm", "libmpich", "libmpl", "libpapi", "libpfm", "libibverbs", "librdmacm", "libnuma",
     "vgpreload", "libecho", "ld-linux", "linux-vdso", "libc.so", "libpthread", "libcuda", "libze", "libmunge", "libslurm",
+    "libudev", "libsystemd",
 };
 
 #define CALLERS 512

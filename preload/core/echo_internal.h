@@ -189,6 +189,9 @@ void echo_tsc_teardown(void);
 extern int echo_tsc_trapped;    /* the counter faults outside MPI calls: the wrappers lift it around each call */
 int echo_tsc_lift(void);        /* 1 */
 void echo_tsc_restore(void);
+/* around starting a process (echo_tsc_children.c): the child reads its own counter; 1: lifted, trap again */
+int echo_tsc_lift_for_child(void);
+void echo_tsc_trap_again(int lifted);
 int echo_clock_read(clockid_t id, struct timespec *ts);  /* a reading the application takes, shared like libc's */
 void echo_clock_not_application(const char *object_file); /* an interpreter's own libc reads are not shared */
 void echo_clock_python_setup(void);                       /* echo_clock_python.c */

@@ -4,7 +4,8 @@
  * be interposed.  Linux can make the instruction fault instead (prctl PR_SET_TSC, PR_TSC_SIGSEGV: a flag of the
  * thread, which threads it starts inherit); echo sets it on the thread that initialized MPI, in every process of a
  * rank with copies when the plan says `tsc share` (echorun --tsc share: the trap costs microseconds per read and
- * per MPI call, and Linux keeps it across exec, so a subprocess dies at its first read), and emulates the faulting `rdtsc` (0F 31) and `rdtscp` (0F 01 F9) in a SIGSEGV handler: the
+ * per MPI call; Linux keeps it across fork and exec, which echo_tsc_children.c lifts for the processes the
+ * program starts), and emulates the faulting `rdtsc` (0F 31) and `rdtscp` (0F 01 F9) in a SIGSEGV handler: the
  * real counter (read with the flag lifted for that instruction), which echo_clock.c shares as a clock reading
  * when the instruction is the application's (decided by its address, as a libc clock's caller decides: MPI's,
  * its runtime's, the vDSO's and echo's own reads keep their real counter and consume no reading).  Any other
@@ -22,6 +23,7 @@
 #include "echo_internal.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -115,6 +117,8 @@ static void on_segv(int sig, siginfo_t *si, void *ctx) {
     uc->uc_mcontext.gregs[REG_RIP] += len;
 }
 
+static void forked_child(void);
+
 void echo_tsc_setup(void) {
     const char *share = echo_plan_value("tsc"); /* echorun --tsc share, or --sdc (echo/plan.py tsc_lines) */
     if (trapping || !share || strcmp(share, "share") != 0) return;
@@ -130,6 +134,29 @@ void echo_tsc_setup(void) {
         return;
     }
     trapping = echo_tsc_trapped = 1;
+    pthread_atfork(NULL, NULL, forked_child);
+}
+
+/* A process the program starts must read its own counter: Linux keeps the flag across fork and exec, so a command
+ * a rank ran (system("date"), a Python subprocess) died of SIGSEGV at its first clock read, and a forked child
+ * that stays the program would share its readings with the copies, which never read them.  fork's child reads
+ * its own counter (here); exec, posix_spawn, system and popen lift the flag on the calling thread for the child
+ * (echo_tsc_children.c).  Only system calls: a vfork child (posix_spawn's, Python's subprocess) runs this in the
+ * parent's memory. */
+static void forked_child(void) {
+    echo_tsc_trapped = 0;
+    prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
+}
+
+int echo_tsc_lift_for_child(void) {
+    int state = 0;
+    if (!trapping || prctl(PR_GET_TSC, &state, 0, 0, 0) != 0 || state != PR_TSC_SIGSEGV) return 0;
+    prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
+    return 1;
+}
+
+void echo_tsc_trap_again(int lifted) {
+    if (lifted) prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
 }
 
 /* around an application's MPI call, on its thread (which may be one started before MPI_Init: it is trapped from
@@ -152,6 +179,8 @@ void echo_tsc_teardown(void) {
 }
 #else
 int echo_tsc_trapped;
+int echo_tsc_lift_for_child(void) { return 0; }
+void echo_tsc_trap_again(int lifted) { (void)lifted; }
 void echo_tsc_setup(void) {}
 void echo_tsc_teardown(void) {}
 int echo_tsc_lift(void) { return 0; }

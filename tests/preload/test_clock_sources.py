@@ -55,3 +55,29 @@ def test_a_crash_reporter_installed_after_init_still_reports_the_crash(mpi, prog
     assert r.returncode == 3, r.stderr
     assert "r1: caught signal 11" in r.stdout, r.stdout + r.stderr
     assert "r0: caught" not in r.stdout
+
+
+def test_gathered_cycle_counts_without_tsc_share_say_how_to_share_it(programs, tmp_path):
+    """Without --tsc share each copy reads its own counter (the trap costs microseconds per MPI call), so the MD
+    code's gathered cycle counts differ: --sdc detect flags the MPI_Allgather first, and its message names
+    --tsc share as the way to give copies their representative's counter (before: --sdc-exclude only)."""
+    r = echorun(["--no-store", "--sdc", "detect", "-n", "2", "--clones", "2", *programs["tsc_balance"]],
+                tmp_path / "run")
+    assert r.returncode == 20, r.stderr
+    flagged = [e for e in read_events(tmp_path / "run") if e.kind == "divergence"]
+    assert flagged and flagged[0].function == "MPI_Allgather", flagged  # the first: the cycle counts
+    assert "--tsc share gives copies their representative's counter" in flagged[0].detail
+    assert "--tsc share" in r.stderr
+
+
+def test_gathered_cycle_counts_outvoted_nowhere_say_how_to_share_the_counter(programs, tmp_path):
+    """The same code under three copies and --sdc vote without --tsc share: no two copies' cycle counts agree, the
+    vote cannot decide and stops the job (exit 20), saying the bytes could be cycle counts read with rdtsc and that
+    --tsc share gives copies their representative's counter (before: a counter value only when it was read less
+    than a day after the machine started, and never --tsc share)."""
+    r = echorun(["--no-store", "--sdc", "vote", "-n", "2", "--clones", "3", *programs["tsc_balance"]],
+                tmp_path / "run")
+    assert r.returncode == 20, r.stderr
+    stops = [ln for ln in r.stderr.splitlines() if "differs from copy 0 in MPI_Allgather" in ln]
+    assert stops, r.stderr
+    assert all("--tsc share gives them their representative's" in ln for ln in stops), stops

@@ -18,6 +18,24 @@ from tests.conftest import compile_programs, copy_output, echorun, lines_by_rank
 OPENMPI4 = Path("/usr/bin/mpicc.openmpi")
 
 
+def run_clean_on_openmpi4(name: str, tmp_path: Path, printed: str, ranks_printing: tuple[int, ...]) -> None:
+    """Test program `name` on Debian's Open MPI 4.1 under 2 copies and --sdc detect: exit 0, SDC clean, no event,
+    rank 0's representative printed a line with `printed`, and the copy of each rank in `ranks_printing` printed
+    its representative's lines."""
+    mpi = detect_mpi(str(OPENMPI4))
+    (cmd,) = compile_programs(mpi, tmp_path, None, [name]).values()
+    run = tmp_path / "run"
+    r = echorun(["--no-store", "--sdc", "detect", "-n", "2", "--clones", "2", *cmd], run, timeout=300,
+                env={"ECHO_MPICC": mpi.mpicc})
+    assert r.returncode == 0, r.stderr
+    assert "SDC (detect): clean; exit status 0" in r.stderr, r.stderr
+    assert read_events(run) == []
+    reps = lines_by_rank(r.stdout)
+    assert any(printed in line for line in reps[0]), r.stdout
+    for rank in ranks_printing:
+        assert lines_by_rank(copy_output(run, rank, 1)) == {rank: reps[rank]}
+
+
 def test_scratch_space_reduced_is_the_representatives(programs, tmp_path):
     """NWChem-like scratch sizing: each rank writes a probe file in its scratch directory, reads the free space
     (fstatvfs on the probe, statfs on the directory) and the job reduces the least.  A copy's probe is in its file
@@ -49,14 +67,15 @@ def test_memory_report_from_proc_is_the_representatives(tmp_path):
     file, the run is clean, and every copy prints its representative's lines."""
     if not OPENMPI4.exists() or not shutil.which("mpifort.openmpi"):
         pytest.skip("Debian's Open MPI 4.1 with mpifort (scripts/mpis.sh) is not installed")
-    mpi = detect_mpi(str(OPENMPI4))
-    (cmd,) = compile_programs(mpi, tmp_path, None, ["f_meminfo"]).values()
-    run = tmp_path / "run"
-    r = echorun(["--no-store", "--sdc", "detect", "-n", "2", "--clones", "2", *cmd], run, timeout=300,
-                env={"ECHO_MPICC": mpi.mpicc})
-    assert r.returncode == 0, r.stderr
-    assert "SDC (detect): clean; exit status 0" in r.stderr, r.stderr
-    assert read_events(run) == []
-    reps = lines_by_rank(r.stdout)
-    assert any("peak process memory" in line for line in reps[0]), r.stdout
-    assert lines_by_rank(copy_output(run, 0, 1)) == {0: reps[0]}  # rank 0 prints the report
+    run_clean_on_openmpi4("f_meminfo", tmp_path, "peak process memory", ranks_printing=(0,))  # rank 0 reports
+
+
+def test_hardware_detection_with_hwloc_after_init_stays_in_step(tmp_path):
+    """GROMACS's hardware detection, on Debian's Open MPI 4.1: after MPI_Init each rank loads hwloc's topology
+    with its I/O devices (libudev checks with fstatfs that /sys is sysfs: on the representative only) and the
+    ranks reduce the cores found.  The representative's fstatfs went to its copies as a reading none of them made,
+    and each copy parted from its representative at the MPI_Allreduce (exit 20); now the reading is libudev's, not
+    the program's: the run is clean and every copy prints its representative's lines."""
+    if not OPENMPI4.exists() or not Path("/usr/include/hwloc.h").exists():
+        pytest.skip("Debian's Open MPI 4.1 and hwloc's headers (libhwloc-dev, scripts/mpis.sh) are not installed")
+    run_clean_on_openmpi4("hw_topology", tmp_path, "processing units on every rank", ranks_printing=(0, 1))

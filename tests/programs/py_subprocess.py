@@ -11,7 +11,10 @@ rank = comm.rank
 
 
 def say(*args):
-    print(f"r{rank}:", *args, flush=True)
+    # one write per line, its newline with it: print writes its pieces one by one, and mpirun 4.1 forwarded a
+    # rank's line without its newline before the other rank's ("r1: doner0: sum 3")
+    sys.stdout.write(" ".join([f"r{rank}:", *map(str, args)]) + "\n")
+    sys.stdout.flush()
 
 
 child = subprocess.run([sys.executable, "-c", "print('from the child')"], capture_output=True, text=True,
