@@ -83,7 +83,23 @@ static double plan_number(const char *spec, const char *key, double fallback) {
     return p ? atof(p + strlen(key)) : fallback;
 }
 
+#if defined(__x86_64__)
+static uint64_t tsc_now(void) {
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+/* the counter when this process set up SDC: a counter value the job read is later, give or take the processes'
+ * start-up (ten minutes of a 4 GHz counter is ample), so a small integer or a double on a host up for less than a day
+ * is not taken for one (unless the host is up for less than ten minutes) */
+static uint64_t tsc_at_setup;
+#define TSC_START_MARGIN (600ull * 4000000000ull)
+#endif
+
 void echo_sdc_init(void) {
+#if defined(__x86_64__)
+    tsc_at_setup = tsc_now();
+#endif
     const char *m = echo_plan_value("sdc");
     mode = !m ? SDC_OFF : !strcmp(m, "detect") ? SDC_DETECT : !strcmp(m, "stop") ? SDC_STOP : !strcmp(m, "vote") ? SDC_VOTE : SDC_OFF;
     const char *v = echo_plan_value("sdc_every");
@@ -197,10 +213,9 @@ static void describe_bytes(const unsigned char *a, const unsigned char *b, int o
     memcpy(&va, a + w, 8);
     memcpy(&vb, b + w, 8);
 #if defined(__x86_64__)
-    uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    uint64_t now = ((uint64_t)hi << 32) | lo, day = 86400ull * 4000000000ull;
-    if (va <= now && vb <= now && now - va < day && now - vb < day) {
+    uint64_t now = tsc_now();
+    uint64_t since = tsc_at_setup > TSC_START_MARGIN ? tsc_at_setup - TSC_START_MARGIN : 0;
+    if (va <= now && vb <= now && va >= since && vb >= since) {
         snprintf(out, len, "; the 8 bytes at %zu look like a time-stamp counter (rdtsc) value%s", w,
                  tsc_shared() ? "" : ": copies read their own counter, --tsc share gives them their representative's");
         return;
