@@ -37,6 +37,7 @@ typedef struct echo_req {
     int partitions;    /* > 0: partitioned communication (echo_partitioned.c) */
     int whole;         /* deliver all `count` elements whatever the status says: MPICH 5 and Intel MPI leave
                         * MPI_Isendrecv's status unset, so a copy would get part of the message */
+    int source, rtag;  /* MPI_Isendrecv's: a message from itself is known by them where the status is unset */
     int32_t comm_id, peer; /* a persistent send's, for the SDC check at each start */
     int (*done)(void *arg, int rc); /* run on every side when a Wait/Test retires the request */
     void *arg;
@@ -135,7 +136,10 @@ static int finish(MPI_Request *h, MPI_Status *status, int rc) {
     if (r->kind == REQ_RECV) {
         rc = r->whole ? echo_forward_status_whole(r->buf, r->count, r->dt, st, rc)
                       : echo_forward_status(r->buf, r->count, r->dt, st, rc);
-        echo_self_receive(r->buf, r->count, r->dt, st, r->comm_id, r->self, rc);
+        MPI_Status from = *st;
+        if (r->whole && r->source != MPI_ANY_SOURCE) from.MPI_SOURCE = r->source;
+        if (r->whole && r->rtag != MPI_ANY_TAG) from.MPI_TAG = r->rtag;
+        echo_self_receive(r->buf, r->count, r->dt, &from, r->comm_id, r->self, rc);
     } else if (r->kind == REQ_COLL) {
         rc = echo_forward(r->buf, r->count, r->dt, rc);
         if (r->own) rc = echo_own_put(r->own, rc);
@@ -700,7 +704,21 @@ MPI_Request echo_request_then(MPI_Request real, int (*done)(void *arg, int rc), 
     return h;
 }
 
-/* ---- MPI-4 nonblocking send-receive: a receive request that also sends ---- */
+/* ---- MPI-4 nonblocking send-receive: a receive request that also sends ----
+ * A message it sends to itself is the copy's own, as for MPI_Sendrecv: kept at the call, taken when the receive
+ * completes from itself (finish). */
+
+static MPI_Request isendrecv_req(MPI_Request real, void *buf, int count, MPI_Datatype dt, int source, int rtag,
+                                 MPI_Comm comm) {
+    MPI_Request h = new_req(REQ_RECV, 0, real, buf, count, dt);
+    echo_req_t *r = req_of(h);
+    r->whole = 1;
+    r->source = source;
+    r->rtag = rtag;
+    r->comm_id = echo_comm_id(comm);
+    r->self = echo_self_rank(comm);
+    return h;
+}
 
 int echo_MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
@@ -713,8 +731,8 @@ int echo_MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                            : echo_check_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                                                  recvtype, source, recvtag, echo_comm_peers(c));
     if (rc == MPI_SUCCESS) {
-        *request = new_req(REQ_RECV, 0, real, recvbuf, recvcount, recvtype);
-        req_of(*request)->whole = 1;
+        echo_self_send(sendbuf, sendcount, sendtype, dest, sendtag, comm);
+        *request = isendrecv_req(real, recvbuf, recvcount, recvtype, source, recvtag, comm);
     }
     return rc;
 }
@@ -729,8 +747,8 @@ int echo_MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int 
                  : echo_check_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag,
                                                echo_comm_peers(c));
     if (rc == MPI_SUCCESS) {
-        *request = new_req(REQ_RECV, 0, real, buf, count, datatype);
-        req_of(*request)->whole = 1;
+        echo_self_send(buf, count, datatype, dest, sendtag, comm); /* before the receive replaces it */
+        *request = isendrecv_req(real, buf, count, datatype, source, recvtag, comm);
     }
     return rc;
 }
