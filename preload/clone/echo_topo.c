@@ -538,7 +538,7 @@ static blocks_t one_block(int outdeg, const int *out, int count, MPI_Datatype dt
  * on every edge.  An all-to-all sends block j to out-neighbour j, and which self out-edge's block lands in which
  * self in-edge's is MPI's pairing of a process's messages to itself, which MPIs do not agree on: on a periodic
  * dimension of size 1, Open MPI's blocking forms swap the -1 and +1 blocks (as MPI-4 defines it), its
- * nonblocking ones keep each block in its place, MPICH pairs a process's self edges in reverse order.  A copy must
+ * nonblocking ones keep each block in its place, MPICH's alltoall swaps them and its alltoallv does not.  A copy must
  * put its own blocks exactly where its representative's MPI put the representative's (else it would compute
  * from other data), so it asks its own MPI, once per call and form, on the copy only: the same collective on a
  * topology over MPI_COMM_SELF with the same self edges in the same order (a Cartesian grid of ones, periodic
@@ -618,7 +618,8 @@ static const int *pairing(struct echo_topo *t, int call, int form) {
     /* the probe's edges: a Cartesian grid's are in the real grid's places (the others MPI_PROC_NULL), a graph's
      * are the self edges alone; send block j holds the number of its self out-edge */
     int cart = t->kind == MPI_CART, nin = cart ? t->indegree : t->nself_in, nout = cart ? t->outdegree : t->nself_out;
-    int n = (nin > nout ? nin : nout) + 1, *send = malloc(sizeof(int) * (size_t)n), *recv = malloc(sizeof(int) * (size_t)n);
+    int n = (nin > nout ? nin : nout) + 1;
+    int *send = malloc(sizeof(int) * (size_t)n), *recv = malloc(sizeof(int) * (size_t)n);
     for (int i = 0; i < n; i++) send[i] = recv[i] = -1;
     for (int m = 0; m < t->nself_out; m++) send[cart ? t->self_out[m] : m] = m;
     if (probe_call(p, call, form, send, recv, n) == MPI_SUCCESS)
