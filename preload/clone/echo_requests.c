@@ -37,7 +37,9 @@ typedef struct echo_req {
     int partitions;    /* > 0: partitioned communication (echo_partitioned.c) */
     int whole;         /* deliver all `count` elements whatever the status says: MPICH 5 and Intel MPI leave
                         * MPI_Isendrecv's status unset, so a copy would get part of the message */
-    int source, rtag;  /* MPI_Isendrecv's: a message from itself is known by them where the status is unset */
+    int source, rtag;  /* a receive's named source and tag (else MPI_ANY_*): a message from itself is known by
+                        * them where the status is unset (MPICH's MPI_Isendrecv) */
+    int ready;         /* a partitioned send's partitions marked ready since its start */
     int32_t comm_id, peer; /* a persistent send's, for the SDC check at each start */
     int (*done)(void *arg, int rc); /* run on every side when a Wait/Test retires the request */
     void *arg;
@@ -72,6 +74,8 @@ static int none_echo(int n, const MPI_Request *reqs) {
 static MPI_Request new_req(int kind, int persistent, MPI_Request real, void *buf, int count, MPI_Datatype dt) {
     echo_req_t *r = calloc(1, sizeof *r);
     r->self = -1;
+    r->source = MPI_ANY_SOURCE;
+    r->rtag = MPI_ANY_TAG;
     r->magic = REQ_MAGIC;
     r->kind = kind;
     r->persistent = persistent;
@@ -137,8 +141,8 @@ static int finish(MPI_Request *h, MPI_Status *status, int rc) {
         rc = r->whole ? echo_forward_status_whole(r->buf, r->count, r->dt, st, rc)
                       : echo_forward_status(r->buf, r->count, r->dt, st, rc);
         MPI_Status from = *st;
-        if (r->whole && r->source != MPI_ANY_SOURCE) from.MPI_SOURCE = r->source;
-        if (r->whole && r->rtag != MPI_ANY_TAG) from.MPI_TAG = r->rtag;
+        if (r->source != MPI_ANY_SOURCE) from.MPI_SOURCE = r->source;
+        if (r->rtag != MPI_ANY_TAG) from.MPI_TAG = r->rtag;
         echo_self_receive(r->buf, r->count, r->dt, &from, r->comm_id, r->self, rc);
     } else if (r->kind == REQ_COLL) {
         rc = echo_forward(r->buf, r->count, r->dt, rc);
@@ -389,6 +393,7 @@ int echo_MPI_Start(MPI_Request *request) {
     if (r->kind == REQ_SEND && !r->partitions) echo_outgoing("MPI_Start", 0, r->buf, r->count, r->dt, r->comm_id, r->peer);
     if (r->kind == REQ_SEND && !r->partitions) echo_self_send(r->buf, r->count, r->dt, r->self, r->tag, r->comm);
     if (r->own) echo_own_keep(r->own);
+    r->ready = 0;
     int rc = echo_is_rep() ? PMPI_Start(&r->real) : MPI_SUCCESS;
     r->active = 1;
     return rc;
@@ -756,14 +761,27 @@ int echo_MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int 
 /* ---- partitioned requests: the parts echo_partitioned.c acts on ---- */
 
 MPI_Request echo_request_new_partitioned(MPI_Request real, int send, void *buf, int partitions, int count,
-                                         MPI_Datatype dt, int32_t comm_id, int32_t peer) {
+                                         MPI_Datatype dt, int rank, int tag, MPI_Comm comm) {
     /* completion delivers the whole buffer, as for any persistent receive */
     MPI_Request h = new_req(send ? REQ_SEND : REQ_RECV, 1, real, buf, partitions * count, dt);
     echo_req_t *r = req_of(h);
     r->partitions = partitions;
-    r->comm_id = comm_id;
-    r->peer = peer;
+    r->comm_id = echo_comm_id(comm);
+    r->peer = echo_peer(rank);
+    r->comm = comm;
+    r->tag = tag;
+    /* a message to itself (echo_own.c): a send's destination; a receive's own rank, and the source and tag it
+     * names (a partitioned receive names both) */
+    r->self = send ? rank : echo_self_rank(comm);
+    if (!send) r->source = rank, r->rtag = tag;
     return h;
+}
+
+void echo_request_ready(MPI_Request h, int n) {
+    echo_req_t *r = req_of(h);
+    if (r->kind != REQ_SEND || !r->active) return;
+    r->ready += n;
+    if (r->ready == r->partitions) echo_self_send(r->buf, r->count, r->dt, r->self, r->tag, r->comm);
 }
 
 int echo_request_view(MPI_Request h, echo_request_view_t *v) {

@@ -24,7 +24,7 @@ OTHER_MPIS = {
 # every call halo_self.c hands its pid and addresses to (persistent collectives' data is not checked: docs/sdc.md)
 HALO_CALLS = ("MPI_Neighbor_alltoall,MPI_Ineighbor_alltoall,MPI_Neighbor_alltoallv,MPI_Ineighbor_alltoallv,"
               "MPI_Neighbor_alltoallw,MPI_Ineighbor_alltoallw,MPI_Ineighbor_allgather,MPI_Ineighbor_allgatherv,"
-              "MPI_Isendrecv,MPI_Isendrecv_replace")
+              "MPI_Isendrecv,MPI_Isendrecv_replace,MPI_Pready,MPI_Pready_range")
 # every call own_address.c hands its address to (a persistent collective's data is not checked: docs/sdc.md)
 ADDRESS_CALLS = ("MPI_Allgather,MPI_Allgatherv,MPI_Alltoall,MPI_Alltoallv,MPI_Alltoallw,MPI_Gather,MPI_Gatherv,"
                  "MPI_Scatter,MPI_Iallgather,MPI_Ialltoallv,MPI_Send,MPI_Sendrecv,MPI_Isend,MPI_Neighbor_allgather,"
@@ -161,11 +161,11 @@ def test_messages_to_itself_received_by_matched_probe(mpi, programs, tmp_path):
 def halo_lines_are_shortcuts(out: dict[int, list[str]]) -> None:
     """Natively every exchange of halo_self.c finds its self edges (so a copy that got its representative's pid,
     which takes none, prints something else): 2 of the 4 neighbours on the 2 x 1 grid, 1 of 1 for a
-    send-receive."""
+    send-receive, 4 of 4 partitions."""
     assert set(out) == {0, 1}
     for lines in out.values():
-        assert len(lines) == 38, lines
-        assert all(" 2 of 4 neighbours " in line or " 1 of 1 neighbours " in line for line in lines), lines
+        assert len(lines) == 40, lines
+        assert all(any(f" {n} neighbours " in line for n in ("2 of 4", "1 of 1", "4 of 4")) for line in lines), lines
 
 
 @pytest.fixture(scope="module")
@@ -181,9 +181,9 @@ def test_self_edges_and_messages_to_itself_carry_a_copys_own_data(programs, tmp_
     """A halo exchange on a periodic 2 x 1 grid (the dimension of one process makes each its own neighbour) whose
     messages carry the sender's pid and its strips' addresses: every neighbourhood all-to-all (blocking,
     nonblocking, persistent; alltoall, v, w) on the grid and on a distributed graph of the same neighbours, the
-    nonblocking and persistent allgathers, and MPI_Isendrecv(_replace) with itself.  Every copy got its
-    representative's pid there and so found no neighbour in its own process ("0 of 4"); now each gets its own, on
-    the self edge where its MPI puts it (the ghost sums weigh each ghost by its place)."""
+    nonblocking and persistent allgathers, MPI_Isendrecv(_replace) and partitioned messages with itself.  Every
+    copy got its representative's pid there and so found no neighbour in its own process ("0 of 4"); now each gets
+    its own, on the self edge where its MPI puts it (the ghost sums weigh each ghost by its place)."""
     r = echorun(["--no-store", "-n", "2", "--clones", "2", *programs["halo_self"]], tmp_path / "run")
     assert_every_copy_prints_native(r, native_halo, 2)
 

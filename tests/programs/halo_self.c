@@ -7,7 +7,8 @@
  * each process's own, so what MPI delivers on a self edge must be the caller's own: every neighbourhood
  * all-to-all (blocking, nonblocking, persistent; alltoall, v and w) on the Cartesian grid and on the distributed
  * graph the code builds from its Cart_shift neighbours, the nonblocking and persistent neighbourhood allgathers,
- * and MPI_Isendrecv(_replace) with itself along the dimension of one process.
+ * MPI_Isendrecv(_replace) and partitioned messages (MPI_Psend_init) with itself along the dimension of one
+ * process.
  *
  * Which block arrives on which self edge is the MPI's (the standard pairs the -1 and +1 blocks of a dimension;
  * MPIs differ): the ghost sums printed weigh each ghost by its place, so they show the pairing as well. */
@@ -181,6 +182,30 @@ int main(int argc, char **argv) {
     MPI_Isendrecv_replace(&in, sizeof in, MPI_BYTE, dst, 6, src, 6, cart, &req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     unpack("MPI_Isendrecv_replace", &in, 1);
+
+    /* the four strips as partitions to the same neighbour (itself), set up once and sent every time step, each
+     * partition marked ready as soon as it is packed */
+    halo_t parts_out[4], parts_in[4];
+    MPI_Request psend, precv;
+    MPI_Precv_init(parts_in, 4, sizeof(halo_t), MPI_BYTE, src, 7, cart, MPI_INFO_NULL, &precv);
+    MPI_Psend_init(parts_out, 4, sizeof(halo_t), MPI_BYTE, dst, 7, cart, MPI_INFO_NULL, &psend);
+    for (int step = 0; step < 2; step++) {
+        MPI_Start(&precv);
+        MPI_Start(&psend);
+        for (int d = 0; d < 4; d++) {
+            strips[d][0] += 1.0;
+            pack(&parts_out[d], d);
+            if (step == 0) MPI_Pready(d, psend);
+        }
+        if (step == 1) MPI_Pready_range(0, 3, psend);
+        MPI_Wait(&psend, MPI_STATUS_IGNORE);
+        MPI_Wait(&precv, MPI_STATUS_IGNORE);
+        char what[64];
+        snprintf(what, sizeof what, "MPI_Psend_init step %d", step);
+        unpack(what, parts_in, 4);
+    }
+    MPI_Request_free(&psend);
+    MPI_Request_free(&precv);
 #endif
 
     MPI_Comm_free(&cart);
