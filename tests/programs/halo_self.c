@@ -56,12 +56,19 @@ static void unpack(const char *what, const halo_t *in, int n) {
     printf("r%d: %s: %d of %d neighbours in this process, ghost sum %.1f\n", rank, what, shortcuts, n, sum);
 }
 
+/* what one exchange on `comm` brought, then the ghosts cleared for the next */
+static void received(const char *comm, const char *call, halo_t *in, int n) {
+    char what[96];
+    snprintf(what, sizeof what, "%s %s", comm, call);
+    unpack(what, in, n);
+    memset(in, 0, sizeof *in * (size_t)n);
+}
+
 static void exchange(MPI_Comm comm, const char *name) {
     halo_t out[4], in[4];
     int counts[4], displs[4], bcounts[4];
     MPI_Aint bdispls[4];
     MPI_Datatype types[4];
-    char what[96];
     for (int d = 0; d < 4; d++) {
         pack(&out[d], d);
         counts[d] = 1;
@@ -74,45 +81,30 @@ static void exchange(MPI_Comm comm, const char *name) {
 
     memset(in, 0, sizeof in);
     MPI_Neighbor_alltoall(out, 1, halo_type, in, 1, halo_type, comm);
-    snprintf(what, sizeof what, "%s MPI_Neighbor_alltoall", name);
-    unpack(what, in, 4);
-    memset(in, 0, sizeof in);
+    received(name, "MPI_Neighbor_alltoall", in, 4);
     MPI_Ineighbor_alltoall(out, 1, halo_type, in, 1, halo_type, comm, &req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
-    snprintf(what, sizeof what, "%s MPI_Ineighbor_alltoall", name);
-    unpack(what, in, 4);
-    memset(in, 0, sizeof in);
+    received(name, "MPI_Ineighbor_alltoall", in, 4);
     MPI_Neighbor_alltoallv(out, counts, displs, halo_type, in, counts, displs, halo_type, comm);
-    snprintf(what, sizeof what, "%s MPI_Neighbor_alltoallv", name);
-    unpack(what, in, 4);
-    memset(in, 0, sizeof in);
+    received(name, "MPI_Neighbor_alltoallv", in, 4);
     MPI_Ineighbor_alltoallv(out, counts, displs, halo_type, in, counts, displs, halo_type, comm, &req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
-    snprintf(what, sizeof what, "%s MPI_Ineighbor_alltoallv", name);
-    unpack(what, in, 4);
-    memset(in, 0, sizeof in);
+    received(name, "MPI_Ineighbor_alltoallv", in, 4);
     MPI_Neighbor_alltoallw(out, bcounts, bdispls, types, in, bcounts, bdispls, types, comm);
-    snprintf(what, sizeof what, "%s MPI_Neighbor_alltoallw", name);
-    unpack(what, in, 4);
-    memset(in, 0, sizeof in);
+    received(name, "MPI_Neighbor_alltoallw", in, 4);
     MPI_Ineighbor_alltoallw(out, bcounts, bdispls, types, in, bcounts, bdispls, types, comm, &req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
-    snprintf(what, sizeof what, "%s MPI_Ineighbor_alltoallw", name);
-    unpack(what, in, 4);
+    received(name, "MPI_Ineighbor_alltoallw", in, 4);
 
     /* a tile published once to every neighbour: the allgathers */
     halo_t tile;
     pack(&tile, 0);
-    memset(in, 0, sizeof in);
     MPI_Ineighbor_allgather(&tile, 1, halo_type, in, 1, halo_type, comm, &req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
-    snprintf(what, sizeof what, "%s MPI_Ineighbor_allgather", name);
-    unpack(what, in, 4);
-    memset(in, 0, sizeof in);
+    received(name, "MPI_Ineighbor_allgather", in, 4);
     MPI_Ineighbor_allgatherv(&tile, 1, halo_type, in, counts, displs, halo_type, comm, &req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
-    snprintf(what, sizeof what, "%s MPI_Ineighbor_allgatherv", name);
-    unpack(what, in, 4);
+    received(name, "MPI_Ineighbor_allgatherv", in, 4);
 
 #ifdef HAVE_MPI4
     /* persistent: set up once, started every time step (the strips change between steps) */
@@ -131,11 +123,11 @@ static void exchange(MPI_Comm comm, const char *name) {
     for (int step = 0; step < 2; step++)
         for (int k = 0; k < 5; k++) {
             for (int d = 0; d < 4; d++) strips[d][0] += 1.0; /* the time step moved the boundary */
-            memset(in, 0, sizeof in);
             MPI_Start(&steps[k]);
             MPI_Wait(&steps[k], MPI_STATUS_IGNORE);
-            snprintf(what, sizeof what, "%s %s step %d", name, init_names[k], step);
-            unpack(what, in, 4);
+            char call[64];
+            snprintf(call, sizeof call, "%s step %d", init_names[k], step);
+            received(name, call, in, 4);
         }
     for (int k = 0; k < 5; k++) MPI_Request_free(&steps[k]);
 #endif
