@@ -164,7 +164,7 @@ def halo_lines_are_shortcuts(out: dict[int, list[str]]) -> None:
     send-receive, 4 of 4 partitions."""
     assert set(out) == {0, 1}
     for lines in out.values():
-        assert len(lines) == 40, lines
+        assert len(lines) == 58, lines
         assert all(any(f" {n} neighbours " in line for n in ("2 of 4", "1 of 1", "4 of 4")) for line in lines), lines
 
 
@@ -180,10 +180,10 @@ def native_halo(mpi, programs) -> dict[int, list[str]]:
 def test_self_edges_and_messages_to_itself_carry_a_copys_own_data(programs, tmp_path, native_halo):
     """A halo exchange on a periodic 2 x 1 grid (the dimension of one process makes each its own neighbour) whose
     messages carry the sender's pid and its strips' addresses: every neighbourhood all-to-all (blocking,
-    nonblocking, persistent; alltoall, v, w) on the grid and on a distributed graph of the same neighbours, the
-    nonblocking and persistent allgathers, MPI_Isendrecv(_replace) and partitioned messages with itself.  Every
-    copy got its representative's pid there and so found no neighbour in its own process ("0 of 4"); now each gets
-    its own, on the self edge where its MPI puts it (the ghost sums weigh each ghost by its place)."""
+    nonblocking, persistent; alltoall, v, w) on the grid and on a distributed and an MPI-1 graph of the same
+    neighbours, the nonblocking and persistent allgathers, MPI_Isendrecv(_replace) and partitioned messages with
+    itself.  Every copy got its representative's pid there and so found no neighbour in its own process ("0 of 4");
+    now each gets its own, on the self edge where its MPI puts it (the ghost sums weigh each ghost by its place)."""
     r = echorun(["--no-store", "-n", "2", "--clones", "2", *programs["halo_self"]], tmp_path / "run")
     assert_every_copy_prints_native(r, native_halo, 2)
 

@@ -6,9 +6,9 @@
  * XPMEM for other processes of the node; here only its own, which needs nothing).  The pid and the address are
  * each process's own, so what MPI delivers on a self edge must be the caller's own: every neighbourhood
  * all-to-all (blocking, nonblocking, persistent; alltoall, v and w) on the Cartesian grid and on the distributed
- * graph the code builds from its Cart_shift neighbours, the nonblocking and persistent neighbourhood allgathers,
- * MPI_Isendrecv(_replace) and partitioned messages (MPI_Psend_init) with itself along the dimension of one
- * process.
+ * and MPI-1 graphs the code builds from its Cart_shift neighbours, the nonblocking and persistent neighbourhood
+ * allgathers, MPI_Isendrecv(_replace) and partitioned messages (MPI_Psend_init) with itself along the dimension
+ * of one process.
  *
  * Which block arrives on which self edge is the MPI's (the standard pairs the -1 and +1 blocks of a dimension;
  * MPIs differ): the ghost sums printed weigh each ghost by its place, so they show the pairing as well. */
@@ -158,6 +158,15 @@ int main(int argc, char **argv) {
     MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 4, nbrs, MPI_UNWEIGHTED, 4, nbrs, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph);
     exchange(graph, "graph");
     MPI_Comm_free(&graph);
+    /* and as an MPI-1 graph, which every rank describes whole: each one's neighbour list, gathered */
+    int *edges = malloc(sizeof(int) * 4 * (size_t)size), *index = malloc(sizeof(int) * (size_t)size);
+    MPI_Allgather(nbrs, 4, MPI_INT, edges, 4, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++) index[r] = 4 * (r + 1);
+    MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &graph);
+    exchange(graph, "MPI-1 graph");
+    MPI_Comm_free(&graph);
+    free(index);
+    free(edges);
 
 #ifdef HAVE_MPI4
     /* the periodic shift along the dimension of one process: a send-receive with itself */
