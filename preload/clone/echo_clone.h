@@ -113,8 +113,11 @@ typedef struct echo_request_view {
     MPI_Datatype dt;
     int32_t comm_id, peer; /* of the communicator and the peer, for the outgoing checks */
 } echo_request_view_t;
+/* `rank`: the destination of a send, the source of a receive */
 MPI_Request echo_request_new_partitioned(MPI_Request real, int send, void *buf, int partitions, int count,
-                                         MPI_Datatype dt, int32_t comm_id, int32_t peer);
+                                         MPI_Datatype dt, int rank, int tag, MPI_Comm comm);
+/* `n` partitions of a partitioned send marked ready: once all are, a copy keeps what it sends to itself */
+void echo_request_ready(MPI_Request h, int n);
 int echo_request_view(MPI_Request h, echo_request_view_t *v); /* 0 if h is not an echo request */
 
 /* ---- silent data corruption (echo_sdc.c) ---- */

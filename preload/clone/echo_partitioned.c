@@ -15,6 +15,9 @@
  *   ready.  On every copy the partition is the data it hands to MPI at this
  *   point, so the outgoing check (observers, silent data corruption) runs here,
  *   partition by partition, not at MPI_Start, when the partitions are not filled yet.
+ * - A message to itself is the copy's own (echo_own.c): once every partition of its
+ *   send is marked ready, a copy keeps the buffer, and takes it when the receive
+ *   completes from itself.
  * - Parrived: the representative's answer.  Once a partition has arrived the
  *   program may read it before the request completes, so its elements travel
  *   to copies with the answer. */
@@ -56,8 +59,7 @@ static int init(const char *fn, int send, void *buf, int partitions, MPI_Count c
         join_partitioned_setup();
     rc = echo_forward(NULL, 0, MPI_BYTE, rc);
     if (rc != MPI_SUCCESS) return rc; /* MPI made no request */
-    *request = echo_request_new_partitioned(real, send, buf, partitions, (int)count, datatype, echo_comm_id(comm),
-                                            echo_peer(peer));
+    *request = echo_request_new_partitioned(real, send, buf, partitions, (int)count, datatype, peer, tag, comm);
     return rc;
 }
 
@@ -88,6 +90,7 @@ int echo_MPI_Pready(int partition, MPI_Request request) {
     echo_request_view_t v;
     if (!echo_request_view(request, &v)) return PMPI_Pready(partition, request);
     outgoing("MPI_Pready", &v, partition);
+    echo_request_ready(request, 1);
     return echo_is_rep() ? PMPI_Pready(partition, *v.real) : MPI_SUCCESS;
 }
 
@@ -95,6 +98,7 @@ int echo_MPI_Pready_range(int partitionlow, int partitionhigh, MPI_Request reque
     echo_request_view_t v;
     if (!echo_request_view(request, &v)) return PMPI_Pready_range(partitionlow, partitionhigh, request);
     for (int p = partitionlow; p <= partitionhigh; p++) outgoing("MPI_Pready_range", &v, p);
+    echo_request_ready(request, partitionhigh - partitionlow + 1);
     return echo_is_rep() ? PMPI_Pready_range(partitionlow, partitionhigh, *v.real) : MPI_SUCCESS;
 }
 
@@ -102,6 +106,7 @@ int echo_MPI_Pready_list(int length, int partitionlist[], MPI_Request request) {
     echo_request_view_t v;
     if (!echo_request_view(request, &v)) return PMPI_Pready_list(length, partitionlist, request);
     for (int i = 0; i < length; i++) outgoing("MPI_Pready_list", &v, partitionlist[i]);
+    echo_request_ready(request, length);
     return echo_is_rep() ? PMPI_Pready_list(length, partitionlist, *v.real) : MPI_SUCCESS;
 }
 

@@ -37,6 +37,9 @@ typedef struct echo_req {
     int partitions;    /* > 0: partitioned communication (echo_partitioned.c) */
     int whole;         /* deliver all `count` elements whatever the status says: MPICH 5 and Intel MPI leave
                         * MPI_Isendrecv's status unset, so a copy would get part of the message */
+    int source, rtag;  /* a receive's named source and tag (else MPI_ANY_*): a message from itself is known by
+                        * them where the status is unset (MPICH's MPI_Isendrecv) */
+    int ready;         /* a partitioned send's partitions marked ready since its start */
     int32_t comm_id, peer; /* a persistent send's, for the SDC check at each start */
     int (*done)(void *arg, int rc); /* run on every side when a Wait/Test retires the request */
     void *arg;
@@ -71,6 +74,8 @@ static int none_echo(int n, const MPI_Request *reqs) {
 static MPI_Request new_req(int kind, int persistent, MPI_Request real, void *buf, int count, MPI_Datatype dt) {
     echo_req_t *r = calloc(1, sizeof *r);
     r->self = -1;
+    r->source = MPI_ANY_SOURCE;
+    r->rtag = MPI_ANY_TAG;
     r->magic = REQ_MAGIC;
     r->kind = kind;
     r->persistent = persistent;
@@ -135,7 +140,10 @@ static int finish(MPI_Request *h, MPI_Status *status, int rc) {
     if (r->kind == REQ_RECV) {
         rc = r->whole ? echo_forward_status_whole(r->buf, r->count, r->dt, st, rc)
                       : echo_forward_status(r->buf, r->count, r->dt, st, rc);
-        echo_self_receive(r->buf, r->count, r->dt, st, r->comm_id, r->self, rc);
+        MPI_Status from = *st;
+        if (r->source != MPI_ANY_SOURCE) from.MPI_SOURCE = r->source;
+        if (r->rtag != MPI_ANY_TAG) from.MPI_TAG = r->rtag;
+        echo_self_receive(r->buf, r->count, r->dt, &from, r->comm_id, r->self, rc);
     } else if (r->kind == REQ_COLL) {
         rc = echo_forward(r->buf, r->count, r->dt, rc);
         if (r->own) rc = echo_own_put(r->own, rc);
@@ -385,6 +393,7 @@ int echo_MPI_Start(MPI_Request *request) {
     if (r->kind == REQ_SEND && !r->partitions) echo_outgoing("MPI_Start", 0, r->buf, r->count, r->dt, r->comm_id, r->peer);
     if (r->kind == REQ_SEND && !r->partitions) echo_self_send(r->buf, r->count, r->dt, r->self, r->tag, r->comm);
     if (r->own) echo_own_keep(r->own);
+    r->ready = 0;
     int rc = echo_is_rep() ? PMPI_Start(&r->real) : MPI_SUCCESS;
     r->active = 1;
     return rc;
@@ -700,7 +709,21 @@ MPI_Request echo_request_then(MPI_Request real, int (*done)(void *arg, int rc), 
     return h;
 }
 
-/* ---- MPI-4 nonblocking send-receive: a receive request that also sends ---- */
+/* ---- MPI-4 nonblocking send-receive: a receive request that also sends ----
+ * A message it sends to itself is the copy's own, as for MPI_Sendrecv: kept at the call, taken when the receive
+ * completes from itself (finish). */
+
+static MPI_Request isendrecv_req(MPI_Request real, void *buf, int count, MPI_Datatype dt, int source, int rtag,
+                                 MPI_Comm comm) {
+    MPI_Request h = new_req(REQ_RECV, 0, real, buf, count, dt);
+    echo_req_t *r = req_of(h);
+    r->whole = 1;
+    r->source = source;
+    r->rtag = rtag;
+    r->comm_id = echo_comm_id(comm);
+    r->self = echo_self_rank(comm);
+    return h;
+}
 
 int echo_MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
@@ -713,8 +736,8 @@ int echo_MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                            : echo_check_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                                                  recvtype, source, recvtag, echo_comm_peers(c));
     if (rc == MPI_SUCCESS) {
-        *request = new_req(REQ_RECV, 0, real, recvbuf, recvcount, recvtype);
-        req_of(*request)->whole = 1;
+        echo_self_send(sendbuf, sendcount, sendtype, dest, sendtag, comm);
+        *request = isendrecv_req(real, recvbuf, recvcount, recvtype, source, recvtag, comm);
     }
     return rc;
 }
@@ -729,8 +752,8 @@ int echo_MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int 
                  : echo_check_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag,
                                                echo_comm_peers(c));
     if (rc == MPI_SUCCESS) {
-        *request = new_req(REQ_RECV, 0, real, buf, count, datatype);
-        req_of(*request)->whole = 1;
+        echo_self_send(buf, count, datatype, dest, sendtag, comm); /* before the receive replaces it */
+        *request = isendrecv_req(real, buf, count, datatype, source, recvtag, comm);
     }
     return rc;
 }
@@ -738,14 +761,27 @@ int echo_MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int 
 /* ---- partitioned requests: the parts echo_partitioned.c acts on ---- */
 
 MPI_Request echo_request_new_partitioned(MPI_Request real, int send, void *buf, int partitions, int count,
-                                         MPI_Datatype dt, int32_t comm_id, int32_t peer) {
+                                         MPI_Datatype dt, int rank, int tag, MPI_Comm comm) {
     /* completion delivers the whole buffer, as for any persistent receive */
     MPI_Request h = new_req(send ? REQ_SEND : REQ_RECV, 1, real, buf, partitions * count, dt);
     echo_req_t *r = req_of(h);
     r->partitions = partitions;
-    r->comm_id = comm_id;
-    r->peer = peer;
+    r->comm_id = echo_comm_id(comm);
+    r->peer = echo_peer(rank);
+    r->comm = comm;
+    r->tag = tag;
+    /* a message to itself (echo_own.c): a send's destination; a receive's own rank, and the source and tag it
+     * names (a partitioned receive names both) */
+    r->self = send ? rank : echo_self_rank(comm);
+    if (!send) r->source = rank, r->rtag = tag;
     return h;
+}
+
+void echo_request_ready(MPI_Request h, int n) {
+    echo_req_t *r = req_of(h);
+    if (r->kind != REQ_SEND || !r->active) return;
+    r->ready += n;
+    if (r->ready == r->partitions) echo_self_send(r->buf, r->count, r->dt, r->self, r->tag, r->comm);
 }
 
 int echo_request_view(MPI_Request h, echo_request_view_t *v) {

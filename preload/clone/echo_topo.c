@@ -19,7 +19,8 @@
  * Neighbourhood collectives: the representative runs the real one; copies
  * receive the blocks of their receive buffer that MPI writes (those of
  * MPI_PROC_NULL neighbours are left alone, as MPI leaves them), in one message,
- * at the call (blocking) or when Wait/Test retires the request. */
+ * at the call (blocking) or when Wait/Test retires the request; then a copy puts
+ * its own send blocks on its self edges, where its MPI puts them (own_edges). */
 #include "echo_clone.h"
 #include "echo_records.h"
 
@@ -47,6 +48,12 @@ struct echo_topo {
     int indegree, outdegree;
     const int *in, *out;
     int *cart_neighbors; /* MPI_CART: in == out == this */
+    /* self edges (a periodic dimension of size 1, a graph's edge to itself): their positions in `in` and `out`,
+     * and per all-to-all call (PAIR_CALLS), which self out-edge's block MPI delivers on each self in-edge
+     * (probed at the call's first use on a copy: echo_own.c's own data, and MPIs pair them differently) */
+    int nself_in, nself_out;
+    int *self_in, *self_out;
+    int *pairing[9];
 };
 
 /* ---- the description ---- */
@@ -158,6 +165,12 @@ struct echo_topo *echo_topo_new(const int *desc, int n, int rank, int size) {
         t->out = d + 6 + 2 * t->indegree;
         t->outw = d[5] ? t->out + t->outdegree : NULL;
     }
+    t->self_in = malloc(sizeof(int) * (size_t)(t->indegree + 1));
+    t->self_out = malloc(sizeof(int) * (size_t)(t->outdegree + 1));
+    for (int i = 0; i < t->indegree; i++)
+        if (t->in[i] == rank) t->self_in[t->nself_in++] = i;
+    for (int i = 0; i < t->outdegree; i++)
+        if (t->out[i] == rank) t->self_out[t->nself_out++] = i;
     return t;
 }
 
@@ -165,6 +178,9 @@ void echo_topo_free(struct echo_topo *t) {
     if (!t) return;
     free(t->coords);
     free(t->cart_neighbors);
+    free(t->self_in);
+    free(t->self_out);
+    for (int i = 0; i < 9; i++) free(t->pairing[i]);
     free(t->desc);
     free(t);
 }
@@ -491,11 +507,11 @@ static MPI_Request wrap(MPI_Request real, int persistent, void *recvbuf, blocks_
  * is erroneous and the representative's error is what copies return). */
 #define NEIGHBORS(fn)                                             \
     echo_comm_t *c = echo_comm_get(comm, #fn);                    \
-    const struct echo_topo *t = c->topo;                          \
+    struct echo_topo *t = c->topo;                                \
     int indeg = t ? t->indegree : 0, outdeg = t ? t->outdegree : 0; \
     const int *in = t ? t->in : NULL, *out = t ? t->out : NULL;   \
     int rc = MPI_SUCCESS;                                         \
-    (void)indeg; (void)outdeg; (void)in; (void)out /* persistent forms use only the receive side */
+    (void)indeg; (void)outdeg; (void)in; (void)out
 
 /* allgather(v) sends one block to every neighbour: checked once if any is a process */
 static blocks_t one_block(int outdeg, const int *out, int count, MPI_Datatype dt) {
@@ -516,59 +532,206 @@ static blocks_t one_block(int outdeg, const int *out, int count, MPI_Datatype dt
 #define ALLTOALLW_RECV \
     (blocks_t){.n = indeg, .peers = in, .counts = recvcounts, .bdispls = rdispls, .types = recvtypes}
 
+/* ---- a copy's own blocks on its self edges (echo_own.c) ----
+ * A self edge (a periodic dimension of size 1, a graph's edge from a rank to itself) carries the caller's own
+ * send block: on a copy it must hold the copy's own, not its representative's.  An allgather sends its one block
+ * on every edge.  An all-to-all sends block j to out-neighbour j, and which self out-edge's block lands in which
+ * self in-edge's is MPI's pairing of a process's messages to itself, which MPIs do not agree on: on a periodic
+ * dimension of size 1, Open MPI's blocking forms swap the -1 and +1 blocks (as MPI-4 defines it), its
+ * nonblocking ones keep each block in its place, MPICH's alltoall swaps them and its alltoallv does not.  A copy must
+ * put its own blocks exactly where its representative's MPI put the representative's (else it would compute
+ * from other data), so it asks its own MPI, once per call and form, on the copy only: the same collective on a
+ * topology over MPI_COMM_SELF with the same self edges in the same order (a Cartesian grid of ones, periodic
+ * where the real one has a self edge; a graph of the self edges alone), with numbered blocks. */
+enum { ALLGATHER = -1, ALLTOALL, ALLTOALLV, ALLTOALLW };  /* the collective */
+enum { BLOCKING, NONBLOCKING, PERSISTENT };             /* its form */
+
+static MPI_Comm self_topology(const struct echo_topo *t) {
+    MPI_Comm p = MPI_COMM_NULL;
+    int n = t->ndims + t->nself_in + t->nself_out + 1;
+    int *a = calloc((size_t)n, sizeof(int)), *b = calloc((size_t)n, sizeof(int)); /* zeros: rank 0, itself */
+    if (t->kind == MPI_CART) {
+        for (int d = 0; d < t->ndims; d++) {
+            a[d] = 1;
+            b[d] = t->dims[d] == 1 && t->periods[d];
+        }
+        PMPI_Cart_create(MPI_COMM_SELF, t->ndims, a, b, 0, &p);
+    } else if (t->kind == MPI_GRAPH) {
+        int index = t->nself_in;
+        PMPI_Graph_create(MPI_COMM_SELF, 1, &index, a, 0, &p);
+    } else {
+        PMPI_Dist_graph_create_adjacent(MPI_COMM_SELF, t->nself_in, a, MPI_UNWEIGHTED, t->nself_out, b,
+                                        MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &p);
+    }
+    free(a);
+    free(b);
+    if (p != MPI_COMM_NULL) PMPI_Comm_set_errhandler(p, MPI_ERRORS_RETURN);
+    return p;
+}
+
+static int probe_call(MPI_Comm p, int call, int form, const int *send, int *recv, int n) {
+    int *ones = malloc(sizeof(int) * (size_t)n), *displs = malloc(sizeof(int) * (size_t)n);
+    MPI_Aint *bdispls = malloc(sizeof(MPI_Aint) * (size_t)n);
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        ones[i] = 1;
+        displs[i] = i;
+        bdispls[i] = (MPI_Aint)(i * sizeof(int));
+        types[i] = MPI_INT;
+    }
+    MPI_Request r = MPI_REQUEST_NULL;
+    int rc;
+    if (form == BLOCKING)
+        rc = call == ALLTOALL    ? PMPI_Neighbor_alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, p)
+             : call == ALLTOALLV ? PMPI_Neighbor_alltoallv(send, ones, displs, MPI_INT, recv, ones, displs, MPI_INT, p)
+                                 : PMPI_Neighbor_alltoallw(send, ones, bdispls, types, recv, ones, bdispls, types, p);
+    else if (form == NONBLOCKING)
+        rc = call == ALLTOALL ? PMPI_Ineighbor_alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, p, &r)
+             : call == ALLTOALLV
+                 ? PMPI_Ineighbor_alltoallv(send, ones, displs, MPI_INT, recv, ones, displs, MPI_INT, p, &r)
+                 : PMPI_Ineighbor_alltoallw(send, ones, bdispls, types, recv, ones, bdispls, types, p, &r);
+    else
+        rc = call == ALLTOALL ? PMPI_Neighbor_alltoall_init(send, 1, MPI_INT, recv, 1, MPI_INT, p, MPI_INFO_NULL, &r)
+             : call == ALLTOALLV ? PMPI_Neighbor_alltoallv_init(send, ones, displs, MPI_INT, recv, ones, displs,
+                                                                MPI_INT, p, MPI_INFO_NULL, &r)
+                                 : PMPI_Neighbor_alltoallw_init(send, ones, bdispls, types, recv, ones, bdispls,
+                                                                types, p, MPI_INFO_NULL, &r);
+    if (rc == MPI_SUCCESS && form == PERSISTENT) rc = PMPI_Start(&r);
+    if (rc == MPI_SUCCESS && form != BLOCKING) rc = PMPI_Wait(&r, MPI_STATUS_IGNORE);
+    if (form == PERSISTENT && r != MPI_REQUEST_NULL) PMPI_Request_free(&r);
+    free(ones);
+    free(displs);
+    free(bdispls);
+    free(types);
+    return rc;
+}
+
+/* for self in-edge k, the index m of the self out-edge whose block MPI delivers there (-1: not known, the copy
+ * keeps its representative's block) */
+static const int *pairing(struct echo_topo *t, int call, int form) {
+    int **slot = &t->pairing[3 * call + form];
+    if (*slot) return *slot;
+    int *pair = *slot = malloc(sizeof(int) * (size_t)t->nself_in);
+    for (int k = 0; k < t->nself_in; k++) pair[k] = -1;
+    MPI_Comm p = t->nself_out ? self_topology(t) : MPI_COMM_NULL;
+    if (p == MPI_COMM_NULL) return pair;
+    /* the probe's edges: a Cartesian grid's are in the real grid's places (the others MPI_PROC_NULL), a graph's
+     * are the self edges alone; send block j holds the number of its self out-edge */
+    int cart = t->kind == MPI_CART, nin = cart ? t->indegree : t->nself_in, nout = cart ? t->outdegree : t->nself_out;
+    int n = (nin > nout ? nin : nout) + 1;
+    int *send = malloc(sizeof(int) * (size_t)n), *recv = malloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++) send[i] = recv[i] = -1;
+    for (int m = 0; m < t->nself_out; m++) send[cart ? t->self_out[m] : m] = m;
+    if (probe_call(p, call, form, send, recv, n) == MPI_SUCCESS)
+        for (int k = 0; k < t->nself_in; k++) {
+            int m = recv[cart ? t->self_in[k] : k];
+            pair[k] = m >= 0 && m < t->nself_out ? m : -1;
+        }
+    free(send);
+    free(recv);
+    PMPI_Comm_free(&p);
+    return pair;
+}
+
+/* blocks pos[0..n-1] of one side of the buffer as one datatype over it (MPI_DATATYPE_NULL: a block MPI would
+ * refuse, the call is erroneous and the representative's error is the copy's) */
+static MPI_Datatype blocks_type(blocks_t b, const int *pos, int n) {
+    MPI_Aint lb, extent = 0;
+    if (!b.types && (b.dt == MPI_DATATYPE_NULL || echo_check_buffer(NULL, 0, b.dt) != MPI_SUCCESS))
+        return MPI_DATATYPE_NULL;
+    if (!b.types) PMPI_Type_get_extent(b.dt, &lb, &extent);
+    int *len = malloc(sizeof(int) * (size_t)n);
+    MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)n);
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)n), made = MPI_DATATYPE_NULL;
+    int ok = 1;
+    for (int k = 0; k < n; k++) {
+        int i = pos[k];
+        len[k] = b.counts ? b.counts[i] : b.count;
+        disp[k] = b.bdispls ? b.bdispls[i] : (MPI_Aint)(b.displs ? b.displs[i] : i * b.count) * extent;
+        types[k] = b.types ? b.types[i] : b.dt;
+        ok &= len[k] >= 0 && types[k] != MPI_DATATYPE_NULL && echo_check_buffer(NULL, 0, types[k]) == MPI_SUCCESS;
+    }
+    if (ok && PMPI_Type_create_struct(n, len, disp, types, &made) == MPI_SUCCESS) PMPI_Type_commit(&made);
+    free(len);
+    free(disp);
+    free(types);
+    return made;
+}
+
+/* A copy's own blocks of a neighbourhood collective, as one echo_own_t (its two types are made here: `made`,
+ * freed by made_free once the own data is put or a request keeps its own duplicates); nothing on a
+ * representative */
+static void own_edges(echo_own_t *o, MPI_Datatype made[2], struct echo_topo *t, int call, int form,
+                      const void *sendbuf, blocks_t send, void *recvbuf, blocks_t recv) {
+    memset(o, 0, sizeof *o);
+    made[0] = made[1] = MPI_DATATYPE_NULL;
+    if (!t || !t->nself_in || echo_is_rep()) return; /* only a copy whose topology has self edges builds it */
+    const int *pair = call == ALLGATHER ? NULL : pairing(t, call, form);
+    int n = 0, *spos = malloc(sizeof(int) * (size_t)t->nself_in), *rpos = malloc(sizeof(int) * (size_t)t->nself_in);
+    for (int k = 0; k < t->nself_in; k++) {
+        if (pair && pair[k] < 0) continue;
+        rpos[n] = t->self_in[k];
+        spos[n++] = pair ? t->self_out[pair[k]] : 0; /* an allgather's send buffer is its one block */
+    }
+    if (n > 0) {
+        made[0] = blocks_type(send, spos, n);
+        made[1] = blocks_type(recv, rpos, n);
+        if (made[0] != MPI_DATATYPE_NULL && made[1] != MPI_DATATYPE_NULL)
+            echo_own_set(o, sendbuf, 1, made[0], recvbuf, 1, made[1]);
+    }
+    free(spos);
+    free(rpos);
+}
+
+static void made_free(MPI_Datatype made[2]) {
+    for (int i = 0; i < 2; i++)
+        if (made[i] != MPI_DATATYPE_NULL) PMPI_Type_free(&made[i]);
+}
+
 /* Each collective in its three forms: blocking, nonblocking (the output is
  * forwarded when the request is retired) and persistent (the same at every
  * completion; the contribution is not checked at MPI_Start, which knows only
  * point-to-point sends).  One line per function names it for gen_wrappers.py. */
-#define ECHO_DEFINE_NEIGHBOR(fn, SEND, RECV, params, args)                                    \
+#define ECHO_DEFINE_NEIGHBOR(fn, call, SEND, RECV, params, args)                              \
     int echo_##fn params {                                                                    \
         NEIGHBORS(fn);                                                                        \
         contribute(#fn, comm, sendbuf, SEND);                                                 \
+        echo_own_t own;                                                                       \
+        MPI_Datatype made[2];                                                                 \
+        own_edges(&own, made, t, call, BLOCKING, sendbuf, SEND, recvbuf, RECV);               \
+        echo_own_keep(&own);                                                                  \
         if (echo_is_rep()) rc = P##fn args;                                                   \
-        return deliver(recvbuf, RECV, rc);                                                    \
+        rc = echo_own_put(&own, deliver(recvbuf, RECV, rc));                                  \
+        made_free(made);                                                                      \
+        return rc;                                                                            \
     }
 
-/* A self edge (a rank that is its own neighbour, in a graph or a periodic dimension of size 1) of an allgather:
- * the block received on it is the caller's own send buffer (echo_own.c); after the representative's output */
-static int own_edges(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, blocks_t b,
-                     int self, int rc) {
-    for (int i = 0; i < b.n; i++) {
-        if (!b.peers || b.peers[i] != self) continue;
-        echo_own_t own;
-        echo_own_set(&own, sendbuf, sendcount, sendtype,
-                     b.counts ? echo_block_at(recvbuf, b.displs[i], b.dt) : echo_block_at(recvbuf, (MPI_Aint)i * b.count, b.dt),
-                     b.counts ? b.counts[i] : b.count, b.dt);
-        echo_own_keep(&own);
-        rc = echo_own_put(&own, rc);
-    }
-    return rc;
-}
-
-#define ECHO_DEFINE_NEIGHBOR_ALLGATHER(fn, SEND, RECV, params, args)                          \
-    int echo_##fn params {                                                                    \
-        NEIGHBORS(fn);                                                                        \
-        contribute(#fn, comm, sendbuf, SEND);                                                 \
-        if (echo_is_rep()) rc = P##fn args;                                                   \
-        rc = deliver(recvbuf, RECV, rc);                                                      \
-        return own_edges(sendbuf, sendcount, sendtype, recvbuf, RECV, c->rank, rc);           \
-    }
-
-#define ECHO_DEFINE_INEIGHBOR(fn, SEND, RECV, params, args)                                   \
+#define ECHO_DEFINE_INEIGHBOR(fn, call, SEND, RECV, params, args)                             \
     int echo_##fn params {                                                                    \
         NEIGHBORS(fn);                                                                        \
         MPI_Request real = MPI_REQUEST_NULL;                                                  \
         contribute(#fn, comm, sendbuf, SEND);                                                 \
         if (echo_is_rep()) rc = P##fn args;                                                   \
         *request = wrap(real, 0, recvbuf, RECV);                                              \
+        echo_own_t own;                                                                       \
+        MPI_Datatype made[2];                                                                 \
+        own_edges(&own, made, t, call, NONBLOCKING, sendbuf, SEND, recvbuf, RECV);            \
+        echo_request_own(*request, &own);                                                     \
+        made_free(made);                                                                      \
         return rc;                                                                            \
     }
 
-#define ECHO_DEFINE_NEIGHBOR_INIT(fn, RECV, params, args)                                     \
+#define ECHO_DEFINE_NEIGHBOR_INIT(fn, call, SEND, RECV, params, args)                         \
     int echo_##fn params {                                                                    \
         NEIGHBORS(fn);                                                                        \
         MPI_Request real = MPI_REQUEST_NULL;                                                  \
         if (echo_is_rep()) rc = P##fn args;                                                   \
         *request = wrap(real, 1, recvbuf, RECV);                                              \
+        echo_own_t own;                                                                       \
+        MPI_Datatype made[2];                                                                 \
+        own_edges(&own, made, t, call, PERSISTENT, sendbuf, SEND, recvbuf, RECV);             \
+        echo_request_own(*request, &own);                                                     \
+        made_free(made);                                                                      \
         return rc;                                                                            \
     }
 
@@ -591,32 +754,35 @@ static int own_edges(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 #define INIT_PARAMS , MPI_Info info, MPI_Request *request
 #define INIT_ARGS , info, &real
 
-ECHO_DEFINE_NEIGHBOR_ALLGATHER(MPI_Neighbor_allgather, ALLGATHER_SEND, ALLGATHER_RECV, (P_ALLGATHER), (A_ALLGATHER))
-ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_allgather, ALLGATHER_SEND, ALLGATHER_RECV,
+ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_allgather, ALLGATHER, ALLGATHER_SEND, ALLGATHER_RECV, (P_ALLGATHER), (A_ALLGATHER))
+ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_allgather, ALLGATHER, ALLGATHER_SEND, ALLGATHER_RECV,
                       (P_ALLGATHER I_PARAMS), (A_ALLGATHER I_ARGS))
-ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_allgather_init, ALLGATHER_RECV,
+ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_allgather_init, ALLGATHER, ALLGATHER_SEND, ALLGATHER_RECV,
                           (P_ALLGATHER INIT_PARAMS), (A_ALLGATHER INIT_ARGS))
 
-ECHO_DEFINE_NEIGHBOR_ALLGATHER(MPI_Neighbor_allgatherv, ALLGATHER_SEND, ALLGATHERV_RECV, (P_ALLGATHERV), (A_ALLGATHERV))
-ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_allgatherv, ALLGATHER_SEND, ALLGATHERV_RECV,
+ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_allgatherv, ALLGATHER, ALLGATHER_SEND, ALLGATHERV_RECV, (P_ALLGATHERV),
+                     (A_ALLGATHERV))
+ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_allgatherv, ALLGATHER, ALLGATHER_SEND, ALLGATHERV_RECV,
                       (P_ALLGATHERV I_PARAMS), (A_ALLGATHERV I_ARGS))
-ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_allgatherv_init, ALLGATHERV_RECV,
+ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_allgatherv_init, ALLGATHER, ALLGATHER_SEND, ALLGATHERV_RECV,
                           (P_ALLGATHERV INIT_PARAMS), (A_ALLGATHERV INIT_ARGS))
 
-ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_alltoall, ALLTOALL_SEND, ALLTOALL_RECV, (P_ALLGATHER), (A_ALLGATHER))
-ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_alltoall, ALLTOALL_SEND, ALLTOALL_RECV,
+ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_alltoall, ALLTOALL, ALLTOALL_SEND, ALLTOALL_RECV, (P_ALLGATHER), (A_ALLGATHER))
+ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_alltoall, ALLTOALL, ALLTOALL_SEND, ALLTOALL_RECV,
                       (P_ALLGATHER I_PARAMS), (A_ALLGATHER I_ARGS))
-ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_alltoall_init, ALLTOALL_RECV,
+ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_alltoall_init, ALLTOALL, ALLTOALL_SEND, ALLTOALL_RECV,
                           (P_ALLGATHER INIT_PARAMS), (A_ALLGATHER INIT_ARGS))
 
-ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_alltoallv, ALLTOALLV_SEND, ALLTOALLV_RECV, (P_ALLTOALLV), (A_ALLTOALLV))
-ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_alltoallv, ALLTOALLV_SEND, ALLTOALLV_RECV,
+ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_alltoallv, ALLTOALLV, ALLTOALLV_SEND, ALLTOALLV_RECV, (P_ALLTOALLV),
+                     (A_ALLTOALLV))
+ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_alltoallv, ALLTOALLV, ALLTOALLV_SEND, ALLTOALLV_RECV,
                       (P_ALLTOALLV I_PARAMS), (A_ALLTOALLV I_ARGS))
-ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_alltoallv_init, ALLTOALLV_RECV,
+ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_alltoallv_init, ALLTOALLV, ALLTOALLV_SEND, ALLTOALLV_RECV,
                           (P_ALLTOALLV INIT_PARAMS), (A_ALLTOALLV INIT_ARGS))
 
-ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_alltoallw, ALLTOALLW_SEND, ALLTOALLW_RECV, (P_ALLTOALLW), (A_ALLTOALLW))
-ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_alltoallw, ALLTOALLW_SEND, ALLTOALLW_RECV,
+ECHO_DEFINE_NEIGHBOR(MPI_Neighbor_alltoallw, ALLTOALLW, ALLTOALLW_SEND, ALLTOALLW_RECV, (P_ALLTOALLW),
+                     (A_ALLTOALLW))
+ECHO_DEFINE_INEIGHBOR(MPI_Ineighbor_alltoallw, ALLTOALLW, ALLTOALLW_SEND, ALLTOALLW_RECV,
                       (P_ALLTOALLW I_PARAMS), (A_ALLTOALLW I_ARGS))
-ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_alltoallw_init, ALLTOALLW_RECV,
+ECHO_DEFINE_NEIGHBOR_INIT(MPI_Neighbor_alltoallw_init, ALLTOALLW, ALLTOALLW_SEND, ALLTOALLW_RECV,
                           (P_ALLTOALLW INIT_PARAMS), (A_ALLTOALLW INIT_ARGS))

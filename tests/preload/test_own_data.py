@@ -13,6 +13,18 @@ from tests.conftest import PROGRAMS, copy_output, echorun, lines_by_rank, mpirun
 
 MPICH_CC = Path("/usr/bin/mpicc.mpich")  # Debian's MPICH 4 (scripts/mpis.sh), as tests/portability uses it
 MPICH_RUN = Path("/usr/bin/mpirun.mpich")
+MPICH5_BIN = Path(__file__).resolve().parents[2] / ".mpis" / "mpich-pypi" / "bin"  # PyPI's MPICH 5 (scripts/mpis.sh)
+# MPIs besides the primary one that halo_self.c runs on: (mpicc, mpirun, how to install it); they pair a process's
+# self edges differently from Open MPI
+OTHER_MPIS = {
+    "mpich4-debian": (MPICH_CC, MPICH_RUN, "apt-get install libmpich-dev mpich: scripts/mpis.sh"),
+    "mpich5-pypi": (MPICH5_BIN / "mpicc", MPICH5_BIN / "mpiexec",
+                    "pip install mpich in .mpis/mpich-pypi: scripts/mpis.sh"),
+}
+# every call halo_self.c hands its pid and addresses to (persistent collectives' data is not checked: docs/sdc.md)
+HALO_CALLS = ("MPI_Neighbor_alltoall,MPI_Ineighbor_alltoall,MPI_Neighbor_alltoallv,MPI_Ineighbor_alltoallv,"
+              "MPI_Neighbor_alltoallw,MPI_Ineighbor_alltoallw,MPI_Ineighbor_allgather,MPI_Ineighbor_allgatherv,"
+              "MPI_Isendrecv,MPI_Isendrecv_replace,MPI_Pready,MPI_Pready_range")
 # every call own_address.c hands its address to (a persistent collective's data is not checked: docs/sdc.md)
 ADDRESS_CALLS = ("MPI_Allgather,MPI_Allgatherv,MPI_Alltoall,MPI_Alltoallv,MPI_Alltoallw,MPI_Gather,MPI_Gatherv,"
                  "MPI_Scatter,MPI_Iallgather,MPI_Ialltoallv,MPI_Send,MPI_Sendrecv,MPI_Isend,MPI_Neighbor_allgather,"
@@ -144,3 +156,61 @@ def test_messages_to_itself_received_by_matched_probe(mpi, programs, tmp_path):
             got = [line.split("] ", 1)[1] for line in r.stdout.splitlines()
                    if line.startswith(f"[rank {rank} copy {copy}] ")]
             assert got == expected, (rank, copy, got, r.stderr)
+
+
+def halo_lines_are_shortcuts(out: dict[int, list[str]]) -> None:
+    """Natively every exchange of halo_self.c finds its self edges (so a copy that got its representative's pid,
+    which takes none, prints something else): 2 of the 4 neighbours on the 2 x 1 grid, 1 of 1 for a
+    send-receive, 4 of 4 partitions."""
+    assert set(out) == {0, 1}
+    for lines in out.values():
+        assert len(lines) == 58, lines
+        assert all(any(f" {n} neighbours " in line for n in ("2 of 4", "1 of 1", "4 of 4")) for line in lines), lines
+
+
+@pytest.fixture(scope="module")
+def native_halo(mpi, programs) -> dict[int, list[str]]:
+    r = mpirun_native(mpi, 2, programs["halo_self"])
+    assert r.returncode == 0, r.stderr
+    out = lines_by_rank(r.stdout)
+    halo_lines_are_shortcuts(out)
+    return out
+
+
+def test_self_edges_and_messages_to_itself_carry_a_copys_own_data(programs, tmp_path, native_halo):
+    """A halo exchange on a periodic 2 x 1 grid (the dimension of one process makes each its own neighbour) whose
+    messages carry the sender's pid and its strips' addresses: every neighbourhood all-to-all (blocking,
+    nonblocking, persistent; alltoall, v, w) on the grid and on a distributed and an MPI-1 graph of the same
+    neighbours, the nonblocking and persistent allgathers, MPI_Isendrecv(_replace) and partitioned messages with
+    itself.  Every copy got its representative's pid there and so found no neighbour in its own process ("0 of 4");
+    now each gets its own, on the self edge where its MPI puts it (the ghost sums weigh each ghost by its place)."""
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", *programs["halo_self"]], tmp_path / "run")
+    assert_every_copy_prints_native(r, native_halo, 2)
+
+
+def test_self_edges_under_sdc_detect(programs, tmp_path, native_halo):
+    """--sdc detect compares what each copy sends: the calls that carry pids and addresses left out, the run is
+    clean and every copy prints what native ranks print."""
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", "--sdc", "detect", "--sdc-exclude", HALO_CALLS,
+                 *programs["halo_self"]], tmp_path / "run")
+    assert_every_copy_prints_native(r, native_halo, 2)
+    assert "SDC (detect): clean; exit status 0" in r.stderr, r.stderr
+    assert [e for e in read_events(tmp_path / "run") if e.kind != "injection"] == []
+
+
+@pytest.mark.parametrize("other", sorted(OTHER_MPIS))
+def test_self_edges_on_other_mpis(tmp_path, other):
+    """MPICH pairs a process's self edges otherwise than Open MPI (in reverse order; Open MPI's nonblocking forms
+    keep each block in its place): each copy puts its own blocks where its own MPI puts them."""
+    mpicc, mpirun, install = OTHER_MPIS[other]
+    if not mpicc.exists() or not mpirun.exists():
+        pytest.skip(f"{other} is not installed ({install})")
+    exe = tmp_path / "halo_self"
+    subprocess.run([str(mpicc), "-O1", "-g", "-o", str(exe), str(PROGRAMS / "halo_self.c")], check=True)
+    native = subprocess.run([str(mpirun), "-n", "2", str(exe)], capture_output=True, text=True, timeout=120)
+    assert native.returncode == 0, native.stderr
+    expected = lines_by_rank(native.stdout)
+    halo_lines_are_shortcuts(expected)
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", str(exe)], tmp_path / "run", timeout=300,
+                env={"ECHO_MPICC": str(mpicc)})
+    assert_every_copy_prints_native(r, expected, 2)
