@@ -81,3 +81,14 @@ def test_gathered_cycle_counts_outvoted_nowhere_say_how_to_share_the_counter(pro
     stops = [ln for ln in r.stderr.splitlines() if "differs from copy 0 in MPI_Allgather" in ln]
     assert stops, r.stderr
     assert all("--tsc share gives them their representative's" in ln for ln in stops), stops
+
+
+def test_a_number_made_from_a_pid_is_not_called_a_counter_value(programs, tmp_path):
+    """A run tag made from the process id differs between copies by nature; --sdc stop describes the differing
+    bytes, and must not call them a time-stamp counter value (before: on a host up for less than a day, any
+    integer below the counter was)."""
+    r = echorun(["--no-store", "--sdc", "stop", "-n", "2", "--clones", "2", *programs["run_tag"]], tmp_path / "run")
+    assert r.returncode == 20, r.stderr
+    stops = [ln for ln in r.stderr.splitlines() if "differs from copy 0 in MPI_Allreduce" in ln]
+    assert stops, r.stderr
+    assert all("time-stamp counter" not in ln for ln in stops), stops
