@@ -240,3 +240,15 @@ int sdr_inter_allgather(sdr_comm_t *c, const void *sendbuf, int scount, MPI_Data
 int sdr_inter_refused(const char *fn) {
     return refuse(strncmp(fn, "echo_sdr_", 9) ? fn : fn + 9, "on an intercommunicator");
 }
+
+#if ECHO_DECLARES(MPI_Intercomm_create_from_groups)
+/* Groups of the world's processes name this replica's processes only, with no replicated communicator to build
+ * on (as a session's communicators: echo_sdr_comm.c): refused, naming the call. */
+int echo_sdr_MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
+                                              int remote_leader, const char *stringtag, MPI_Info info,
+                                              MPI_Errhandler errhandler, MPI_Comm *newintercomm) {
+    (void)local_group, (void)local_leader, (void)remote_group, (void)remote_leader, (void)stringtag, (void)info;
+    (void)errhandler, (void)newintercomm;
+    return refuse("MPI_Intercomm_create_from_groups", "(groups name one replica's processes)");
+}
+#endif
