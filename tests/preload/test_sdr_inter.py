@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from echo.procstatus import read_status
-from tests.conftest import copy_output, echorun, lines_by_rank
-from tests.preload.test_replication import native
+from tests.conftest import echorun
+from tests.preload.test_sdr import assert_survivors_native
 
 N = 4  # ranks 0 and 2 are the ocean, 1 and 3 the atmosphere; ranks 0 and 1 lead them
 CREATE, MERGE = 6, 109  # the calls (numbered as the records number them) of MPI_Intercomm_create and _merge
@@ -21,17 +20,8 @@ def timeless(lines: list[str]) -> list[str]:
     return [line for line in lines if "coupling time" not in line]
 
 
-def assert_every_finished_replica_native(mpi, programs, r, replicas: int = 2) -> None:
-    assert r.returncode == 0, r.stderr
-    expected = native(mpi, programs, "coupled", N)
-    first = lines_by_rank(r.stdout)
-    for rank in range(N):
-        finished = [k for k in range(replicas)
-                    if (end := read_status(r.run_dir, k * N + rank)) and end.state == "finalized"]
-        assert finished, f"rank {rank} finished in no replica"
-        for k in finished:
-            lines = first.get(rank, []) if k == 0 else lines_by_rank(copy_output(r.run_dir, rank, k)).get(rank, [])
-            assert timeless(lines) == timeless(expected[rank]), f"rank {rank} replica {k}"
+def assert_every_finished_replica_native(mpi, programs, r) -> None:
+    assert_survivors_native(mpi, programs, r, N, 2, "coupled", timeless)
 
 
 def test_coupled_code_under_sdr(mpi, programs, tmp_path):
