@@ -256,6 +256,10 @@ def sdr_body(p: Prototype, kinds: list[str] | None, sdr: set[str], fallback: str
     """What a wrapper does in SDR mode: `fallback` is what it does otherwise on a process-local object."""
     comm = communicator_arg(p, kinds)
     args = ", ".join(p.names)
+    if p.name in sdr and p.name in REPLICATED_ON_SELF:
+        # MPI_Intercomm_create over MPI_COMM_SELF names a replicated peer communicator: SDR's says why it refuses
+        replicated = " || ".join(f"sdr_comm_of({n})" for n, t in zip(p.names, p.types, strict=True) if t == "MPI_Comm")
+        return f"{replicated} ? echo_sdr_{p.name}({args}) : {fallback}"
     if p.name in sdr:
         return f"sdr_comm_of({comm}) ? echo_sdr_{p.name}({args}) : {fallback}" if comm else \
             f"echo_sdr_{p.name}({args})"

@@ -40,6 +40,11 @@ typedef struct sdr_comm {
     int *cart;              /* a Cartesian topology (echo_sdr_topo.c): ndims, dims[ndims], periods[ndims]; or NULL */
     int coll_seq;           /* collectives started: the tag of the next one */
     int freed;              /* the application freed it: it goes once its last send is acked */
+    /* an intercommunicator (echo_sdr_inter.c): its members are both groups, the group whose leader has the lower
+     * rank in MPI_COMM_WORLD first, so every process numbers them alike; rank and size above are in that union,
+     * the application sees lrank and lsize, and remote rank r is member remote0 + r */
+    int inter, remote0, lrank, lsize, rsize;
+    struct sdr_comm *local, *all; /* its hidden intracommunicators: the local group's, both groups' */
     struct sdr_comm *next;
 } sdr_comm_t;
 
@@ -58,6 +63,14 @@ typedef struct sdr_state {
 extern sdr_state_t sdr;
 
 static inline int sdr_real_rank(int app, int replica) { return replica * sdr.n + app; }
+/* a peer as the application names it (a remote rank on an intercommunicator) -> a member, and back; MPI_ANY_SOURCE
+ * and MPI_PROC_NULL are negative and stay */
+static inline int sdr_peer_in(const struct sdr_comm *c, int peer) {
+    return c->inter && peer >= 0 ? c->remote0 + peer : peer;
+}
+static inline int sdr_peer_out(const struct sdr_comm *c, int member) {
+    return c->inter && member >= 0 ? member - c->remote0 : member;
+}
 
 /* ---- echo_sdr_core.c ---- */
 void echo_sdr_setup(void);                  /* after MPI_Init */
@@ -147,6 +160,21 @@ sdr_comm_t *sdr_comm_world(void);           /* MPI_COMM_WORLD's, made at setup *
 /* a new communicator of the members of p that pass the same color (MPI_UNDEFINED: none), ordered by key then
  * rank in p; dup: attributes (and topology) copied as MPI_Comm_dup does.  *newcomm: the application's handle */
 int sdr_comm_create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int dup);
+/* a communicator of `size` members (application ranks; this process is member `rank`) whose real communicators
+ * are split from *parent, a real communicator of every live replica of every member (replaced by a shrunk one
+ * after a failure); its handle takes comm's error handler */
+sdr_comm_t *sdr_comm_from_real(MPI_Comm *parent, int size, const int *members, int rank, int id, MPI_Comm comm);
+int sdr_comm_next_id(void);                 /* the id this process would give its next communicator */
+void sdr_comm_ids_used(int last);           /* ids up to `last` are taken */
+/* ---- echo_sdr_inter.c: an intercommunicator's collectives (the others: sdr_inter_refused, naming the call) ---- */
+int sdr_inter_barrier(sdr_comm_t *c);
+int sdr_inter_bcast(sdr_comm_t *c, void *buf, int count, MPI_Datatype dt, int root);
+int sdr_inter_reduce(sdr_comm_t *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                     int root);
+int sdr_inter_allreduce(sdr_comm_t *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op);
+int sdr_inter_allgather(sdr_comm_t *c, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
+                        int rcount, MPI_Datatype rtype);
+int sdr_inter_refused(const char *fn);     /* __func__ of echo_sdr_MPI_X */
 /* ---- echo_sdr_topo.c ---- */
 int *sdr_cart_copy(const int *cart);        /* NULL for NULL */
 /* echo_sdr_coll.c: communicator creation exchanges its members' choices with it */

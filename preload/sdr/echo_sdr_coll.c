@@ -276,7 +276,16 @@ static sdr_sched_t *scan(const void *sendbuf, void *recvbuf, int count, MPI_Data
 
 /* ---- the calls ---- */
 
-#define COMM() sdr_comm_t *c = sdr_comm_of(comm)
+/* the collectives an intercommunicator has under SDR are echo_sdr_inter.c's (INTER); the others stop the job naming
+ * the call */
+#define COMM()                                                                                                 \
+    sdr_comm_t *c = sdr_comm_of(comm);                                                                         \
+    if (c->inter) return sdr_inter_refused(__func__)
+#define INTER(call)                                                                                            \
+    do {                                                                                                       \
+        sdr_comm_t *i_ = sdr_comm_of(comm);                                                                    \
+        if (i_->inter) return call;                                                                            \
+    } while (0)
 #define BLOCKING(builder) return sdr_sched_run(builder)
 #define NONBLOCKING(builder)                                                                                   \
     do {                                                                                                       \
@@ -297,6 +306,7 @@ static sdr_sched_t *scan(const void *sendbuf, void *recvbuf, int count, MPI_Data
 #define ROOT_OK() if (root < 0 || root >= c->size) return MPI_ERR_ROOT
 
 int echo_sdr_MPI_Barrier(MPI_Comm comm) {
+    INTER(sdr_inter_barrier(i_));
     COMM();
     BLOCKING(fan_in_out(c));
 }
@@ -306,6 +316,7 @@ int echo_sdr_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
 }
 
 int echo_sdr_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+    INTER(sdr_inter_bcast(i_, buffer, count, datatype, root));
     COMM();
     ROOT_OK();
     BLOCKING(bcast(buffer, count, datatype, root, c));
@@ -319,6 +330,7 @@ int echo_sdr_MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root
 
 int echo_sdr_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                         MPI_Comm comm) {
+    INTER(sdr_inter_reduce(i_, sendbuf, recvbuf, count, datatype, op, root));
     COMM();
     ROOT_OK();
     BLOCKING(reduce(sendbuf, recvbuf, count, datatype, op, root, c));
@@ -332,6 +344,7 @@ int echo_sdr_MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Data
 
 int echo_sdr_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                            MPI_Comm comm) {
+    INTER(sdr_inter_allreduce(i_, sendbuf, recvbuf, count, datatype, op));
     COMM();
     BLOCKING(allreduce(sendbuf, recvbuf, count, datatype, op, c));
 }
@@ -395,6 +408,7 @@ int echo_sdr_MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const in
 
 int echo_sdr_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    INTER(sdr_inter_allgather(i_, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
     COMM();
     BLOCKING(allgatherv(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, c));
 }

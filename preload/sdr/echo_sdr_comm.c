@@ -12,6 +12,7 @@
  * calls answer as natively. */
 #include "echo_sdr.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -141,6 +142,51 @@ static int split_real(sdr_comm_t *p, int color, int key, MPI_Comm out[3], int **
     }
 }
 
+/* the new communicator's real ones are made: who is where, and the application's stand-in handle (with the error
+ * handler of `comm`, the one it was made from) */
+static void finish(sdr_comm_t *c, MPI_Comm chans[3], int *table, int nreal, MPI_Comm comm) {
+    sdr_learn_failures(); /* a replica dead before the split is missing: receive from its substitute */
+    c->chan[0] = chans[0], c->chan[1] = chans[1], c->build = chans[2];
+    comm_fill(c, table, nreal);
+    free(table);
+    PMPI_Comm_dup(MPI_COMM_SELF, &c->app);
+    MPI_Errhandler eh;
+    PMPI_Comm_get_errhandler(comm, &eh);
+    PMPI_Comm_set_errhandler(c->app, eh);
+    PMPI_Errhandler_free(&eh);
+}
+
+sdr_comm_t *sdr_comm_from_real(MPI_Comm *parent, int size, const int *members, int rank, int id, MPI_Comm comm) {
+    sdr_comm_t p = {.build = *parent}, *c = comm_new(size, rank);
+    memcpy(c->members, members, sizeof(int) * (size_t)size);
+    c->id = id;
+    MPI_Comm chans[3];
+    int *table, nreal = 0;
+    split_real(&p, 0, rank * sdr.R + sdr.k, chans, &table, &nreal);
+    *parent = p.build; /* shrunk after a failure */
+    finish(c, chans, table, nreal, comm);
+    sdr_comm_add(c);
+    return c;
+}
+
+int sdr_comm_next_id(void) { return next_id; }
+
+void sdr_comm_ids_used(int last) {
+    if (next_id <= last) next_id = last + 1;
+}
+
+/* Communicators are made from intracommunicators only: an intercommunicator's dup, split or create would need
+ * both groups' agreement on each side's membership (not done; docs/sdr.md) */
+static sdr_comm_t *intra(MPI_Comm comm, const char *call) {
+    sdr_comm_t *c = sdr_comm_of(comm);
+    if (c->inter) {
+        char what[96];
+        snprintf(what, sizeof what, "%s of an intercommunicator", call);
+        echo_unsupported(what);
+    }
+    return c;
+}
+
 int sdr_comm_create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int dup) {
     int mine[3] = {color, key, next_id}, *all = malloc(sizeof(int) * 3 * (size_t)p->size);
     int rc = echo_sdr_MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, p->app);
@@ -180,15 +226,7 @@ int sdr_comm_create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int du
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
     }
-    sdr_learn_failures(); /* a replica dead before the split is missing: receive from its substitute */
-    c->chan[0] = chans[0], c->chan[1] = chans[1], c->build = chans[2];
-    comm_fill(c, table, nreal);
-    free(table);
-    PMPI_Comm_dup(MPI_COMM_SELF, &c->app);
-    MPI_Errhandler eh;
-    PMPI_Comm_get_errhandler(p->app, &eh);
-    PMPI_Comm_set_errhandler(c->app, eh);
-    PMPI_Errhandler_free(&eh);
+    finish(c, chans, table, nreal, p->app);
     int copied = dup ? echo_comm_copy_attributes(p->app, c->app) : MPI_SUCCESS;
     if (dup) c->cart = sdr_cart_copy(p->cart);
     sdr_comm_add(c);
@@ -199,7 +237,7 @@ int sdr_comm_create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int du
 }
 
 int echo_sdr_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
-    sdr_comm_t *p = sdr_comm_of(comm);
+    sdr_comm_t *p = intra(comm, "MPI_Comm_dup");
     return sdr_comm_create(p, 0, p->rank, newcomm, 1);
 }
 
@@ -211,7 +249,7 @@ int echo_sdr_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newc
 
 int echo_sdr_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     if (color < 0 && color != MPI_UNDEFINED) return MPI_ERR_ARG;
-    return sdr_comm_create(sdr_comm_of(comm), color, key, newcomm, 0);
+    return sdr_comm_create(intra(comm, "MPI_Comm_split"), color, key, newcomm, 0);
 }
 
 /* Whether a hardware split stops at the host.  The one level echo knows for replicas is the host (a rank's
@@ -240,7 +278,7 @@ static int host_level(int split_type, MPI_Info info) {
 /* processes that share memory: by the host of replica 0 of each rank, so every replica splits alike */
 int echo_sdr_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
     int color = host_level(split_type, info) ? host_color[sdr_real_rank(echo.app_rank, 0)] : MPI_UNDEFINED;
-    return sdr_comm_create(sdr_comm_of(comm), color, key, newcomm, 0);
+    return sdr_comm_create(intra(comm, "MPI_Comm_split_type"), color, key, newcomm, 0);
 }
 
 /* Each process may pass a different group, as long as the groups are disjoint (MPI-2.2): a 1 x P grid's column
@@ -257,37 +295,68 @@ int echo_sdr_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) 
         PMPI_Group_free(&world);
         if (rc != MPI_SUCCESS) return rc;
     }
-    return sdr_comm_create(sdr_comm_of(comm), rank == MPI_UNDEFINED ? MPI_UNDEFINED : real % sdr.n, rank, newcomm, 0);
+    return sdr_comm_create(intra(comm, "MPI_Comm_create"), rank == MPI_UNDEFINED ? MPI_UNDEFINED : real % sdr.n, rank, newcomm, 0);
 }
 
 int echo_sdr_MPI_Comm_free(MPI_Comm *comm) {
     sdr_comm_t *c = sdr_comm_of(*comm);
     if (!c || *comm == MPI_COMM_WORLD) return PMPI_Comm_free(comm); /* a local one; or MPI reports the misuse */
     int rc = PMPI_Comm_free(comm); /* the application's attribute delete callbacks run in it, and may use it */
+    sdr_comm_t *hidden[2] = {c->local, c->all};
     sdr_comm_release(c);
+    for (int i = 0; i < 2; i++)
+        if (hidden[i]) {
+            MPI_Comm h = hidden[i]->app;
+            echo_sdr_MPI_Comm_free(&h);
+        }
     return rc;
 }
 
 int echo_sdr_MPI_Comm_rank(MPI_Comm comm, int *rank) {
-    *rank = sdr_comm_of(comm)->rank;
+    sdr_comm_t *c = sdr_comm_of(comm);
+    *rank = c->inter ? c->lrank : c->rank;
     return MPI_SUCCESS;
 }
 
 int echo_sdr_MPI_Comm_size(MPI_Comm comm, int *size) {
-    *size = sdr_comm_of(comm)->size;
+    sdr_comm_t *c = sdr_comm_of(comm);
+    *size = c->inter ? c->lsize : c->size;
     return MPI_SUCCESS;
+}
+
+/* this replica's processes of members first..first+n-1: groups answer as natively */
+static int group_of(const sdr_comm_t *c, int first, int n, MPI_Group *group) {
+    MPI_Group world;
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
+    int *ranks = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    for (int i = 0; i < n; i++) ranks[i] = sdr_real_rank(c->members[first + i], sdr.k);
+    int rc = PMPI_Group_incl(world, n, ranks, group);
+    free(ranks);
+    PMPI_Group_free(&world);
+    return rc;
 }
 
 int echo_sdr_MPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
     sdr_comm_t *c = sdr_comm_of(comm);
-    MPI_Group world;
-    PMPI_Comm_group(MPI_COMM_WORLD, &world);
-    int *ranks = malloc(sizeof(int) * (size_t)c->size);
-    for (int i = 0; i < c->size; i++) ranks[i] = sdr_real_rank(c->members[i], sdr.k);
-    int rc = PMPI_Group_incl(world, c->size, ranks, group);
-    free(ranks);
-    PMPI_Group_free(&world);
-    return rc;
+    return c->inter ? group_of(c, c->rank - c->lrank, c->lsize, group) : group_of(c, 0, c->size, group);
+}
+
+int echo_sdr_MPI_Comm_test_inter(MPI_Comm comm, int *flag) {
+    *flag = sdr_comm_of(comm)->inter;
+    return MPI_SUCCESS;
+}
+
+int echo_sdr_MPI_Comm_remote_size(MPI_Comm comm, int *size) {
+    sdr_comm_t *c = sdr_comm_of(comm);
+    if (!c->inter) return MPI_ERR_COMM;
+    *size = c->rsize;
+    return MPI_SUCCESS;
+}
+
+int echo_sdr_MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
+    sdr_comm_t *c = sdr_comm_of(comm);
+    if (!c->inter) return MPI_ERR_COMM;
+    return group_of(c, c->remote0, c->rsize, group);
 }
 
 int echo_sdr_MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {

@@ -442,6 +442,7 @@ static void take_copy(sdr_send_t *s) {
 
 int sdr_send_copies(sdr_comm_t *c, int dst, int count, MPI_Datatype dt) {
     int size = 0, excluded = 0;
+    dst = sdr_peer_in(c, dst);
     PMPI_Type_size(dt, &size);
     long bytes = (long)count * size;
     if (dst >= 0 && dst < c->size)
@@ -452,6 +453,7 @@ int sdr_send_copies(sdr_comm_t *c, int dst, int count, MPI_Datatype dt) {
 sdr_send_t *sdr_send_start(sdr_comm_t *c, int chan, const void *buf, int count, MPI_Datatype dt, int dst, int tag,
                            int mode, int copy) {
     sdr_send_t *s = calloc(1, sizeof *s);
+    dst = sdr_peer_in(c, dst);
     *s = (sdr_send_t){.c = c, .chan = chan, .dst = dst, .tag = tag, .mode = mode, .buf = buf, .count = count,
                       .dt = dt};
     if (copy) take_copy(s); /* the caller may reuse its buffer at once: the packed copy is what goes, and goes again */
@@ -582,6 +584,7 @@ static void recv_post(sdr_recv_t *r) {
 
 sdr_recv_t *sdr_recv_start(sdr_comm_t *c, int chan, void *buf, int count, MPI_Datatype dt, int src, int tag) {
     sdr_recv_t *r = calloc(1, sizeof *r);
+    src = sdr_peer_in(c, src);
     *r = (sdr_recv_t){.c = c, .chan = chan, .buf = buf, .count = count, .dt = dt, .src = src, .tag = tag,
                       .req = MPI_REQUEST_NULL, .next = recvs};
     r->owns_dt = echo_type_keep(dt, &r->dt);
@@ -604,7 +607,7 @@ static int from_sender(const sdr_comm_t *c, int source, int *i, int *j) {
 static void accept(sdr_recv_t *r, const MPI_Status *st, int i, int j) {
     ack_message(r->c, r->chan, i, j, st->MPI_TAG);
     r->status = *st;
-    r->status.MPI_SOURCE = i;
+    r->status.MPI_SOURCE = sdr_peer_out(r->c, i);
     r->complete = 1;
     unlink_recv(r);
 }
@@ -685,6 +688,7 @@ void sdr_recv_free(sdr_recv_t *r) {
  * caller's, and counts as received now (acked), as a receive's would at matching. */
 static int probe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Message *message, MPI_Status *status) {
     MPI_Comm chan = c->chan[SDR_DATA];
+    src = sdr_peer_in(c, src);
     for (;;) {
         sdr_progress();
         MPI_Status st;
@@ -711,7 +715,7 @@ static int probe(sdr_comm_t *c, int src, int tag, int *flag, MPI_Message *messag
             ack_message(c, SDR_DATA, i, j, st.MPI_TAG);
             *message = m;
         }
-        st.MPI_SOURCE = i;
+        st.MPI_SOURCE = sdr_peer_out(c, i);
         echo_set_status(status, &st);
         return MPI_SUCCESS;
     }

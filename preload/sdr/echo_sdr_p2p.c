@@ -52,7 +52,8 @@ static void empty_status(MPI_Status *st, int source) {
 /* ---- starting operations ---- */
 
 static int check_peer(sdr_comm_t *c, int peer, int any_ok) {
-    if (peer == MPI_PROC_NULL || (any_ok && peer == MPI_ANY_SOURCE) || (peer >= 0 && peer < c->size))
+    int size = c->inter ? c->rsize : c->size; /* an intercommunicator's peers are the other group's */
+    if (peer == MPI_PROC_NULL || (any_ok && peer == MPI_ANY_SOURCE) || (peer >= 0 && peer < size))
         return MPI_SUCCESS;
     return MPI_ERR_RANK;
 }

@@ -50,9 +50,11 @@ def test_copies_print_what_native_prints(mpi, programs, tmp_path, name, n, mode)
 
 
 def test_sdr_refuses_an_intercommunicator_over_comm_self(programs, tmp_path):
-    """Intercommunicators are outside SDR (docs/sdr.md); over MPI_COMM_SELF the call still reaches the
-    replicated bridge communicator, so it is refused naming the call instead of hanging (MPICH's comm/ic1)."""
+    """An intercommunicator over MPI_COMM_SELF is outside SDR (each replica's MPI_COMM_SELF is its own: docs/sdr.md);
+    the call still reaches the replicated bridge communicator, so it is refused naming the call and the reason
+    instead of hanging (MPICH's comm/ic1)."""
     r = echorun(["--no-store", "-n", "3", "--mode", "sdr", "--replicas", "2", *programs["intercomm_self"]],
                 tmp_path / "run", timeout=90)
     assert r.returncode != 0
-    assert "MPI_Intercomm_create is not supported in SDR mode" in r.stderr, r.stderr
+    assert "MPI_Intercomm_create over MPI_COMM_SELF (a communicator SDR does not replicate) is not supported in SDR " \
+           "mode" in r.stderr, r.stderr
