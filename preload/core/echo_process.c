@@ -173,8 +173,21 @@ static void set_status(const char *what) {
 }
 
 /* glibc's on_exit: the status the program returned from main or gave exit(), as the shell will see it */
+/* A copy's output goes to files under the run directory: a disk that refused part of it (full, a quota) fails the
+ * program's writes, which programs do not check, so the copy says it on the terminal, where nothing is refused
+ * (the representative's output, on the job's own stdout, is whole). */
+static void say_output_cut(void) {
+    if (!output_redirected) return;
+    int err = fflush(stdout) != 0 ? errno : 0;
+    if (!ferror(stdout) && !ferror(stderr)) return;
+    echo_warn("its output in %s/output/rank%d.copy%d.%s was cut short: a write to it failed (%s); the application's "
+              "own output (copy 0's) is whole", echo.run_dir, echo.app_rank, echo.copy,
+              ferror(stdout) ? "out" : "err", err ? strerror(err) : "the disk refused it, or another error");
+}
+
 static void on_process_exit(int status, void *arg) {
     (void)arg;
+    say_output_cut();
     exit_status = status & 0xff;
     write_status();
     if (status != 0 && echo.active && echo_mode->exits) echo_mode->exits(status); /* clones: a copy ends with the job */

@@ -182,3 +182,24 @@ def test_a_reinit_restarted_process_on_the_full_disk_says_its_lost_calls(program
     with Session(open_store(db)) as s:
         stopped = [e.message for e in s.query(Event).all() if e.kind == "records-stopped"]
     assert [m for m in stopped if m.startswith("application rank 1, restarted process (pid ")], stopped
+
+
+def test_copies_output_the_full_disk_cut_is_said(mpi, programs, tmp_path):
+    """--clones 2 with the copies' output kept in the run directory (--output rep) on the full disk: the application's
+    output and status are native, the run is stored, and each copy says its output file was cut short (before, the
+    files simply ended and echorun pointed to them as the copies' output)."""
+    app = [*programs["progress_log"], "3000"]
+    native = mpirun_native(mpi, 2, app)
+    assert native.returncode == 0, native.stderr
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    with small_disk(tmp_path / "data") as data:
+        r = echorun(["--db", db, "-n", "2", "--clones", "2", *app], data / "run", env={"XDG_DATA_HOME": str(data)})
+        assert "Bus error" not in r.stderr and r.returncode == native.returncode, r.stderr
+        assert sorted(r.stdout.splitlines()) == sorted(native.stdout.splitlines()), r.stderr
+        for rank in (0, 1):
+            out = data / "run" / "output" / f"rank{rank}.copy1.out"
+            assert f"echo: application rank {rank} copy 1: its output in {out} was cut short: a write to it failed" \
+                in r.stderr, r.stderr
+        assert "stored run " in r.stderr, r.stderr
+    with Session(open_store(db)) as s:
+        assert s.query(Run).one().exit_status == 0
