@@ -388,6 +388,9 @@ __attribute__((constructor)) static void echo_load(void) {
     echo.ncopies = plan_ncopies[me];
     echo_fileview_setup(); /* before the program's first file call: its copies' files are their own */
 
+    /* the rank's process again after an exec (echo/exec.sh execs a copy's Valgrind tool, which runs the program) */
+    const char *rank_pid = getenv("ECHO_RANK_PID");
+    int execed = rank_pid && atol(rank_pid) == (long)getpid();
     /* for the program itself (and its children): which copy of which rank it is, and which process is the rank */
     char num[24];
     snprintf(num, sizeof num, "%ld", (long)getpid());
@@ -414,8 +417,18 @@ __attribute__((constructor)) static void echo_load(void) {
     set_status("started");
     on_exit(on_process_exit, NULL);
 
-    term_fd = fcntl(2, F_DUPFD_CLOEXEC, 10);
-    if (term_fd < 0) term_fd = 2;
+    /* The terminal's stderr, kept across that exec: the first load took it before it sent fd 2 to the copy's own
+     * file, and says where in ECHO_TERM_FD (else a copy under Valgrind said its words into its own file only, which
+     * a full disk refuses). */
+    const char *kept = execed ? getenv("ECHO_TERM_FD") : NULL;
+    if (kept && fcntl(atoi(kept), F_GETFD) >= 0) {
+        term_fd = atoi(kept);
+    } else if ((term_fd = fcntl(2, F_DUPFD, 10)) >= 0) { /* not close-on-exec: exec.sh's exec keeps it */
+        snprintf(num, sizeof num, "%d", term_fd);
+        setenv("ECHO_TERM_FD", num, 1);
+    } else {
+        term_fd = 2;
+    }
     const char *output = echo_plan_value("output");
     if (echo.copy > 0 && !(output && strcmp(output, "all") == 0)) {
         snprintf(path, sizeof path, "%s/output/rank%d.copy%d.out", echo.run_dir, echo.app_rank, echo.copy);

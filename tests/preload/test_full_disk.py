@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from echo.constants import EXIT_COPY_FAILED
 from echo.store.db import open_store
-from echo.store.models import Event, Proc, Run
+from echo.store.models import Event, Metric, Proc, Run
 from tests.conftest import VENV_BIN, echorun, lines_by_rank, mpirun_native
 
 STEPS = "20000"  # 20000 records of 48 bytes per process: about 1 MB each, on a 300 KB disk
@@ -203,3 +203,29 @@ def test_copies_output_the_full_disk_cut_is_said(mpi, programs, tmp_path):
         assert "stored run " in r.stderr, r.stderr
     with Session(open_store(db)) as s:
         assert s.query(Run).one().exit_status == 0
+
+
+def test_valgrind_copies_on_the_full_disk_say_what_they_lost(mpi, programs, tmp_path):
+    """--clones 2 --valgrind callgrind (copy 1 of each rank under callgrind, its output kept in the run directory)
+    on the full disk: the application's output and status are native and the run is stored; each copy under the tool
+    says its output file was cut (before, its words went to its own error file, on the full disk), and the profiles
+    the disk refused are said and stored as cut (before: silently no costs)."""
+    app = [*programs["progress_log"], "3000"]
+    native = mpirun_native(mpi, 2, app)
+    assert native.returncode == 0, native.stderr
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    with small_disk(tmp_path / "data") as data:
+        r = echorun(["--db", db, "-n", "2", "--clones", "2", "--valgrind", "callgrind", *app], data / "run",
+                    env={"XDG_DATA_HOME": str(data)}, timeout=240)
+        assert "Bus error" not in r.stderr and r.returncode == native.returncode, r.stderr
+        assert sorted(r.stdout.splitlines()) == sorted(native.stdout.splitlines()), r.stderr
+        for rank in (0, 1):
+            out = data / "run" / "output" / f"rank{rank}.copy1.out"
+            assert f"echo: application rank {rank} copy 1: its output in {out} was cut short" in r.stderr, r.stderr
+            profile = data / "run" / "valgrind" / f"rank{rank}.copy1.callgrind.out"
+            assert f"application rank {rank} copy 1: callgrind's report {profile} was cut short" in r.stderr, r.stderr
+        assert "stored run " in r.stderr, r.stderr
+    with Session(open_store(db)) as s:
+        cut = sorted((e.app_rank, e.copy) for e in s.query(Event).all() if e.kind == "valgrind-cut")
+        costs = [m.name for m in s.query(Metric).all() if m.name.startswith("callgrind ")]
+    assert cut == [(0, 1), (1, 1)] and costs == [], (cut, costs)
