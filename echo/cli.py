@@ -310,11 +310,14 @@ def token_command(args: argparse.Namespace) -> int:
             gone = revoke_token(s, which=args.which)
             print(f"revoked token {gone.id} ({gone.name}): it uploads nothing more; the runs it uploaded stay")
             return 0
-        rows = [(str(t.id), t.name, time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_at)))
-                for t in list_tokens(s)]
+        def when(t: float | None) -> str:
+            return "" if t is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
+
+        rows = [(str(t.id), t.name, when(t.created_at), when(t.revoked_at)) for t in list_tokens(s)]
     from echo.tables import table
 
-    print(table([("id", "name", "created"), *rows]) if rows else "no upload tokens (mpiecho token create makes one)")
+    print(table([("id", "name", "created", "revoked"), *rows]) if rows
+          else "no upload tokens (mpiecho token create makes one)")
     return 0
 
 
@@ -513,7 +516,7 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     tc.add_argument("--name", default="uploads")
     tc.add_argument("--db", metavar="URL", help=db_help)
     tc.set_defaults(fn=token_command)
-    tl = tk_sub.add_parser("list", help="the tokens: id, name and when each was created (never the token)")
+    tl = tk_sub.add_parser("list", help="the tokens: id, name, when each was created and revoked (never the token)")
     tl.add_argument("--db", metavar="URL", help=db_help)
     tl.set_defaults(fn=token_command)
     tr = tk_sub.add_parser("revoke", help="revoke a token at once (the runs it uploaded stay)")

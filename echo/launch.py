@@ -270,7 +270,7 @@ def never_started(rc: int, run_dir: str) -> list[str]:
 def records_stopped(plan: Plan, run_dir: Path) -> list[str]:
     """Per process whose records stopped (a full disk, a quota, their bound), what it kept and what it lost: its
     calls after are in the store as per-function totals only (docs/records.md)."""
-    from echo.records import RecordsError, read_lost
+    from echo.records import RecordsError, read_lost, read_restart_lost
 
     lines = []
     for real in range(plan.nprocs):
@@ -282,6 +282,10 @@ def records_stopped(plan: Plan, run_dir: Path) -> list[str]:
             continue
         if lost is not None:
             lines.append(f"application rank {p.app} copy {p.copy} (process {real}): {lost.text()}")
+    for rank, pid, restarted in read_restart_lost(run_dir):  # Reinit's restarted processes: records/restarts/
+        lines.append(f"records of application rank {rank}'s restarted process (pid {pid}): {restarted}"
+                     if isinstance(restarted, RecordsError) else
+                     f"application rank {rank}, restarted process (pid {pid}): {restarted.text()}")
     return lines[:8] + ([f"... and {len(lines) - 8} more processes whose records stopped (mpiecho report)"]
                         if len(lines) > 8 else [])
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from echo.constants import RECORD_MAX_SLOTS, RECORD_VERSION
-from echo.runfiles import lost_file, record_files
+from echo.runfiles import lost_file, record_files, restart_lost_files
 
 MAGIC = b"ECHOREC\0"
 VERSION = RECORD_VERSION  # version 1 (no record count; the file held exactly its records) is read too
@@ -160,13 +160,59 @@ class LostCalls:
                 f"{self.calls} calls after are {totals}")
 
 
+LOST_MAGIC = b"ECHOLST\0"
+LOST_FIXED = struct.Struct("<8s2I4Q256s")  # magic, version, nentries, stopped, stopped_at, ns, ticks, reason
+LOST_ENTRY = struct.Struct("<40s5Q")  # name, calls, errors, bytes, ticks in total, longest ticks
+
+
 def read_lost(run_dir: str | Path, real: int) -> LostCalls | None:
-    """The process's .lost summaries; None when its records never stopped (or it died before saying so)."""
-    path = lost_file(Path(run_dir), real)
+    """The process's lost-call summaries; None when its records never stopped."""
+    return read_lost_file(lost_file(Path(run_dir), real))
+
+
+def read_restart_lost(run_dir: str | Path) -> list[tuple[int, int, LostCalls | RecordsError]]:
+    """The lost-call summaries of the processes Reinit restarted whose records stopped, as (application rank, pid,
+    summary), or the error that made one unreadable in its place."""
+    out: list[tuple[int, int, LostCalls | RecordsError]] = []
+    for rank, pid, path in restart_lost_files(Path(run_dir)):
+        try:
+            lost = read_lost_file(path)
+        except (RecordsError, OSError, ValueError) as e:
+            out.append((rank, pid, e if isinstance(e, RecordsError) else RecordsError(f"{path}: {e}")))
+            continue
+        if lost is not None:
+            out.append((rank, pid, lost))
+    return out
+
+
+def read_lost_file(path: Path) -> LostCalls | None:
+    """A .lost file: the mapped one the library reserves before the first call (layout 2, docs/records.md), or
+    the text one of echo before it (layout 1); None when there is none or its records never stopped."""
     if not path.is_file():
         return None
-    lines = path.read_text().splitlines()
-    if len(lines) < 3 or lines[0] != "echo-lost 1" or not lines[1].startswith("stopped_at "):
+    data = path.read_bytes()
+    if data.startswith(b"echo-lost 1\n"):
+        return _read_lost_text(path, data.decode("utf-8", "replace"))
+    if len(data) < LOST_FIXED.size or not data.startswith(LOST_MAGIC):
+        raise RecordsError(f"{path}: not a summary of lost calls that this echo reads")
+    _magic, version, nentries, stopped, stopped_at, ns, ticks, reason = LOST_FIXED.unpack_from(data)
+    if version != 2 or len(data) < LOST_FIXED.size + nentries * LOST_ENTRY.size:
+        raise RecordsError(f"{path}: lost-call summary of layout {version} or cut short; this echo reads layouts "
+                           "1 and 2 (read it with the echo that wrote it)")
+    if not stopped:  # the process died (or is still running) with its records whole
+        return None
+    seconds_per_tick = 1e-9 * (ns / ticks if ticks else 1.0)
+    functions = {}
+    for i in range(nentries):
+        raw, calls, errors, nbytes, total, longest = LOST_ENTRY.unpack_from(data, LOST_FIXED.size + i * LOST_ENTRY.size)
+        if calls:
+            functions[_text(raw)] = (calls, errors, nbytes, total * seconds_per_tick, longest * seconds_per_tick)
+    return LostCalls(stopped_at, _text(reason), functions)
+
+
+def _read_lost_text(path: Path, text: str) -> LostCalls:
+    lines = text.splitlines()
+    if len(lines) < 3 or not lines[1].startswith("stopped_at "):
         raise RecordsError(f"{path}: not a summary of lost calls that this echo reads")
     functions = {}
     for line in lines[3:]:

@@ -102,6 +102,17 @@ def restart_record_files(run_dir: Path) -> dict[int, list[Path]]:
     return {rank: sorted(paths, key=lambda p: int(p.stem.partition("-")[2])) for rank, paths in sorted(out.items())}
 
 
+def restart_lost_files(run_dir: Path) -> list[tuple[int, int, Path]]:
+    """The lost-call summaries of the processes a Reinit repair restarted (records/restarts/<rank>-<pid>.lost, beside
+    their record files), as (application rank, pid, path), by rank, oldest pid first."""
+    out = []
+    for path in (records_dir(run_dir) / "restarts").glob("*-*.lost"):
+        rank, _, pid = path.stem.partition("-")
+        if rank.isdigit() and pid.isdigit():
+            out.append((int(rank), int(pid), path))
+    return sorted(out)
+
+
 def status_file(run_dir: Path, real: int) -> Path:
     return Path(run_dir) / "procs" / f"{real}.status"
 

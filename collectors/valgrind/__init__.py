@@ -37,8 +37,8 @@ SPEC = {
     "assign": "assign", "lines": "plan_lines", "given": "given", "junit": "memcheck_given",
     "junit_suite": "junit_suite", "exec_wrapper": "assign",
     "junit_says": "memcheck's errors (--valgrind memcheck: a case per copy)",
-    "ingest": "ingest_rows", "report": "report_section",
-    "events": {"memcheck": {"order": 2, "bad": True}},
+    "ingest": "ingest_rows", "report": "report_section", "after_job": "after_job",
+    "events": {"memcheck": {"order": 2, "bad": True}, "valgrind-cut": {"order": 2, "bad": True}},
     # its tools run next to their representative, and make a copy slow by design
     "near_roles": ("memcheck", "callgrind", "cachegrind", "massif", "helgrind", "drd"),
     "slow_roles": ("memcheck", "callgrind", "cachegrind", "massif", "helgrind", "drd"),
@@ -255,6 +255,54 @@ def parse_memcheck(path: Path, program: str) -> list[MemcheckError]:
     return out
 
 
+PROFILE_ENDS = {"callgrind": "totals:", "cachegrind": "summary:"}  # the line each writes last
+
+
+def report_path(run_dir: Path, app: int, copy: int, tool: str) -> Path:
+    """The file holding a tool's results: memcheck's XML, the profilers' out file."""
+    return runfiles.valgrind_file(run_dir, app, copy, f"{tool}.{'xml' if tool == 'memcheck' else 'out'}")
+
+
+def report_cut(tool: str, path: Path) -> bool:
+    """Whether a tool's report stops before its end (a full disk refused the rest, or the process was killed): what
+    comes last (memcheck's leaks, a profile's totals) is then unknown, never zero. massif's is not checked."""
+    if tool == "memcheck":
+        try:
+            ET.parse(path)
+        except ET.ParseError:
+            return True
+        return False
+    if tool in PROFILE_ENDS:
+        lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+        return not lines or not lines[-1].startswith(PROFILE_ENDS[tool])
+    return False
+
+
+def cut_text(tool: str, path: Path, app: int, copy: int, program: str) -> str:
+    known = ""
+    if tool == "memcheck":
+        n = len(parse_memcheck(path, program))
+        known = f": {n} error{'s' if n != 1 else ''} before the cut; the errors after it and the leaks are unknown"
+    return (f"application rank {app} copy {copy}: {tool}'s report {path} was cut short (a full disk, or the process "
+            f"was killed){known or ': its results are left out'}")
+
+
+def cut_reports(run_dir: Path, procs: list[tuple[int, int, int, str]], program: str) -> dict[tuple[int, int], str]:
+    """The tools' reports that were cut short, by (rank, copy): what to say of each."""
+    out = {}
+    for _real, app, copy, role in procs:
+        tool = role.split("-slice-")[0]
+        path = report_path(run_dir, app, copy, tool)
+        if tool in TOOLS and path.is_file() and report_cut(tool, path):
+            out[app, copy] = cut_text(tool, path, app, copy, program)
+    return out
+
+
+def after_job(opts: Any, run_dir: Path) -> list[str]:
+    """What echorun says of the tools' reports: those cut short (their results are not a whole run's)."""
+    return list(cut_reports(run_dir, runfiles.plan_procs(run_dir), "").values())
+
+
 def collect(run_dir: Path, procs: list[tuple[int, int, int, str]], program: str) -> tuple[list[dict], list[dict]]:
     """Events and metrics of every tool output of a run: memcheck errors (those in the program as events),
     profile costs per copy, callgrind slices merged per rank (copy -1), massif peaks."""
@@ -262,9 +310,11 @@ def collect(run_dir: Path, procs: list[tuple[int, int, int, str]], program: str)
     metrics: list[dict] = []
     merged: dict[int, dict[str, list[int]]] = {}
     merged_events: dict[int, list[str]] = {}
+    cut = cut_reports(run_dir, procs, program)
+    events += [dict(kind="valgrind-cut", app_rank=app, copy=copy, message=text) for (app, copy), text in cut.items()]
     for _real, app, copy, role in procs:
         tool = role.split("-slice-")[0]
-        if tool not in TOOLS:
+        if tool not in TOOLS or ((app, copy) in cut and tool != "memcheck"):  # a cut profile's costs: none
             continue
         xml, out = (runfiles.valgrind_file(run_dir, app, copy, f"{tool}.{ext}") for ext in ("xml", "out"))
 
@@ -274,9 +324,10 @@ def collect(run_dir: Path, procs: list[tuple[int, int, int, str]], program: str)
         if tool == "memcheck" and xml.is_file():
             errors = parse_memcheck(xml, program)
             mine = [e for e in errors if e.in_program]
-            metric("memcheck errors", len(errors), "count")
-            metric("memcheck errors in the program", len(mine), "count")
-            metric("memcheck leaked bytes", sum(e.bytes for e in errors if e.kind.startswith("Leak_")), "B")
+            if (app, copy) not in cut:  # a cut report's counts would read as a clean run's (its event says them)
+                metric("memcheck errors", len(errors), "count")
+                metric("memcheck errors in the program", len(mine), "count")
+                metric("memcheck leaked bytes", sum(e.bytes for e in errors if e.kind.startswith("Leak_")), "B")
             for e in mine:
                 events.append(dict(kind="memcheck", app_rank=app, copy=copy,
                                    message=f"{e.kind}: {e.what} at {' < '.join(e.stack[:3])}"))
@@ -301,7 +352,8 @@ def collect(run_dir: Path, procs: list[tuple[int, int, int, str]], program: str)
         slices = sorted((c, role) for _r, a, c, role in procs if a == app and role.startswith("callgrind-slice-"))
         paths = [runfiles.valgrind_file(run_dir, app, c, "callgrind.out") for c, _ in slices]
         copies = ", ".join(str(c) for c, _ in slices)
-        merge_callgrind([p for p in paths if p.is_file()], merged_profile(run_dir, app),
+        merge_callgrind([p for p, (c, _) in zip(paths, slices, strict=True) if p.is_file() and (app, c) not in cut],
+                        merged_profile(run_dir, app),
                         f"rank {app}: the callgrind slices of copies {copies}, merged by echo")
     for app, acc in merged.items():  # one profile per rank from its slices
         names = merged_events[app]
@@ -441,9 +493,10 @@ def memcheck_suite(run_dir: Path, program: str, seconds: float) -> Any:
         others = len(errors) - len(mine)
         out = f"{others} more in libraries (not the program's)" if others else ""
         detail = "\n".join(f"{e.kind}: {e.what} at {' < '.join(e.stack[:4])}" for e in mine)
-        junit.case(suite, "echo.memcheck", name, took,
-                   f"{len(mine)} memcheck error{'s' if len(mine) != 1 else ''} in the program" if mine else None,
-                   detail, out)
+        failure = f"{len(mine)} memcheck error{'s' if len(mine) != 1 else ''} in the program" if mine else None
+        if report_cut("memcheck", xml):  # never a passing case: what came after the cut is unknown
+            failure = "; ".join(filter(None, [failure, cut_text("memcheck", xml, app, copy, program)]))
+        junit.case(suite, "echo.memcheck", name, took, failure, detail, out)
     return suite
 
 

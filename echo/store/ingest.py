@@ -17,7 +17,7 @@ from echo import fileview, injections
 from echo.constants import EXIT_NOT_FIRED
 from echo.procstatus import read_status
 from echo.progress import Progress
-from echo.records import FLAG_ERROR, LostCalls, RecordFile, RecordsError, read, read_lost
+from echo.records import FLAG_ERROR, LostCalls, RecordFile, RecordsError, read, read_lost, read_restart_lost
 from echo.runfiles import lost_file, metrics_file, perf_json_file, plan_procs, plan_value, read_meta, record_file
 from echo.sdc import EXIT_CORRECTED, EXIT_DIVERGED, outcome, read_events
 from echo.store.models import CallSummary, Event, Metric, Proc, Run, RunValue
@@ -138,6 +138,20 @@ def lost_calls(run_dir: Path, real: int, app: int, copy: int, events: list[dict]
     return lost
 
 
+def restart_lost_rows(run_dir: Path) -> list[dict]:
+    """Reinit's restarted processes whose records stopped: an event each that says what was kept and what was lost
+    (their record files, records/restarts/, are not in the per-process totals: the process rows are the planned
+    processes')."""
+    rows = []
+    for rank, pid, lost in read_restart_lost(run_dir):
+        if isinstance(lost, RecordsError):
+            rows.append(dict(kind="records-damaged", app_rank=rank, message=str(lost)))
+        else:
+            rows.append(dict(kind="records-stopped", app_rank=rank, call_seq=lost.stopped_at,
+                             message=f"application rank {rank}, restarted process (pid {pid}): {lost.text()}"))
+    return rows
+
+
 def ingest(run_dir: str | Path, engine: Engine, meta: dict | None = None) -> str:
     """Store the run in `run_dir`; returns its id. `meta`: what echorun knows of the run, when its run.json may be
     older (a full disk refused the one written after the job)."""
@@ -208,7 +222,7 @@ def ingest(run_dir: str | Path, engine: Engine, meta: dict | None = None) -> str
         events += role_events
         metrics += role_metrics
     perf_ev, perf_me = perf_rows(run_dir)
-    events += perf_ev + exclusion_rows(run_dir) + redeployment_rows(run_dir)
+    events += perf_ev + exclusion_rows(run_dir) + redeployment_rows(run_dir) + restart_lost_rows(run_dir)
     metrics += perf_me
     run_id = meta["run_id"]
     run = dict(id=run_id, program=meta["program"], argv=meta["argv"], mode=run_mode(meta, run_dir),

@@ -110,10 +110,12 @@ class Metric(Base):
 
 
 class Token(Base):
-    """A token that may upload runs to the server (only its SHA-256 is kept)."""
+    """A token that may upload runs to the server (only its SHA-256 is kept); a revoked one keeps its row, with the
+    time it was revoked, and uploads nothing more."""
 
     __tablename__ = "tokens"
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     name: Mapped[str] = mapped_column(String(128))
     digest: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[float] = mapped_column(Float)
+    revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True, default=None)

@@ -173,8 +173,21 @@ static void set_status(const char *what) {
 }
 
 /* glibc's on_exit: the status the program returned from main or gave exit(), as the shell will see it */
+/* A copy's output goes to files under the run directory: a disk that refused part of it (full, a quota) fails the
+ * program's writes, which programs do not check, so the copy says it on the terminal, where nothing is refused
+ * (the representative's output, on the job's own stdout, is whole). */
+static void say_output_cut(void) {
+    if (!output_redirected) return;
+    int err = fflush(stdout) != 0 ? errno : 0;
+    if (!ferror(stdout) && !ferror(stderr)) return;
+    echo_warn("its output in %s/output/rank%d.copy%d.%s was cut short: a write to it failed (%s); the application's "
+              "own output (copy 0's) is whole", echo.run_dir, echo.app_rank, echo.copy,
+              ferror(stdout) ? "out" : "err", err ? strerror(err) : "the disk refused it, or another error");
+}
+
 static void on_process_exit(int status, void *arg) {
     (void)arg;
+    say_output_cut();
     exit_status = status & 0xff;
     write_status();
     if (status != 0 && echo.active && echo_mode->exits) echo_mode->exits(status); /* clones: a copy ends with the job */
@@ -375,6 +388,9 @@ __attribute__((constructor)) static void echo_load(void) {
     echo.ncopies = plan_ncopies[me];
     echo_fileview_setup(); /* before the program's first file call: its copies' files are their own */
 
+    /* the rank's process again after an exec (echo/exec.sh execs a copy's Valgrind tool, which runs the program) */
+    const char *rank_pid = getenv("ECHO_RANK_PID");
+    int execed = rank_pid && atol(rank_pid) == (long)getpid();
     /* for the program itself (and its children): which copy of which rank it is, and which process is the rank */
     char num[24];
     snprintf(num, sizeof num, "%ld", (long)getpid());
@@ -401,8 +417,18 @@ __attribute__((constructor)) static void echo_load(void) {
     set_status("started");
     on_exit(on_process_exit, NULL);
 
-    term_fd = fcntl(2, F_DUPFD_CLOEXEC, 10);
-    if (term_fd < 0) term_fd = 2;
+    /* The terminal's stderr, kept across that exec: the first load took it before it sent fd 2 to the copy's own
+     * file, and says where in ECHO_TERM_FD (else a copy under Valgrind said its words into its own file only, which
+     * a full disk refuses). */
+    const char *kept = execed ? getenv("ECHO_TERM_FD") : NULL;
+    if (kept && fcntl(atoi(kept), F_GETFD) >= 0) {
+        term_fd = atoi(kept);
+    } else if ((term_fd = fcntl(2, F_DUPFD, 10)) >= 0) { /* not close-on-exec: exec.sh's exec keeps it */
+        snprintf(num, sizeof num, "%d", term_fd);
+        setenv("ECHO_TERM_FD", num, 1);
+    } else {
+        term_fd = 2;
+    }
     const char *output = echo_plan_value("output");
     if (echo.copy > 0 && !(output && strcmp(output, "all") == 0)) {
         snprintf(path, sizeof path, "%s/output/rank%d.copy%d.out", echo.run_dir, echo.app_rank, echo.copy);

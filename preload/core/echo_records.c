@@ -22,8 +22,9 @@
  * inside the calls).  Only reserved pages are ever written: a page of a sparse
  * mapped file that the file system cannot hold (a full disk, a quota) raises
  * SIGBUS in the application, so when the disk refuses even MIN_GROW_BYTES the
- * records stop and the calls after are summarized in memory (per function), written
- * at the end to <real>.lost (docs/records.md). */
+ * records stop and the calls after are summarized per function in <real>.lost, a small
+ * file reserved and mapped before the first call: whatever ends the process, the
+ * kernel keeps the totals written so far (docs/records.md). */
 #define GROW_BYTES (4u << 20)
 #define MIN_GROW_BYTES (64u << 10)
 #ifndef MADV_POPULATE_WRITE
@@ -43,17 +44,38 @@ static int nslots;
 static char slot_names[ECHO_REC_MAX_SLOTS][32];
 static uint64_t pending[ECHO_REC_MAX_SLOTS];
 
-/* The calls not in the file (the records stopped: bound or disk), per function of the table: what the store's
- * call summaries hold, so that the run's totals stay whole */
+/* The calls not in the file (the records stopped: bound or disk), per function: what the store's call summaries
+ * hold, so that the run's totals stay whole.  They live in <real>.lost (layout in docs/records.md, read by
+ * echo/records.py), reserved (posix_fallocate) and mapped MAP_SHARED when the records open, before the program's
+ * first call: the page cache holds each total the moment it is counted, so a process killed after its records
+ * stopped (SIGKILL, a crash, mpirun ending the job) leaves them too.  Only where the disk refuses even this one page
+ * are they kept in memory and written at the end. */
+#define LOST_BYTES 4096 /* one page: 47 functions, the last entry holding the others */
+#define LOST_VERSION 2
 typedef struct {
+    char name[40];
     uint64_t calls, errors, bytes, ticks, max_ticks;
-} lost_summary_t;
-static lost_summary_t *lost;     /* nfunctions of them, allocated when the records open */
+} lost_entry_t;
+typedef struct {
+    char magic[8];              /* "ECHOLST" */
+    uint32_t version, nentries; /* entries that fit; the last one takes the functions that do not */
+    uint64_t stopped;           /* 0 while the records go on: the reader then finds nothing lost */
+    uint64_t stopped_at;        /* the first call not in the record file */
+    uint64_t ns, ticks;         /* elapsed in both clocks (ticks -> seconds for the reader) */
+    char reason[256];
+    lost_entry_t entry[];
+} lost_file_t;
+#define LOST_ENTRIES ((LOST_BYTES - sizeof(lost_file_t)) / sizeof(lost_entry_t))
+static lost_file_t *lost;        /* mapped (or, where the disk refused it, allocated) when the records open */
+static int lost_on_disk;         /* mapped: the kernel keeps it; else written at the end */
+static uint16_t *lost_slot;      /* per function of the table: its entry + 1, 0 before its first lost call */
+static uint32_t lost_used;
 static const char *const *function_names;
 static int nfunction_names;
 static uint64_t stopped_at;      /* the first call not in the file */
 static char stop_reason[256];    /* why: "" while the records go on */
 static char lost_path[1200];
+static pid_t opener;             /* a forked child's exit closes nothing of its parent's */
 
 static MPI_Comm *seen;           /* communicators in order of first use (ids 2, 3, ...) */
 static int nseen, capseen;
@@ -143,6 +165,11 @@ static void stop(const char *fmt, const char *what) {
     if (stop_reason[0]) return;
     stopped_at = seq;
     snprintf(stop_reason, sizeof stop_reason, fmt, what);
+    if (!lost) return;
+    memcpy(lost->reason, stop_reason, sizeof lost->reason);
+    lost->stopped_at = stopped_at;
+    __atomic_signal_fence(__ATOMIC_RELEASE); /* the reason is there before the flag says so */
+    lost->stopped = 1;
 }
 
 /* A stop at the bound is said in the events at once (the .lost file at the end says every stop, the disk's too:
@@ -214,20 +241,58 @@ static int grow(void) {
     return 1;
 }
 
-static void keep_in_memory(uint16_t fn, uint64_t t_start, uint64_t bytes, int rc) {
+/* A call after the records stopped, added to its function's totals in the lost file. */
+static void keep_in_lost(uint16_t fn, uint64_t t_start, uint64_t bytes, int rc) {
     if (!lost || fn >= nfunction_names) return;
-    lost_summary_t *l = &lost[fn];
-    uint64_t ticks = echo_ticks() - t_start;
-    l->calls++;
+    uint64_t now = echo_ticks();
+    if (!lost_slot[fn]) {
+        if (lost_used < lost->nentries) {
+            lost_entry_t *e = &lost->entry[lost_used];
+            snprintf(e->name, sizeof e->name, "%s",
+                     lost_used + 1 < lost->nentries ? function_names[fn] : "(other MPI functions)");
+            lost_used++;
+        }
+        lost_slot[fn] = (uint16_t)lost_used;
+    }
+    lost_entry_t *l = &lost->entry[lost_slot[fn] - 1];
+    uint64_t ticks = now - t_start;
     l->errors += rc != MPI_SUCCESS;
     l->bytes += bytes;
     l->ticks += ticks;
     if (ticks > l->max_ticks) l->max_ticks = ticks;
+    lost->ns = mono_ns() - mono_origin_ns;
+    lost->ticks = now - tick_origin;
+    __atomic_signal_fence(__ATOMIC_RELEASE);
+    l->calls++; /* last: a reader never sees a call without its name */
+}
+
+/* The lost file, reserved and mapped before the first call (or in memory where the disk refuses it). */
+static void open_lost(void) {
+    int lfd = open(lost_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int err = lfd < 0 ? errno : 0;
+    if (!err) do err = posix_fallocate(lfd, 0, LOST_BYTES);
+        while (err == EINTR);
+    void *m = err ? MAP_FAILED : mmap(NULL, LOST_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
+    if (lfd >= 0) close(lfd);
+    lost_on_disk = m != MAP_FAILED;
+    if (!lost_on_disk) {
+        if (lfd >= 0) unlink(lost_path); /* written at the end if it can be */
+        m = calloc(1, LOST_BYTES);
+    }
+    lost = m;
+    lost_slot = calloc((size_t)nfunction_names, sizeof *lost_slot); /* now: never an allocation inside a call */
+    if (!lost || !lost_slot) {
+        lost = NULL;
+        return;
+    }
+    memcpy(lost->magic, "ECHOLST", 8);
+    lost->version = LOST_VERSION;
+    lost->nentries = (uint32_t)LOST_ENTRIES;
 }
 
 void echo_record(uint16_t fn, uint64_t t_start, int32_t comm, int32_t peer, int32_t tag, uint64_t bytes, int rc) {
     if (!map || stop_reason[0] || (used + record_size > mapped && !grow())) {
-        keep_in_memory(fn, t_start, bytes, rc);
+        keep_in_lost(fn, t_start, bytes, rc);
         seq++; /* calls are still counted: events name them by number */
         say_stopped();
         return;
@@ -262,7 +327,8 @@ void echo_records_open(const char *const *functions, int nfunctions) {
     snprintf(lost_path, sizeof lost_path, "%.*s.lost", (int)(strlen(path) - 4), path);
     function_names = functions;
     nfunction_names = nfunctions;
-    lost = calloc((size_t)nfunctions, sizeof *lost); /* now: never an allocation inside a call */
+    opener = getpid();
+    open_lost(); /* first: its page is taken before the record file asks for the disk's room */
     atexit(close_at_exit);
     fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     const char *mb = echo_plan_value("records_max_mb");
@@ -332,38 +398,24 @@ void echo_records_open(const char *const *functions, int nfunctions) {
     echo_records_flush(); /* a first calibration: the time since the library was loaded (MPI_Init's) */
 }
 
-/* The summaries of the calls the file does not hold, as <real>.lost (read by echo/records.py, docs/records.md):
- *   echo-lost 1
- *   stopped_at <first call not in the file>
- *   reason <why>
- *   <function> <calls> <errors> <bytes> <seconds in total> <longest seconds>     one line per function called since
- * Written after the record file was cut to its records, which gives the disk back its unused reserved room. If even
- * that fails, the process says on its terminal what was lost. */
+/* The lost file where the disk refused it when the records opened: written now, if the disk has room after the
+ * record file gave back its unused reserved room.  If not, the process says on its terminal what was lost. */
 static void write_lost(void) {
-    double ns = (double)(mono_ns() - mono_origin_ns), ticks = (double)(echo_ticks() - tick_origin);
-    double spt = ticks > 0 ? 1e-9 * ns / ticks : 1e-9;
     uint64_t calls = 0;
-    for (int i = 0; i < nfunction_names; i++) calls += lost[i].calls;
-    FILE *f = fopen(lost_path, "w");
-    int ok = f != NULL;
-    if (f) {
-        fprintf(f, "echo-lost 1\nstopped_at %llu\nreason %s\n", (unsigned long long)stopped_at, stop_reason);
-        for (int i = 0; i < nfunction_names; i++)
-            if (lost[i].calls)
-                fprintf(f, "%s %llu %llu %llu %.9g %.9g\n", function_names[i], (unsigned long long)lost[i].calls,
-                        (unsigned long long)lost[i].errors, (unsigned long long)lost[i].bytes,
-                        (double)lost[i].ticks * spt, (double)lost[i].max_ticks * spt);
-        ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
-        ok = fclose(f) == 0 && ok;
-        if (!ok) unlink(lost_path); /* half a summary would be read as a whole one */
-    }
+    for (uint32_t i = 0; i < lost_used; i++) calls += lost->entry[i].calls;
+    int lfd = open(lost_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int ok = lfd >= 0 && write(lfd, lost, LOST_BYTES) == LOST_BYTES && fsync(lfd) == 0;
+    if (lfd >= 0 && close(lfd) != 0) ok = 0;
+    if (!ok && lfd >= 0) unlink(lost_path); /* half a summary would be read as a whole one */
     if (!ok && !capped) /* the terminal is the one place left to say it */
         echo_warn("records stopped after %llu calls (%s); the %llu calls after could not be summarized on the disk "
                   "either: they are lost", (unsigned long long)stopped_at, stop_reason, (unsigned long long)calls);
 }
 
-/* At a clean end the file is cut to its records (the reader trusts the count either way). */
+/* At a clean end the file is cut to its records (the reader trusts the count either way); a lost file that holds
+ * nothing (the records never stopped) is removed. */
 void echo_records_close(void) {
+    if (getpid() != opener) return; /* a forked child's exit: the files are its parent's */
     if (map) {
         echo_records_flush();
         munmap(map, mapped);
@@ -373,9 +425,17 @@ void echo_records_close(void) {
         fd = -1;
     }
     say_stopped();
-    if (stop_reason[0] && lost) write_lost();
-    free(lost);
+    if (lost) {
+        lost->ns = mono_ns() - mono_origin_ns;
+        lost->ticks = echo_ticks() - tick_origin;
+        if (!stop_reason[0] && lost_on_disk) unlink(lost_path);
+        else if (stop_reason[0] && !lost_on_disk) write_lost();
+        if (lost_on_disk) munmap(lost, LOST_BYTES);
+        else free(lost);
+    }
+    free(lost_slot);
     lost = NULL;
+    lost_slot = NULL;
 }
 
 static void close_at_exit(void) { echo_records_close(); }

@@ -96,10 +96,84 @@ static char **command_line(int *n) {
 }
 
 /* ---- the kill injector, for tests and demos ----
- * plan lines "reinit_kill_<k> <rank> <seconds after the job's MPI_Init>" (echorun --inject kill:...): whichever
- * process holds the rank then is killed, a restarted one too; if the rank is being restarted at that time, the
- * process that takes it is killed as soon as it has started.  Each kill strikes once: the process it kills first
- * creates <run dir>/reinit-kills/<k> (exclusively). */
+ * plan lines "reinit_kill_<k> <rank> ..." (echorun --inject kill:...).  Each kill strikes once: the process it
+ * kills first creates <run dir>/reinit-kills/<k> (exclusively). */
+
+/* The next kill the plan has for this process's rank of the kind `what` ("repair", "at", "finalize": plan values
+ * "<rank> <what> [<arg>]"), from line *from on: its number k (and *from past it), the word after `what` in `arg`;
+ * -1 once there is none.  The one reading of those lines for every kind below. */
+static int next_kill(int *from, const char *what, char arg[64]) {
+    for (int k = *from;; k++) {
+        char key[32], word[16];
+        snprintf(key, sizeof key, "reinit_kill_%d", k);
+        const char *v = echo_plan_value(key);
+        if (!v) return -1;
+        int rank;
+        arg[0] = 0;
+        if (sscanf(v, "%d %15s %63s", &rank, word, arg) >= 2 && rank == echo.app_rank && strcmp(word, what) == 0) {
+            *from = k + 1;
+            return k;
+        }
+    }
+}
+
+static void kill_file(int k, char path[1300]) { snprintf(path, 1300, "%s/reinit-kills/%d", echo.run_dir, k); }
+
+/* Whether kill k struck already (in this process or one before it that held the rank). */
+static int kill_struck(int k) {
+    char path[1300];
+    kill_file(k, path);
+    return access(path, F_OK) == 0;
+}
+
+/* Whether this process strikes kill k: the first to create its file does (each kill strikes once). */
+static int claim_kill(int k) {
+    char path[1300];
+    kill_file(k, path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) return 0; /* struck already */
+    close(fd);
+    return 1;
+}
+
+/* kills planned in a repair (plan value "<rank> repair <n>"): the process holding the rank dies in the job's nth
+ * repair once the missing processes were started, a failure in the middle of a repair at a step a test can name */
+static void kill_in_repair(void) {
+    char arg[64];
+    int n;
+    for (int from = 0, k; (k = next_kill(&from, "repair", arg)) >= 0;)
+        if (sscanf(arg, "%d", &n) == 1 && n == repairs && claim_kill(k)) echo_kill_now("in its planned repair");
+}
+
+/* kills planned as the rank enters a call (plan value "<rank> at MPI_X"): its first MPI_X after MPI_Init */
+int echo_reinit_call_kills;
+
+static void arm_call_kills(void) {
+    char arg[64];
+    for (int from = 0, k; (k = next_kill(&from, "at", arg)) >= 0;)
+        if (!kill_struck(k)) echo_reinit_call_kills++;
+}
+
+void echo_reinit_kill_at_call(const char *name) {
+    char arg[64];
+    for (int from = 0, k; (k = next_kill(&from, "at", arg)) >= 0;) {
+        if (strcmp(arg, name) != 0 || !claim_kill(k)) continue;
+        char when[96];
+        snprintf(when, sizeof when, "entering %s", name);
+        echo_kill_now(when);
+    }
+}
+
+/* kills planned in MPI_Finalize (plan value "<rank> finalize"): once the rank said it reached it */
+static void kill_in_finalize(void) {
+    char arg[64];
+    for (int from = 0, k; (k = next_kill(&from, "finalize", arg)) >= 0;)
+        if (claim_kill(k)) echo_kill_now("in MPI_Finalize");
+}
+
+/* timed kills (plan value "<rank> <seconds after the job's MPI_Init>"): whichever process holds the rank then is
+ * killed, a restarted one too; if the rank is being restarted at that time, the process that takes it is killed as
+ * soon as it has started */
 static void *kill_later(void *arg) {
     int k = (int)(intptr_t)arg;
     char key[32];
@@ -109,86 +183,8 @@ static void *kill_later(void *arg) {
     sscanf(echo_plan_value(key), "%d %lf", &rank, &after);
     for (double left; (left = job_start + after - echo_epoch_now()) > 0;)
         usleep(left > 0.05 ? 50000 : (useconds_t)(left * 1e6) + 1);
-    char path[1300];
-    snprintf(path, sizeof path, "%s/reinit-kills/%d", echo.run_dir, k);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd < 0) return NULL; /* struck already */
-    close(fd);
-    echo_kill_now("at its planned time");
+    if (claim_kill(k)) echo_kill_now("at its planned time");
     return NULL;
-}
-
-/* kills planned in a repair (plan value "<rank> repair <n>"): the process holding the rank dies in the job's nth
- * repair once the missing processes were started, a failure in the middle of a repair at a step a test can name */
-static void kill_in_repair(void) {
-    for (int k = 0;; k++) {
-        char key[32], path[1300];
-        snprintf(key, sizeof key, "reinit_kill_%d", k);
-        const char *v = echo_plan_value(key);
-        if (!v) break;
-        int rank, n;
-        if (sscanf(v, "%d repair %d", &rank, &n) != 2 || rank != echo.app_rank || n != repairs) continue;
-        snprintf(path, sizeof path, "%s/reinit-kills/%d", echo.run_dir, k);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
-        if (fd < 0) continue; /* struck already */
-        close(fd);
-        echo_kill_now("in its planned repair");
-    }
-}
-
-/* kills planned as the rank enters a call (plan value "<rank> at MPI_X"): its first MPI_X after MPI_Init */
-int echo_reinit_call_kills;
-
-static void arm_call_kills(void) {
-    for (int k = 0;; k++) {
-        char key[32], what[8], path[1300];
-        snprintf(key, sizeof key, "reinit_kill_%d", k);
-        const char *v = echo_plan_value(key);
-        if (!v) break;
-        int rank;
-        snprintf(path, sizeof path, "%s/reinit-kills/%d", echo.run_dir, k);
-        if (sscanf(v, "%d %7s", &rank, what) == 2 && strcmp(what, "at") == 0 && rank == echo.app_rank &&
-            access(path, F_OK) != 0)
-            echo_reinit_call_kills++;
-    }
-}
-
-void echo_reinit_kill_at_call(const char *name) {
-    for (int k = 0;; k++) {
-        char key[32], what[8], fn[64], path[1300];
-        snprintf(key, sizeof key, "reinit_kill_%d", k);
-        const char *v = echo_plan_value(key);
-        if (!v) break;
-        int rank;
-        if (sscanf(v, "%d %7s %63s", &rank, what, fn) != 3 || strcmp(what, "at") != 0 || rank != echo.app_rank ||
-            strcmp(fn, name) != 0)
-            continue;
-        snprintf(path, sizeof path, "%s/reinit-kills/%d", echo.run_dir, k);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
-        if (fd < 0) continue; /* struck already */
-        close(fd);
-        char when[96];
-        snprintf(when, sizeof when, "entering %s", name);
-        echo_kill_now(when);
-    }
-}
-
-/* kills planned in MPI_Finalize (plan value "<rank> finalize"): once the rank said it reached it */
-static void kill_in_finalize(void) {
-    for (int k = 0;; k++) {
-        char key[32], path[1300], what[16];
-        snprintf(key, sizeof key, "reinit_kill_%d", k);
-        const char *v = echo_plan_value(key);
-        if (!v) break;
-        int rank;
-        if (sscanf(v, "%d %15s", &rank, what) != 2 || strcmp(what, "finalize") != 0 || rank != echo.app_rank)
-            continue;
-        snprintf(path, sizeof path, "%s/reinit-kills/%d", echo.run_dir, k);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
-        if (fd < 0) continue; /* struck already */
-        close(fd);
-        echo_kill_now("in MPI_Finalize");
-    }
 }
 
 static void arm_kills(void) {
@@ -202,8 +198,7 @@ static void arm_kills(void) {
         if (!v) break;
         int rank;
         double after;
-        snprintf(path, sizeof path, "%s/reinit-kills/%d", echo.run_dir, k);
-        if (sscanf(v, "%d %lf", &rank, &after) != 2 || rank != echo.app_rank || access(path, F_OK) == 0) continue;
+        if (sscanf(v, "%d %lf", &rank, &after) != 2 || rank != echo.app_rank || kill_struck(k)) continue;
         pthread_t th;
         if (pthread_create(&th, NULL, kill_later, (void *)(intptr_t)k) == 0) pthread_detach(th);
     }

@@ -3,7 +3,6 @@ namespaces made here, each with its own host name (UTS namespace) and address on
 launcher reaches through an agent that enters the namespace (as ssh would reach a node)."""
 
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -60,48 +59,6 @@ def test_copies_need_hosts_and_no_mapping_of_the_users(programs, tmp_path):
                  "--map-by node", *programs["hostname"]], tmp_path / "run")
     assert r.returncode == 2
     assert r.stderr == "echorun: --copies and --mpirun-args --map-by both say where processes go: give one\n"
-
-
-@pytest.fixture(scope="module")
-def hosts(tmp_path_factory):
-    """Two simulated hosts sim1, sim2: (hostfile, the launcher's agent)."""
-    if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("unshare"):
-        pytest.skip("simulated hosts need root, ip and unshare (network and UTS namespaces)")
-    tag, net = f"e{os.getpid() % 100000}", f"10.{77 + os.getpid() % 100}.{os.getpid() % 250}"
-    bridge, names = f"{tag}br", [f"{tag}sim{i}" for i in (1, 2)]
-
-    def ip(*args: str) -> None:
-        subprocess.run(["ip", *args], check=True, capture_output=True)
-
-    try:
-        ip("link", "add", bridge, "type", "bridge")
-    except subprocess.CalledProcessError as e:
-        pytest.skip(f"this kernel or container cannot make network devices ({e.stderr.decode().strip()})")
-    base = tmp_path_factory.mktemp("hosts")
-    try:
-        ip("addr", "add", f"{net}.1/24", "dev", bridge)
-        ip("link", "set", bridge, "up")
-        for i, ns in enumerate(names, 1):
-            ip("netns", "add", ns)
-            ip("link", "add", f"{ns}v", "type", "veth", "peer", "name", "eth0", "netns", ns)
-            ip("link", "set", f"{ns}v", "master", bridge, "up")
-            ip("netns", "exec", ns, "ip", "addr", "add", f"{net}.{10 + i}/24", "dev", "eth0")
-            ip("netns", "exec", ns, "ip", "link", "set", "eth0", "up")
-            ip("netns", "exec", ns, "ip", "link", "set", "lo", "up")
-        agent = base / "agent.sh"  # as ssh: agent [options] HOST COMMAND
-        agent.write_text(f"""#!/bin/sh
-while [ "${{1#-}}" != "$1" ]; do shift; done
-n=${{1#{net}.1}}; shift
-exec ip netns exec {tag}sim$n unshare --uts sh -c "hostname sim$n; $*"
-""")
-        agent.chmod(0o755)
-        hostfile = base / "hosts"
-        hostfile.write_text(f"{net}.11 slots=2\n{net}.12 slots=2\n")
-        yield hostfile, agent, net, names
-    finally:
-        for ns in names:
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-        subprocess.run(["ip", "link", "del", bridge], capture_output=True)
 
 
 @pytest.mark.parametrize("policy", ["same-host", "other-host"])

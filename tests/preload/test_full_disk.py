@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from echo.constants import EXIT_COPY_FAILED
 from echo.store.db import open_store
-from echo.store.models import Event, Proc, Run
+from echo.store.models import Event, Metric, Proc, Run
 from tests.conftest import VENV_BIN, echorun, lines_by_rank, mpirun_native
 
 STEPS = "20000"  # 20000 records of 48 bytes per process: about 1 MB each, on a 300 KB disk
@@ -142,3 +142,90 @@ def test_a_copy_whose_files_the_full_disk_refuses_never_ends_the_application(mpi
     assert lines_by_rank(r.stdout) == lines_by_rank(n.stdout)
     assert {p.name: p.read_bytes() for p in sorted(work.rglob("*")) if p.is_file()} == \
         {p.name: p.read_bytes() for p in sorted(native.rglob("*")) if p.is_file()}
+
+
+def test_a_process_killed_after_its_records_stopped_keeps_its_lost_calls(mpi, programs, tmp_path):
+    """A process whose records stopped on the full disk and that is then ended by SIGKILL (as an OOM killer ends
+    it: no handler, no atexit) still leaves the totals of the calls it made after: they are counted in a lost file
+    the library reserved and mapped before the first call (before, they were in memory and died with it)."""
+    app = [*programs["ring_oom_killed"], STEPS, "1"]
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    with small_disk(tmp_path / "data") as data:
+        r = echorun(["--db", db, "-n", "2", *app], data / "run", env={"XDG_DATA_HOME": str(data)})
+        assert "Bus error" not in r.stderr and r.returncode != 0, r.stderr
+        said = "echo: application rank 1 copy 0 (process 1): records kept for its first "
+        assert said in r.stderr and "kept as per-function totals only" in r.stderr, r.stderr
+        assert "stored run " in r.stderr, r.stderr
+    with Session(open_store(db)) as s:
+        killed = s.query(Proc).filter_by(app_rank=1).one()
+        stopped = [e for e in s.query(Event).all() if e.kind == "records-stopped"]
+    # every ring step it made is counted, the ones its records hold and the ones only its totals hold
+    assert killed.state != "finalized" and killed.calls >= int(STEPS), (killed.state, killed.calls)
+    assert (1, 0) in [(e.app_rank, e.copy) for e in stopped]
+
+
+def test_a_reinit_restarted_process_on_the_full_disk_says_its_lost_calls(programs, tmp_path):
+    """--mode reinit on the full disk (real ULFM): rank 1 is killed and restarted; the restarted process's record
+    file (records/restarts/) stops at once on the full disk, and the totals of its calls after are read too: said by
+    echorun, an event in the store (before, its lost file was never read)."""
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    with small_disk(tmp_path / "data") as data:
+        r = echorun(["--db", db, "-n", "3", "--mode", "reinit", "--inject", "kill:rank=1,after=1s",
+                     *programs["reinit_iter"], "3000", "1"], data / "run", env={"XDG_DATA_HOME": str(data)},
+                    timeout=240)
+        assert "Bus error" not in r.stderr and r.returncode == 0, r.stderr
+        assert "echo: Reinit: rank 1 failed; restarted" in r.stderr, r.stderr
+        assert "result after 3000 iterations on 3 ranks" in r.stdout
+        said = [line for line in r.stderr.splitlines() if "application rank 1, restarted process (pid " in line]
+        assert said and "kept as per-function totals only" in said[0], r.stderr
+        assert "stored run " in r.stderr, r.stderr
+    with Session(open_store(db)) as s:
+        stopped = [e.message for e in s.query(Event).all() if e.kind == "records-stopped"]
+    assert [m for m in stopped if m.startswith("application rank 1, restarted process (pid ")], stopped
+
+
+def test_copies_output_the_full_disk_cut_is_said(mpi, programs, tmp_path):
+    """--clones 2 with the copies' output kept in the run directory (--output rep) on the full disk: the application's
+    output and status are native, the run is stored, and each copy says its output file was cut short (before, the
+    files simply ended and echorun pointed to them as the copies' output)."""
+    app = [*programs["progress_log"], "3000"]
+    native = mpirun_native(mpi, 2, app)
+    assert native.returncode == 0, native.stderr
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    with small_disk(tmp_path / "data") as data:
+        r = echorun(["--db", db, "-n", "2", "--clones", "2", *app], data / "run", env={"XDG_DATA_HOME": str(data)})
+        assert "Bus error" not in r.stderr and r.returncode == native.returncode, r.stderr
+        assert sorted(r.stdout.splitlines()) == sorted(native.stdout.splitlines()), r.stderr
+        for rank in (0, 1):
+            out = data / "run" / "output" / f"rank{rank}.copy1.out"
+            assert f"echo: application rank {rank} copy 1: its output in {out} was cut short: a write to it failed" \
+                in r.stderr, r.stderr
+        assert "stored run " in r.stderr, r.stderr
+    with Session(open_store(db)) as s:
+        assert s.query(Run).one().exit_status == 0
+
+
+def test_valgrind_copies_on_the_full_disk_say_what_they_lost(mpi, programs, tmp_path):
+    """--clones 2 --valgrind callgrind (copy 1 of each rank under callgrind, its output kept in the run directory)
+    on the full disk: the application's output and status are native and the run is stored; each copy under the tool
+    says its output file was cut (before, its words went to its own error file, on the full disk), and the profiles
+    the disk refused are said and stored as cut (before: silently no costs)."""
+    app = [*programs["progress_log"], "3000"]
+    native = mpirun_native(mpi, 2, app)
+    assert native.returncode == 0, native.stderr
+    db = f"sqlite:///{tmp_path / 'echo.db'}"
+    with small_disk(tmp_path / "data") as data:
+        r = echorun(["--db", db, "-n", "2", "--clones", "2", "--valgrind", "callgrind", *app], data / "run",
+                    env={"XDG_DATA_HOME": str(data)}, timeout=240)
+        assert "Bus error" not in r.stderr and r.returncode == native.returncode, r.stderr
+        assert sorted(r.stdout.splitlines()) == sorted(native.stdout.splitlines()), r.stderr
+        for rank in (0, 1):
+            out = data / "run" / "output" / f"rank{rank}.copy1.out"
+            assert f"echo: application rank {rank} copy 1: its output in {out} was cut short" in r.stderr, r.stderr
+            profile = data / "run" / "valgrind" / f"rank{rank}.copy1.callgrind.out"
+            assert f"application rank {rank} copy 1: callgrind's report {profile} was cut short" in r.stderr, r.stderr
+        assert "stored run " in r.stderr, r.stderr
+    with Session(open_store(db)) as s:
+        cut = sorted((e.app_rank, e.copy) for e in s.query(Event).all() if e.kind == "valgrind-cut")
+        costs = [m.name for m in s.query(Metric).all() if m.name.startswith("callgrind ")]
+    assert cut == [(0, 1), (1, 1)] and costs == [], (cut, costs)

@@ -7,16 +7,12 @@
 int main(int argc, char **argv) {
     battery_init(&argc, &argv);
     long steps = argc > 1 ? atol(argv[1]) : 1000;
-    double value = rank + 1.0, from_left = 0.0, checksum = 0.0;
+    double value = rank + 1.0, checksum = 0.0;
     for (long step = 0; step < steps; step++) {
-        MPI_Sendrecv(&value, 1, MPI_DOUBLE, (rank + 1) % size, 7, &from_left, 1, MPI_DOUBLE,
-                     (rank + size - 1) % size, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        value = 0.5 * (value + from_left) + 1e-3 * (double)(step % 17);
+        value = ring_step(value, step);
         checksum += value;
     }
-    double total = 0.0;
-    MPI_Allreduce(&checksum, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    SAY("%ld steps, value %.9f, checksum %.9f, total %.9f", steps, value, checksum, total);
+    ring_result(steps, value, checksum);
     MPI_Finalize();
     return 0;
 }

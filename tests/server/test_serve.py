@@ -116,7 +116,7 @@ def test_a_revoked_token_is_refused_at_once_and_its_runs_stay(a_run, tmp_path):
     nightly = mpiecho("token", "create", "--name", "nightly", "--db", db).stdout.strip()
     laptop = mpiecho("token", "create", "--name", "laptop", "--db", db).stdout.strip()
     listed = mpiecho("token", "list", "--db", db).stdout.splitlines()
-    assert listed[0].split() == ["id", "name", "created"] and [r.split()[:2] for r in listed[1:]] == [
+    assert listed[0].split() == ["id", "name", "created", "revoked"] and [r.split()[:2] for r in listed[1:]] == [
         ["1", "nightly"], ["2", "laptop"]]
     assert nightly not in "".join(listed)  # only the hashes are kept
     with serving(db, tmp_path / "storage") as url:
@@ -126,10 +126,17 @@ def test_a_revoked_token_is_refused_at_once_and_its_runs_stay(a_run, tmp_path):
         assert put(url, run_dir, run_id, nightly) == 401  # the server that runs refuses it at its next request
         assert put(url, run_dir, run_id, laptop) == 201
         assert json.loads(urllib.request.urlopen(f"{url}/api/runs/{run_id}").read())["id"] == run_id
-    assert [r.split()[:2] for r in mpiecho("token", "list", "--db", db).stdout.splitlines()[1:]] == [["2", "laptop"]]
+    # the revoked token keeps its row, with when it was revoked: who could upload, and until when
+    listed = mpiecho("token", "list", "--db", db).stdout.splitlines()
+    assert listed[0].split() == ["id", "name", "created", "revoked"], listed
+    assert [r.split()[:2] for r in listed[1:]] == [["1", "nightly"], ["2", "laptop"]], listed
+    assert len(listed[1].split()) == 6 and len(listed[2].split()) == 4, listed  # dates: day and time each
+    assert listed[1].split()[4] == time.strftime("%Y-%m-%d"), listed
     gone = mpiecho("token", "revoke", "nightly", "--db", db)
     assert gone.returncode == 2 and len(gone.stderr.splitlines()) == 1
     assert "no token is 'nightly'" in gone.stderr
+    again = mpiecho("token", "revoke", "1", "--db", db)
+    assert again.returncode == 2 and "token 1 (nightly) was revoked already, at " in again.stderr, again.stderr
 
 
 def test_a_program_given_by_a_relative_path_keeps_its_valgrind_findings_on_the_server(programs, tmp_path):

@@ -146,3 +146,29 @@ def test_a_perturbation_stored_as_a_column_becomes_a_run_value(store_url):
         command.downgrade(cfg, "0003")
         back = dict(conn.execute(text("SELECT id, perturbation FROM runs")).all())
     assert back == {"noisy": "noise:ulp=1,seed=7 (lockstep)", "plain": None}
+
+
+def test_tokens_of_an_older_store_stay_valid_and_revoked_ones_keep_their_row(store_url):
+    """Revision 0005: a token of a store made before it is read as not revoked and still uploads; revoking keeps its
+    row with the time; going back to 0004 (an echo that knows no revocation but a missing row) deletes it."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from server.tokens import digest, is_valid, list_tokens, revoke_token
+
+    engine, cfg = store_at(store_url, "0004")
+    with engine.begin() as conn:
+        for name in ("nightly", "laptop"):
+            conn.execute(text("INSERT INTO tokens (name, digest, created_at) VALUES (:n, :d, 1.0)"),
+                         dict(n=name, d=digest(f"echo_{name}")))
+    with Session(open_store(store_url)) as s:
+        assert [(t.name, t.revoked_at) for t in list_tokens(s)] == [("nightly", None), ("laptop", None)]
+        assert is_valid(s, token="echo_nightly")
+        revoke_token(s, which="nightly")
+        assert not is_valid(s, token="echo_nightly") and is_valid(s, token="echo_laptop")
+        assert [(t.name, t.revoked_at is not None) for t in list_tokens(s)] == [("nightly", True), ("laptop", False)]
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0004")
+        left = [row[0] for row in conn.execute(text("SELECT name FROM tokens ORDER BY id"))]
+    assert left == ["laptop"]
