@@ -11,10 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from collectors import roles
-from echo import __version__, runfiles
+from echo import __version__, modes, runfiles
 from echo.build import BuildError, ensure_library
 from echo.copymap import CopyMapError
-from echo.plan import Options, junit_says
+from echo.modes.clones import junit_says
+from echo.plan import Options
 
 
 class Parser(argparse.ArgumentParser):
@@ -105,7 +106,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--junit", metavar="FILE",
                    help=f"write the verdicts as JUnit XML (for nightly CI): {junit_says(' and ')}")
     roles.add_options(p)  # every role's options, from its SPEC (collectors/roles.py)
-    p.add_argument("--mode", choices=("clones", "reinit", "sdr"), default="clones",
+    p.add_argument("--mode", choices=modes.NAMES, default=modes.NAMES[0],
                    help="reinit: on a process failure, restart the failed ranks and return every rank to its "
                         "MPI_Reinit / echo.reinit restart point (Open MPI's ULFM); --inject kill:rank=R,after=T "
                         "kills a process for testing. sdr: every rank runs as --replicas replicas and the job "
@@ -160,7 +161,8 @@ def run_command(args: argparse.Namespace) -> int:
     if args.nranks is None:  # inside a Slurm allocation: fill it, as mpirun's default does
         from echo.slurm import default_ranks
 
-        args.nranks, how = default_ranks(args.clones, getattr(args, "mode", "clones"), getattr(args, "replicas", 2))
+        mode = modes.of(getattr(args, "mode", modes.NAMES[0]))
+        args.nranks, how = default_ranks(lambda: mode.per_rank(args.clones, getattr(args, "replicas", 2)))
         print(f"echo: {how}", file=sys.stderr)
     run_id = new_run_id(args.program[0])
     role_options = roles.option_values(args, args.nranks)  # PAPI plans its sets here, and says them
@@ -183,7 +185,7 @@ def run_command(args: argparse.Namespace) -> int:
         junit=str(Path(args.junit).absolute()) if getattr(args, "junit", None) else None,
         records_max_mb=getattr(args, "records_max_mb", 1024),
         perf_tests=getattr(args, "perf_tests", 0),
-        mode=getattr(args, "mode", "clones"),
+        mode=getattr(args, "mode", modes.NAMES[0]),
         replicas=getattr(args, "replicas", 2),
         exclude_slow=getattr(args, "exclude_slow", None),
         rejoin_after=getattr(args, "rejoin_after", 3),

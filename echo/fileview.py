@@ -29,18 +29,23 @@ class FileViewError(ValueError):
     """A --file-view option that cannot be used; the message says how to fix it."""
 
 
-def plan_lines(mode: str, copies: list[int], file_view: str) -> list[str]:
-    """The plan's `fileview on|off` line: on for clones with copies, unless --file-view off."""
+def check(file_view: str) -> None:
+    """--file-view, an option of every run (the modes with copies plan its line: echo/modes/clones.py)."""
     if file_view not in ("on", "off"):
         raise FileViewError(f"--file-view {file_view}: expected on or off")
-    if mode != "clones" or max(copies) < 2:
+
+
+def plan_lines(copies: list[int], file_view: str) -> list[str]:
+    """The plan's `fileview on|off` line: on for copies of a rank, unless --file-view off."""
+    check(file_view)
+    if max(copies) < 2:
         return []
     return [f"fileview {file_view}"]
 
 
-def describe(mode: str, copies: list[int], file_view: str, run_dir: str) -> str | None:
+def describe(copies: list[int], file_view: str, run_dir: str) -> str | None:
     """What the plan's summary says of the copies' files."""
-    if mode != "clones" or max(copies) < 2:
+    if max(copies) < 2:
         return None
     if file_view == "off":
         return "file view: off (copies do the program's file I/O in its own files, as the representative does)"

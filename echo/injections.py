@@ -35,17 +35,16 @@ class InjectionError(ValueError):
     """An --inject kind this run cannot carry; the message names what the kind needs."""
 
 
-def check_kinds(spec: str, mode: str, sdc: str | None) -> None:
-    """Every item of --inject is a known kind that this mode (and --sdc) can carry, before its settings are
-    read by its owner: a kill without --mode sdr|reinit, or an unknown kind, is told what it needs."""
+def check_kinds(spec: str, carried: tuple[str, ...]) -> None:
+    """Every item of --inject is a known kind that this mode with its options carries (`carried`: the mode's
+    `injections`; a slowdown goes with any), before its settings are read by its owner: a kill without
+    --mode sdr|reinit, or an unknown kind, is told what it needs."""
     for one in split_specs(spec):
         kind = parse_spec(one).kind
         if kind not in NEEDS:
             raise InjectionError(f"--inject {one}: unknown injection {kind!r}; the kinds are "
                                  + "; ".join(f"{k} (with {v})" for k, v in NEEDS.items()))
-        wants = {"bitflip": mode == "clones" and sdc is not None, "memflip": mode == "clones" and sdc is not None,
-                 "slow": True, "kill": mode in ("sdr", "reinit")}[kind]
-        if not wants:
+        if kind != "slow" and kind not in carried:
             raise InjectionError(f"--inject {one}: {kind} goes with {NEEDS[kind]}")
 
 

@@ -17,10 +17,9 @@ import time
 from pathlib import Path
 
 from collectors import roles
-from echo import reinit, runfiles
+from echo import modes, runfiles
 from echo.build import detect_mpi, ensure_library
-from echo.constants import EXIT_COPY_FAILED, EXIT_NOT_FIRED, EXIT_NOT_STORED, EXIT_NOT_UPLOADED
-from echo.constants import EXIT_DIVERGED as ECHO_EXIT_DIVERGED
+from echo.constants import EXIT_NOT_FIRED, EXIT_NOT_STORED, EXIT_NOT_UPLOADED
 from echo.hostload import LoadSampler
 from echo.jobstop import JobStopper
 from echo.plan import Machine, Options, Plan, make_plan, tagged_line, tagged_output
@@ -120,17 +119,24 @@ def run(opts: Options) -> int:
             "program_path": program_path(opts.program[0])}
     for values in roles.hooks("meta"):  # what a role keeps in run.json for the store (PAPI's left-out events)
         meta.update(values(opts))
+    # run.json is written three times, each time with what a crash after it would otherwise lose: here, before the
+    # job, so that a run whose echorun never ends (killed, the machine down) still names its program, argv and mode
+    # for `mpiecho ingest`; after the job, with its duration and status, before the verdicts, which read and compare
+    # files for a while; and last with echorun's own status. Each write after the first reuses the room the first
+    # held (runfiles.write_meta), so a disk that filled during the job still takes it.
     runfiles.write_meta(Path(opts.run_dir), meta)
+    mode = modes.of(opts.mode)
     start = time.monotonic()
     stopper = JobStopper(Path(opts.run_dir))
     load = LoadSampler(Path(opts.run_dir))  # phase times judge cores only where the host was not busy (perf.py)
     deployment = 1
     while True:
         rc = launch(plan, env, opts, stopper)
-        if opts.mode != "reinit" or stopper.signal or not redeploy(Path(opts.run_dir), plan.nprocs, deployment):
+        again = None if stopper.signal else mode.relaunch(Path(opts.run_dir), plan.nprocs, deployment, say)
+        if again is None:
             break
         deployment += 1
-        env = dict(env, **{reinit.DEPLOYMENT_ENV: str(deployment)})
+        env = dict(env, **again)
     if deployment > 1:
         meta.update(deployments=deployment)
     stopper.restore()
@@ -151,20 +157,9 @@ def run(opts: Options) -> int:
         if opts.store:
             store_run(Path(opts.run_dir), opts.store, meta)
         return stopper.status
-    stopped_by_sdc = opts.sdc == "stop" and rc == ECHO_EXIT_DIVERGED  # the SDC report explains it
-    if opts.mode == "reinit":  # mpirun's status counts the processes the repairs replaced, or misses a failure
-        rc = reinit_verdict(Path(opts.run_dir), plan.nprocs, rc, deployment)
-    if opts.mode == "sdr":  # mpirun's status counts the replicas that died
-        from echo import sdr
-
-        outcome = sdr.verdict(Path(opts.run_dir), opts.nranks, opts.replicas, rc)
-        for line in outcome.lines:
-            say(line)
-        rc = outcome.status
-    lost = [] if opts.mode != "clones" or stopped_by_sdc else copies_not_finished(plan, Path(opts.run_dir))
-    if rc == 0 and lost:  # the representatives finished, some copy did not: never a success
-        rc = EXIT_COPY_FAILED
-    for line in describe_failures(plan, Path(opts.run_dir)) if rc != 0 and not stopped_by_sdc else []:
+    ending = mode.ended(opts, plan, rc, deployment, say)  # mpirun's status, as the mode reads its processes' ends
+    rc = ending.status
+    for line in describe_failures(plan, Path(opts.run_dir)) if rc != 0 and not ending.explained else []:
         say(line)
     if max(plan.copies) > 1 or opts.perf_tests:  # copies' compute phases, or tests, tell slow cores (docs/perf.md)
         from echo import perf
@@ -179,15 +174,12 @@ def run(opts: Options) -> int:
     if opts.output == "rep" and max(plan.copies) > 1:
         say(f"output of copies other than copy 0: {Path(opts.run_dir) / 'output'}")
     say(f"application exited with status {rc} after {meta['duration']:.1f} s")
-    junit_written = True  # so far: SDC's verdict goes first into the JUnit file, the roles' after it
-    if opts.sdc:
-        if not stopped_by_sdc:  # the copies were stopped: their files are not their last
-            compare_files(opts, plan, lost)
-        try:
-            rc = sdc_verdict(opts, rc, lost)
-        except OSError as e:  # its JUnit file: checked before the job, refused since (a full disk)
-            say(f"could not write the JUnit report {opts.junit} ({e.strerror or e}); the run is stored all the same")
-            rc, junit_written = rc or NOT_WRITTEN, False
+    junit_written = True  # so far: the mode's verdict (SDC's) goes first into the JUnit file, the roles' after it
+    try:
+        rc = mode.verdict(opts, plan, ending, say)
+    except OSError as e:  # its JUnit file: checked before the job, refused since (a full disk)
+        say(f"could not write the JUnit report {opts.junit} ({e.strerror or e}); the run is stored all the same")
+        rc, junit_written = rc or NOT_WRITTEN, False
     planned = say_injections(Path(opts.run_dir))
     if rc == 0 and not all(i.fired for i in planned):  # a test whose injection never fired did not pass
         say(f"exit status {EXIT_NOT_FIRED}: an injection never fired, so the run tested nothing of it")
@@ -238,25 +230,6 @@ def launch(plan: Plan, env: dict[str, str], opts: Options, stopper: JobStopper) 
     return rc
 
 
-def redeploy(run_dir: Path, nprocs: int, deployment: int) -> bool:
-    """Whether a Reinit job whose deployment `deployment` just ended is to be started again: every process of it
-    was killed, so no survivor was left to repair the world (docs/reinit.md). What it wrote is set aside."""
-    if not reinit.nothing_left(run_dir, nprocs):
-        return False
-    if deployment == reinit.MAX_DEPLOYMENTS:
-        say(f"Reinit: every process of the job failed again, in each of its {deployment} deployments: the job ends")
-        return False
-    kept = runfiles.set_aside_deployment(run_dir, deployment)
-    checkpoints = runfiles.plan_value(run_dir, "checkpoint") or "memory"
-    say(f"Reinit: every process of the job failed, so none was left to repair the world (mpirun's messages above): "
-        f"the job starts again ({deployment + 1} of at most {reinit.MAX_DEPLOYMENTS} deployments), every process in "
-        f"the RESTARTED state, from " + ("the newest checkpoint every rank has in " + checkpoints.removeprefix("files:")
-                                         if checkpoints.startswith("files:") else
-                                         "its beginning (checkpoints in memory died with the processes)")
-        + f"; what the failed deployment wrote: {kept}")
-    return True
-
-
 def never_started(rc: int, run_dir: str) -> list[str]:
     """What to say of a job in which no process reached MPI_Init (where echo starts recording and cloning)."""
     if rc == 0:
@@ -290,31 +263,6 @@ def records_stopped(plan: Plan, run_dir: Path) -> list[str]:
                         if len(lines) > 8 else [])
 
 
-def reinit_verdict(run_dir: Path, nprocs: int, rc: int, deployment: int) -> int:
-    """A Reinit job's exit status: 0 if it was repaired and then finished (failures were replaced, not lost);
-    not 0 if it ended without finishing (with ULFM, mpirun may report 0 for a job whose processes failed)."""
-    done = run_dir / runfiles.REINIT_DONE
-    again = f" in its deployment {deployment} (started again after every process failed)" if deployment > 1 else ""
-    if not done.exists():
-        if ended := reinit.stopped(run_dir):  # echo ended it: the application's abort, or the watchdog
-            say(f"{ended[0]} (exit status {ended[1]})")
-            return ended[1]
-        ends = [read_status(run_dir, real) for real in range(nprocs)]
-        if rc == 0 and any(e is None or e.state != "finalized" for e in ends):
-            say("Reinit: the application did not finish: a process failed where no restart point could take "
-                "it back (see the messages above)")
-            return 1
-        if rc == 0 and again:
-            say(f"Reinit: the application finished{again}")
-        return rc
-    words = done.read_text().split()
-    repairs = int(words[1]) if len(words) == 2 and words[1].isdigit() else 0
-    say(f"Reinit: the application finished{again} after {repairs} repair{'s' if repairs != 1 else ''} of its world "
-        "(mpirun's messages about processes that ended without MPI_Finalize are those repairs: after one, "
-        "processes end without Open MPI's closing fence, which would wait for the failed ones)")
-    return 0
-
-
 def say_injections(run_dir: Path) -> list:
     """Whether each planned injection fired: one that never did is said, never passes silently. Returns them
     (echo/injections.py's Injection, each marked fired or not)."""
@@ -325,65 +273,6 @@ def say_injections(run_dir: Path) -> list:
     for line in injections.describe(planned):
         say(line)
     return planned
-
-
-def copies_not_finished(plan: Plan, run_dir: Path) -> list[tuple[int, int]]:
-    """(rank, copy) of every copy (not a representative: its end is the application's) that did not end as its
-    representative did: a signal ended it, or it stopped at another point (no MPI_Finalize where its
-    representative finalized) or with another exit status."""
-    ends = {real: read_status(run_dir, real) for real in range(plan.nprocs)}
-    reps = {plan.proc(real).app: end for real, end in ends.items() if plan.proc(real).copy == 0}
-    out = []
-    for real, end in ends.items():
-        p, rep = plan.proc(real), reps.get(plan.proc(real).app)
-        if p.copy == 0:
-            continue
-        same = end is not None and rep is not None and not end.signal and end.state == rep.state \
-            and (end.exit_status or 0) == (rep.exit_status or 0)
-        if not same:
-            # a crash or an exit status of its own first, then the processes ended (killed) once one failed
-            own = end is not None and (bool(end.exit_status) or end.signal not in (None, signal.SIGTERM,
-                                                                                  signal.SIGKILL))
-            out.append((not own, end.time if end else 0.0, p.app, p.copy))
-    return [(app, copy) for *_, app, copy in sorted(out)]
-
-
-def compare_files(opts: Options, plan: Plan, lost: list[tuple[int, int]]) -> None:
-    """Under --sdc, the files each copy wrote against its representative's (echo/fileview.py): their differences
-    join the SDC events.  Not when a copy did not finish (its files are not its last)."""
-    from echo import fileview
-
-    if opts.mode != "clones" or opts.file_view != "on" or lost or max(plan.copies) < 2:
-        return
-    start = time.monotonic()
-    events, shared = fileview.compare(Path(opts.run_dir), plan.copies, opts.sdc == "vote")
-    say(f"SDC: compared the files the copies wrote with their representatives' in {time.monotonic() - start:.2f} s"
-        + (f": {len(events)} differences" if events else "")
-        + (f"; {len(shared)} files written by several ranks not compared (a copy holds its own rank's writes "
-           f"only), e.g. {min(shared)}" if shared else ""))
-
-
-def sdc_verdict(opts: Options, rc: int, lost: list[tuple[int, int]]) -> int:
-    """Say what the copies' comparison found; the exit status says it too.  Copies that did not finish were not
-    compared to the end: the verdict is never "clean" then."""
-    from echo import sdc
-
-    events = sdc.read_events(Path(opts.run_dir))
-    for e in events[:10]:
-        say(f"SDC {e.kind}: {e.describe()}")
-    if len(events) > 10:
-        say(f"SDC ... {len(events) - 10} more events (mpiecho report)")
-    result = sdc.outcome(events)
-    status = sdc.exit_status(rc, events)
-    if lost and result == "clean":
-        who = ", ".join(f"rank {r} copy {c}" for r, c in lost[:8]) + (" ..." if len(lost) > 8 else "")
-        result = f"incomplete: {who} did not finish, so the copies were not compared to the end"
-        status = status or EXIT_COPY_FAILED
-    say(f"SDC ({opts.sdc}): {result}; exit status {status}")
-    if opts.junit:
-        sdc.write_junit(Path(opts.junit), Path(opts.program[0]).name, opts.nranks, rc, events)
-        say(f"JUnit report: {opts.junit}")
-    return status
 
 
 def remove_channels(run_id: str) -> None:

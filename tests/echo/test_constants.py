@@ -33,7 +33,8 @@ def test_no_c_source_defines_a_shared_constant_itself() -> None:
 
 
 def test_python_reads_the_same_numbers() -> None:
-    from echo import perf, records, sdr
+    from echo import perf, records
+    from echo.modes import sdr
 
     assert (records.VERSION, records.MAX_SLOTS) == (constants.RECORD_VERSION, constants.RECORD_MAX_SLOTS)
     assert sdr.MAX_REPLICAS == constants.SDR_MAX_REPLICAS

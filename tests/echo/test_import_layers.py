@@ -94,7 +94,7 @@ LAYERS = {
         "echo.charts"),
     1: ("echo.records", "echo.procstatus", "echo.sdc", "echo.hostload", "echo.jobstop", "echo.store.db",
         "echo.uploads", "echo.lib", "echo.junit"),
-    2: ("echo.perf", "echo.sdr", "echo.reinit", "echo.injections", "echo.fileview", "collectors"),
+    2: ("echo.perf", "echo.modes", "echo.reinit", "echo.injections", "echo.fileview", "collectors"),
     3: ("echo.build", "echo.plan", "echo.store.ingest", "echo.export", "echo.report"),
     4: ("echo.launch",),
     5: ("server",),

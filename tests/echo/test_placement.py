@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from echo import modes
 from echo.placement import PlacementError, default_policy, place, read_hosts
+from echo.plan import Options
 from tests.conftest import echorun, lines_by_rank, mpirun_native
 
 PROCS = [(0, 0, 0), (1, 1, 0), (2, 0, 1), (3, 1, 1)]  # (real, app, copy): 2 ranks x 2 copies, as echo lays them out
@@ -36,12 +38,16 @@ def test_placement_errors_name_the_fix():
         place(PROCS, [("a", 1), ("b", 2)], "same-host", "asked")
 
 
+def opts(**kw) -> Options:
+    return Options(program=("./app",), nranks=2, **kw)
+
+
 def test_default_policy_by_role():
-    assert default_policy("sdr", None, {"replica"}) == ("other-host", "SDR replicas apart")
-    assert default_policy("clones", "detect", {"copy"}) == ("other-host", "SDC copies apart")
-    assert default_policy("clones", None, {"papi-set-1"}, ("papi-set-",)) == (
+    assert default_policy(modes.of("sdr").apart(opts()), {"replica"}) == ("other-host", "SDR replicas apart")
+    assert default_policy(modes.of("clones").apart(opts(sdc="detect")), {"copy"}) == ("other-host", "SDC copies apart")
+    assert default_policy(None, {"papi-set-1"}, ("papi-set-",)) == (
         "same-host", "counter sets and tools next to their representative")
-    assert default_policy("clones", None, {"copy"})[0] == "same-host"
+    assert default_policy(modes.of("clones").apart(opts()), {"copy"})[0] == "same-host"
 
 
 def test_hosts_from_hostfile_and_host(tmp_path):

@@ -2,8 +2,8 @@
 
 import pytest
 
+from echo.modes.reinit import ReinitError, parse_kills
 from echo.plan import Machine, Options, make_plan
-from echo.reinit import ReinitError, parse_kills
 
 MACHINE = Machine(mpirun="mpirun", flavor="openmpi", cores=8, is_root=False, library="/lib/libecho.so")
 

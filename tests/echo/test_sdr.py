@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from echo.modes.sdr import SdrError, exclusion_lines, exclusions, parse_kills, verdict
 from echo.plan import Machine, Options, make_plan
-from echo.sdr import SdrError, exclusion_lines, exclusions, parse_kills, verdict
 
 MACHINE = Machine(mpirun="/x/mpirun", flavor="openmpi", cores=2, is_root=True, library="/c/libecho.so")
 

@@ -152,13 +152,17 @@ def test_outside_an_allocation_n_is_needed(programs, tmp_path):
 
 
 def test_ranks_from_the_allocation():
+    from echo import modes
     from echo.slurm import default_ranks
 
-    assert default_ranks("3", "clones", 2, {"SLURM_NTASKS": "12"}) == \
+    def ranks(clones: str | None, mode: str, replicas: int, env: dict[str, str]) -> tuple[int, str]:
+        return default_ranks(lambda: modes.of(mode).per_rank(clones, replicas), env)
+
+    assert ranks("3", "clones", 2, {"SLURM_NTASKS": "12"}) == \
         (4, "-n 4: the allocation's 12 tasks, 3 copies of each rank")
-    assert default_ranks(None, "sdr", 3, {"SLURM_NPROCS": "7"})[0] == 2  # 6 of 7 tasks used
-    assert default_ranks(None, "clones", 2, {"SLURM_NTASKS": "5"})[0] == 5
+    assert ranks(None, "sdr", 3, {"SLURM_NPROCS": "7"})[0] == 2  # 6 of 7 tasks used
+    assert ranks(None, "clones", 2, {"SLURM_NTASKS": "5"})[0] == 5
     with pytest.raises(ValueError, match=r"--clones 0=4 gives ranks their own copies: give -n too"):
-        default_ranks("0=4", "clones", 2, {"SLURM_NTASKS": "8"})
+        ranks("0=4", "clones", 2, {"SLURM_NTASKS": "8"})
     with pytest.raises(ValueError, match=r"the allocation has 2 tasks, fewer than the 3 copies of one rank"):
-        default_ranks("3", "clones", 2, {"SLURM_NTASKS": "2"})
+        ranks("3", "clones", 2, {"SLURM_NTASKS": "2"})

@@ -232,7 +232,7 @@ def test_python_replica_killed_by_time(mpi, programs, tmp_path):
 
 def exclusion_events(run_dir, rank: int | None = None, replica: int | None = None) -> list[tuple[str, int, int, int]]:
     """One replica's exclusions (all with no rank given): on shared cores noise may exclude others for a while."""
-    from echo.sdr import exclusions
+    from echo.modes.sdr import exclusions
 
     return [(e.what, e.rank, e.replica, e.call) for e in exclusions(run_dir)
             if rank is None or (e.rank, e.replica) == (rank, replica)]

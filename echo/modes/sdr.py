@@ -1,4 +1,4 @@
-"""SDR mode (send-deterministic replication): planning and the verdict.
+"""The SDR mode (send-deterministic replication): planning and the verdict.
 
 `echorun -n 8 --mode sdr --replicas 2 ./app` runs every rank as 2 replicas;
 the preload library's SDR layer (preload/sdr/echo_sdr*.c, docs/sdr.md) keeps the
@@ -13,9 +13,11 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from collectors import roles
 from echo.constants import SDR_MAX_REPLICAS
+from echo.modes.mode import Ending, Mode, Say
 from echo.runfiles import ECHO_STOPPED, SDR_LOST, SDR_SLOW
 from echo.spec import parse_spec, seconds, split_specs
 
@@ -187,3 +189,42 @@ def verdict(run_dir: Path, nranks: int, replicas: int, rc: int) -> Outcome:
         return Outcome(rc, lines)
     lines.append("SDR: the job finished (mpirun's messages about killed or stopped processes are those replicas)")
     return Outcome(0, lines)
+
+
+class Sdr(Mode):
+    name = "sdr"
+    ulfm = True
+
+    def per_rank(self, clones: str | None, replicas: int) -> tuple[int, str]:
+        return replicas, "replicas"
+
+    def copies(self, opts: Any) -> list[int]:
+        """Every rank's replicas, checked against the options SDR cannot combine with."""
+        others = ((["--sdc"] if opts.sdc else []) + roles.flags_given(opts)
+                  + [name for name, given in (("--checkpoint", opts.checkpoint != "memory"),
+                                              ("--reinit-hosts", opts.reinit_hosts)) if given])
+        check(opts.replicas, opts.clones, others)
+        return [opts.replicas] * opts.nranks
+
+    def role(self, copy: int) -> str:
+        return "replica"
+
+    def injections(self, opts: Any) -> tuple[str, ...]:
+        return ("kill",)
+
+    def lines(self, opts: Any, copies: list[int], procs: list[Any], machine: Any) -> list[str]:
+        kills = parse_kills(opts.inject, opts.nranks, opts.replicas) if opts.inject else []
+        return ["mode sdr", *kills, *exclusion_lines(opts.exclude_slow, opts.rejoin_after, len(procs), machine.cores)]
+
+    def apart(self, opts: Any) -> str | None:
+        return "SDR replicas apart"
+
+    def ended(self, opts: Any, plan: Any, rc: int, deployment: int, say: Say) -> Ending:
+        """mpirun's status counts the replicas that died."""
+        outcome = verdict(Path(opts.run_dir), opts.nranks, opts.replicas, rc)
+        for line in outcome.lines:
+            say(line)
+        return Ending(outcome.status)
+
+
+MODE = Sdr()
