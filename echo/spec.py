@@ -2,8 +2,8 @@
 by ';' (--inject's bitflip, memflip, slow and kill; --perturb's noise and jitter).
 
 One parser for all of them; what each kind accepts, and the one-line error naming the fix, stays with the
-option's owner (echo/sdc.py, echo/perf.py, echo/sdr.py, echo/reinit.py, collectors/perturb), which knows what
-its settings mean. The clones map (echo/copymap.py), --valgrind's COPY:TOOL and --papi-sets' event lists are
+option's owner (echo/sdc.py, echo/perf.py, echo/modes/sdr.py, echo/modes/reinit.py, collectors/perturb), which knows
+what its settings mean. The clones map (echo/copymap.py), --valgrind's COPY:TOOL and --papi-sets' event lists are
 other grammars.
 """
 
