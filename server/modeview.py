@@ -11,7 +11,6 @@ from pathlib import Path
 from echo.records import RecordsError, read
 from echo.runfiles import restart_record_files
 
-WORD = {"clones": "copy", "sdr": "replica", "reinit": "process"}  # what a rank's processes are called
 # the repair's words (preload/reinit/echo_reinit.c, say_repaired): epoch seconds of each step
 REPAIR = re.compile(r"failed (\d+) first (-?\d+) seen ([\d.]+) shrunk ([\d.]+) spawned ([\d.]+) repaired ([\d.]+) "
                     r"attempts (\d+)")

@@ -10,6 +10,7 @@ from jinja2 import BaseLoader, ChoiceLoader, Environment, FileSystemLoader, Temp
 from sqlalchemy.orm import Session
 
 from collectors import roles
+from echo import modes
 from echo.charts import FAR
 from echo.report import bad_events, copies_text, in_order, injections_brief, not_judged, roles_text
 from echo.resources import WEB_DIR
@@ -104,10 +105,11 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False, page: i
     events = in_order(crud.events(session, run_id=run_id))
     div = crud.divergences(session, run_id=run_id)
     maxcopies = max(run.copies)
-    repairs = modeview.repairs(events, run.started_at) if run.mode == "reinit" else []
-    word = modeview.WORD.get(run.mode, "copy")
+    mode = modes.of_stored(run.mode)
+    repairs = modeview.repairs(events, run.started_at) if mode.restarts else []
+    word = mode.word
     cs = runview.copies(procs, crud.startup_seconds(session, run_id=run_id, functions=plots.STARTUP), div,
-                        modeview.restarts(run.run_dir, run.status == "ok") if run.mode == "reinit" else None)
+                        modeview.restarts(run.run_dir, run.status == "ok") if mode.restarts else None)
     marks = {(c.rank, c.copy): "died" if c.died and c.status == "bad" and not c.note.startswith("diverged")
              else {"bad": "diverged", "fixed": "fixed"}.get(c.status, "") for c in cs if c.status != "ok"}
     heatmaps = [heatmap.heatmap("heatmap-mpi", "seconds in MPI calls (MPI_Init and MPI_Finalize left out)",

@@ -16,3 +16,9 @@ def of(name: str) -> Mode:
     if name not in MODES:
         raise ModeError(f"--mode {name}: expected {', '.join(NAMES[:-1])} or {NAMES[-1]}")
     return MODES[name]
+
+
+def of_stored(name: str) -> Mode:
+    """The mode a stored run names; a name this echo does not know (a newer echo stored it) is read as the
+    default mode's."""
+    return MODES.get(name, MODES[NAMES[0]])

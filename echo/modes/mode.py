@@ -38,6 +38,8 @@ class Mode:
     name = ""  # its --mode and the plan's `mode` line (the library chooses its echo_mode_t by it)
     ulfm = False  # it runs on ULFM: an MPI with it, mpirun --with-ft ulfm, never srun's direct launch
     oversubscribe = False  # mpirun is told to oversubscribe even when the processes fit the cores
+    word = "copy"  # what the pages call a rank's processes (a copy, a replica, the rank's one process)
+    restarts = False  # it starts failed processes again: the run page lists its repairs and restarted processes
 
     def per_rank(self, clones: str | None, replicas: int) -> tuple[int, str]:
         """The processes of each rank when -n is not given (a Slurm allocation is filled), and what they are

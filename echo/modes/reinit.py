@@ -184,6 +184,8 @@ def reinit_verdict(run_dir: Path, nprocs: int, rc: int, deployment: int, say: Sa
 class Reinit(Mode):
     name = "reinit"
     ulfm = True
+    word = "process"
+    restarts = True
     oversubscribe = True  # a failed rank is started again while its slot still counts as taken
 
     def injections(self, opts: Any) -> tuple[str, ...]:

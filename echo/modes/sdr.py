@@ -194,6 +194,7 @@ def verdict(run_dir: Path, nranks: int, replicas: int, rc: int) -> Outcome:
 class Sdr(Mode):
     name = "sdr"
     ulfm = True
+    word = "replica"
 
     def per_rank(self, clones: str | None, replicas: int) -> tuple[int, str]:
         return replicas, "replicas"

@@ -199,15 +199,17 @@ MODES_PACKAGE = ROOT / "echo" / "modes"
 
 
 def mode_branches(paths: list[Path]) -> list[str]:
-    """Where the code compares a mode: a comparison one side of which is a `.mode` (opts.mode, run.mode, ...) or
-    names a mode (its name, or a tuple, list or set holding one), as `opts.mode == "sdr"` and
-    `mode in ("sdr", "reinit")` do. Data that only carries the mode (run.json's "mode", the store's column) is no
-    branch."""
+    """Where the code compares a mode with a mode's name: a comparison of a mode (`opts.mode`, `run.mode`, `mode`)
+    with a mode's name or a tuple, list or set holding one, as `opts.mode == "sdr"` and `mode in ("sdr", "reinit")`
+    do. Data that only carries the mode (run.json's "mode", the store's column, a query's filter by the mode a user
+    asked for) is no branch, nor an event kind that shares a mode's name."""
     from echo import modes
 
+    def is_mode(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Attribute) and node.attr == "mode") or (isinstance(node, ast.Name)
+                                                                               and node.id == "mode")
+
     def names_a_mode(node: ast.AST) -> bool:
-        if isinstance(node, ast.Attribute) and node.attr == "mode":
-            return True
         if isinstance(node, ast.Constant):
             return node.value in modes.NAMES
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
@@ -217,7 +219,8 @@ def mode_branches(paths: list[Path]) -> list[str]:
     found = []
     for path in paths:
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Compare) and any(names_a_mode(n) for n in [node.left, *node.comparators]):
+            sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
+            if any(map(is_mode, sides)) and any(map(names_a_mode, sides)):
                 where = path.relative_to(ROOT) if ROOT in path.parents else path
                 found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
     return found
@@ -226,15 +229,16 @@ def mode_branches(paths: list[Path]) -> list[str]:
 def test_the_check_sees_a_mode_branch(tmp_path: Path) -> None:
     code = tmp_path / "branches.py"
     code.write_text('if opts.mode == "sdr":\n    pass\nreplicated = mode in ("sdr", "reinit")\n'
-                    'stopped = opts.sdc == "stop"\nmeta = {"mode": opts.mode}\n')
+                    'stopped = opts.sdc == "stop"\nmeta = {"mode": opts.mode}\nasked = Run.mode == mode\n'
+                    'repaired = e.kind == "reinit"\n')
     assert [line.split(": ", 1)[1] for line in mode_branches([code])] == [
         "opts.mode == 'sdr'", "mode in ('sdr', 'reinit')"]
 
 
 def test_no_mode_branch_outside_the_modes() -> None:
-    """echo/ and collectors/ ask the run's mode object (echo/modes/: its plan lines, copies, relaunch, verdict)
-    and never test which mode it is: a new mode is its module and its registry line. The store's migrations are
-    history, and the server shows stored runs (server/modeview.py)."""
-    paths = [p for pkg in ("echo", "collectors") for p in sorted((ROOT / pkg).rglob("*.py"))
+    """echo/, collectors/ and server/ ask the run's mode object (echo/modes/: its plan lines, copies, relaunch,
+    verdict, what the pages call its processes) and never test which mode it is: a new mode is its module and its
+    registry line. The store's migrations are history."""
+    paths = [p for pkg in ("echo", "collectors", "server") for p in sorted((ROOT / pkg).rglob("*.py"))
              if "migrations" not in p.parts and MODES_PACKAGE not in p.parents]
     assert mode_branches(paths) == []
