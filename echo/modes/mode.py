@@ -38,10 +38,18 @@ class Mode:
     name = ""  # its --mode and the plan's `mode` line (the library chooses its echo_mode_t by it)
     ulfm = False  # it runs on ULFM: an MPI with it, mpirun --with-ft ulfm, never srun's direct launch
     oversubscribe = False  # mpirun is told to oversubscribe even when the processes fit the cores
+    # its echorun options, as argparse takes them ({"flags": [...], "type": ..., "default": ..., "help": ...}): each
+    # a field of Options (echo/plan.py) and a line of `echorun --help` under "--mode NAME"; given with another mode,
+    # the plan refuses them
+    options: tuple[dict[str, Any], ...] = ()
     word = "copy"  # what the pages call a rank's processes (a copy, a replica, the rank's one process)
     restarts = False  # it starts failed processes again: the run page lists its repairs and restarted processes
 
-    def per_rank(self, clones: str | None, replicas: int) -> tuple[int, str]:
+    def value(self, dest: str, given: Any) -> Any:
+        """The value of its option `dest` that Options holds, from the one given (e.g. a path made absolute)."""
+        return given
+
+    def per_rank(self, clones: str | None, args: Any) -> tuple[int, str]:
         """The processes of each rank when -n is not given (a Slurm allocation is filled), and what they are
         called: --clones N's copies; a map of ranks to copies cannot fill it."""
         if clones is not None and not clones.strip().isdigit():
@@ -93,3 +101,8 @@ class Mode:
         """The mode's verdict on what the job computed, after it ended; the exit status. An OSError: its report
         could not be written (echorun says so; the run is kept)."""
         return ending.status
+
+
+def dest(option: dict[str, Any]) -> str:
+    """The field of Options an option fills (argparse's dest)."""
+    return option.get("dest") or option["flags"][0].lstrip("-").replace("-", "_")

@@ -186,6 +186,24 @@ class Reinit(Mode):
     ulfm = True
     word = "process"
     restarts = True
+    options = (
+        {"flags": ["--checkpoint"], "default": "memory", "metavar": "memory|files:DIR",
+         "help": "keep checkpoints in memory with a copy on a buddy rank (default), or in files under DIR (survive "
+                 "the loss of a node if DIR is shared)"},
+        {"flags": ["--reinit-hosts"], "default": None, "metavar": "H,H,...",
+         "help": "the host of each rank, simulated, to see where ranks of a lost host restart (testing on one "
+                 "machine)"},
+        {"flags": ["--failure-watchdog"], "type": float, "default": 60.0, "metavar": "S",
+         "help": "a process failure MPI has not reported in S seconds to a survivor waiting in a call (Open MPI's "
+                 "one-sided epochs never report one) ends the job, naming the process and the call (default 60; "
+                 "0: wait for ever)"},
+    )
+
+    def value(self, dest: str, given: Any) -> Any:
+        """files:DIR is made absolute: the processes run elsewhere than echorun's directory."""
+        kind, sep, where = str(given).partition(":")
+        return f"files:{Path(where).absolute()}" if dest == "checkpoint" and kind == "files" and sep and where \
+            else given
     oversubscribe = True  # a failed rank is started again while its slot still counts as taken
 
     def injections(self, opts: Any) -> tuple[str, ...]:

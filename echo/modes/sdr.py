@@ -195,16 +195,24 @@ class Sdr(Mode):
     name = "sdr"
     ulfm = True
     word = "replica"
+    options = (
+        {"flags": ["--replicas"], "type": int, "default": 2, "metavar": "R",
+         "help": "replicas of each rank (default 2; mpiecho plan --reliability helps choose)"},
+        {"flags": ["--exclude-slow"], "type": int, "default": None, "metavar": "N",
+         "help": "exclude a replica slower than its siblings for N judged rounds in a row, so nobody waits for it "
+                 "(0: never; default 2, or never when processes outnumber cores: replicas taking turns on a core "
+                 "look slow); docs/perf.md"},
+        {"flags": ["--rejoin-after"], "type": int, "default": 3, "metavar": "N",
+         "help": "take an excluded replica back after N judged rounds in a row at its siblings' speed, once it "
+                 "has caught up (default 3)"},
+    )
 
-    def per_rank(self, clones: str | None, replicas: int) -> tuple[int, str]:
-        return replicas, "replicas"
+    def per_rank(self, clones: str | None, args: Any) -> tuple[int, str]:
+        return getattr(args, "replicas", 2), "replicas"
 
     def copies(self, opts: Any) -> list[int]:
         """Every rank's replicas, checked against the options SDR cannot combine with."""
-        others = ((["--sdc"] if opts.sdc else []) + roles.flags_given(opts)
-                  + [name for name, given in (("--checkpoint", opts.checkpoint != "memory"),
-                                              ("--reinit-hosts", opts.reinit_hosts)) if given])
-        check(opts.replicas, opts.clones, others)
+        check(opts.replicas, opts.clones, (["--sdc"] if opts.sdc else []) + roles.flags_given(opts))
         return [opts.replicas] * opts.nranks
 
     def role(self, copy: int) -> str:

@@ -70,6 +70,11 @@ def test_bad_input_gets_one_line_and_the_right_status(programs, tmp_path):
         (["mpiecho", "events", "--papi-sets", "PAPI_NOPE"], 2, "mpiecho events lists the events it can count"),
         (["echorun", "-n", "2", "./nonexistent"], 2, "./nonexistent: no such file"),
         (["echorun", "-n", "2", "--colnes", "2", *app], 2, "--colnes (did you mean --clones"),
+        # another mode's option (ignored before: the job ran without what was asked)
+        (["echorun", "-n", "2", "--clones", "2", "--replicas", "3", *app], 2,
+         "--mode clones does not take --replicas (--mode sdr's)"),
+        (["echorun", "-n", "2", "--mode", "sdr", "--failure-watchdog", "5", *app], 2,
+         "--mode sdr does not take --failure-watchdog (--mode reinit's)"),
         (["mpiecho", "report", "--dbb", db], 2, "--dbb (did you mean --db?)"),
         (["mpiecho", "report", "--db", f"sqlite:///{absent_dir / 'x.db'}"], 2, f"no store at {absent_dir / 'x.db'}"),
     ]

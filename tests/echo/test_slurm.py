@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -156,7 +157,7 @@ def test_ranks_from_the_allocation():
     from echo.slurm import default_ranks
 
     def ranks(clones: str | None, mode: str, replicas: int, env: dict[str, str]) -> tuple[int, str]:
-        return default_ranks(lambda: modes.of(mode).per_rank(clones, replicas), env)
+        return default_ranks(lambda: modes.of(mode).per_rank(clones, SimpleNamespace(replicas=replicas)), env)
 
     assert ranks("3", "clones", 2, {"SLURM_NTASKS": "12"}) == \
         (4, "-n 4: the allocation's 12 tasks, 3 copies of each rank")
