@@ -1,0 +1,38 @@
+/* An MPI-4 code that makes its working communicator from a group with MPI_Comm_create_from_group (no parent
+ * communicator: only the group's ranks call it) and sums their loads on it.  The group is every rank, in reverse
+ * order; with the argument "even", the even ranks. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_RANKS 64
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int even_only = argc > 1 && !strcmp(argv[1], "even");
+    int workers[MAX_RANKS], n = 0;
+    for (int r = size - 1; r >= 0 && n < MAX_RANKS; r--)
+        if (!even_only || r % 2 == 0) workers[n++] = r;
+    MPI_Group everyone, group;
+    MPI_Comm_group(MPI_COMM_WORLD, &everyone);
+    MPI_Group_incl(everyone, n, workers, &group);
+    int me;
+    MPI_Group_rank(group, &me);
+    if (me != MPI_UNDEFINED) {
+        MPI_Comm work;
+        MPI_Comm_create_from_group(group, "org.example.work", MPI_INFO_NULL, MPI_ERRORS_RETURN, &work);
+        int wrank;
+        MPI_Comm_rank(work, &wrank);
+        double load = 1.5 * (rank + 1), total = 0;
+        int rc = MPI_Allreduce(&load, &total, 1, MPI_DOUBLE, MPI_SUM, work);
+        printf("r%d: worker %d, total load %.1f (%s)\n", rank, wrank, total, rc == MPI_SUCCESS ? "ok" : "failed");
+        MPI_Comm_free(&work);
+    }
+    MPI_Group_free(&group);
+    MPI_Group_free(&everyone);
+    MPI_Finalize();
+    return 0;
+}
