@@ -5,20 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_RANKS 64
-
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int even_only = argc > 1 && !strcmp(argv[1], "even");
-    int workers[MAX_RANKS], n = 0;
-    for (int r = size - 1; r >= 0 && n < MAX_RANKS; r--)
-        if (!even_only || r % 2 == 0) workers[n++] = r;
+    int stride = argc > 1 && !strcmp(argv[1], "even") ? 2 : 1;
+    int last = (size - 1) / stride * stride, workers[1][3] = {{last, 0, -stride}}; /* from the last rank down */
     MPI_Group everyone, group;
     MPI_Comm_group(MPI_COMM_WORLD, &everyone);
-    MPI_Group_incl(everyone, n, workers, &group);
+    MPI_Group_range_incl(everyone, 1, workers, &group);
     int me;
     MPI_Group_rank(group, &me);
     if (me != MPI_UNDEFINED) {
