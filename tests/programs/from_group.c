@@ -1,6 +1,6 @@
 /* An MPI-4 code that makes its working communicator from a group with MPI_Comm_create_from_group (no parent
  * communicator: only the group's ranks call it) and sums their loads on it.  The group is every rank, in reverse
- * order; with the argument "even", the even ranks. */
+ * order; with the argument "even", the even ranks.  Then each rank makes a logger communicator of itself alone. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +27,17 @@ int main(int argc, char **argv) {
         printf("r%d: worker %d, total load %.1f (%s)\n", rank, wrank, total, rc == MPI_SUCCESS ? "ok" : "failed");
         MPI_Comm_free(&work);
     }
+    /* a logger of its own: a communicator of this rank alone, from MPI_COMM_SELF's group */
+    MPI_Group alone;
+    MPI_Comm_group(MPI_COMM_SELF, &alone);
+    MPI_Comm logger;
+    MPI_Comm_create_from_group(alone, "org.example.logger", MPI_INFO_NULL, MPI_ERRORS_RETURN, &logger);
+    int lsize = 0, lines = 3, logged = 0;
+    MPI_Comm_size(logger, &lsize);
+    MPI_Allreduce(&lines, &logged, 1, MPI_INT, MPI_SUM, logger);
+    printf("r%d: logger of %d, %d lines\n", rank, lsize, logged);
+    MPI_Comm_free(&logger);
+    MPI_Group_free(&alone);
     MPI_Group_free(&group);
     MPI_Group_free(&everyone);
     MPI_Finalize();
