@@ -298,6 +298,85 @@ int echo_sdr_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) 
     return sdr_comm_create(intra(comm, "MPI_Comm_create"), rank == MPI_UNDEFINED ? MPI_UNDEFINED : real % sdr.n, rank, newcomm, 0);
 }
 
+/* whether a group (of this replica's processes: echo_sdr_MPI_Comm_group) holds every member of p */
+static int whole_of(const sdr_comm_t *p, MPI_Group group) {
+    int n = 0;
+    if (PMPI_Group_size(group, &n) != MPI_SUCCESS || n != p->size) return 0;
+    MPI_Group world;
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
+    int *ranks = malloc(sizeof(int) * (size_t)n), *real = malloc(sizeof(int) * (size_t)n), whole = 1;
+    for (int i = 0; i < n; i++) ranks[i] = i;
+    if (PMPI_Group_translate_ranks(group, n, ranks, world, real) != MPI_SUCCESS) whole = 0;
+    for (int i = 0; i < n && whole; i++)
+        whole = real[i] != MPI_UNDEFINED && real[i] / sdr.n == sdr.k && p->index_of[real[i] % sdr.n] >= 0;
+    free(ranks);
+    free(real);
+    PMPI_Group_free(&world);
+    return whole;
+}
+
+/* whether a group is this process alone: a communicator of it reaches no other process (as MPI_COMM_SELF), so
+ * every replica makes its own, natively */
+static int only_me(MPI_Group group) {
+    int n = 0, me = MPI_UNDEFINED;
+    PMPI_Group_size(group, &n);
+    PMPI_Group_rank(group, &me);
+    return n == 1 && me == 0;
+}
+
+/* Only the group's members call MPI_Comm_create_group.  A group of every member of comm is then MPI_Comm_create's
+ * case (every member calls it), and is made as that is, surviving a failure; this process alone is made natively
+ * (only_me).  Another part of comm is refused: making the real communicators of its members' replicas survive a
+ * death needs them to agree on who is alive first, and ULFM agrees over a communicator of them, which is the one
+ * being made (a creation over a group with a dead member hangs or fails at some processes only: echo_sdr_inter.c). */
+int echo_sdr_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
+    sdr_comm_t *p = intra(comm, "MPI_Comm_create_group");
+    if (only_me(group)) return PMPI_Comm_create_group(MPI_COMM_SELF, group, tag, newcomm);
+    if (!whole_of(p, group)) {
+        echo_unsupported("MPI_Comm_create_group of a part of the communicator (only its members would agree on "
+                         "which replicas are alive, over a communicator not made yet)");
+        return MPI_ERR_OTHER;
+    }
+    return echo_sdr_MPI_Comm_create(comm, group, newcomm); /* the tag: this creation is done before another starts */
+}
+
+/* SDR makes a communicator by agreements over every live replica of every member (split_real), which wait for all
+ * of them to reach the call; MPI_Comm_idup must return before the others call it (MPICH's comm/comm_create_group_idup:
+ * even ranks create a group communicator first, odd ranks idup first), so done here it could wait for ever.
+ * Refused, naming the call. */
+int echo_sdr_MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
+    (void)comm, (void)newcomm, (void)request;
+    echo_unsupported("MPI_Comm_idup (SDR's creation waits for every member, which a nonblocking call must not)");
+    return MPI_ERR_OTHER;
+}
+
+int echo_sdr_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) {
+    (void)comm, (void)info, (void)newcomm, (void)request;
+    echo_unsupported("MPI_Comm_idup_with_info (SDR's creation waits for every member, which a nonblocking call must "
+                     "not)");
+    return MPI_ERR_OTHER;
+}
+
+#if ECHO_DECLARES(MPI_Comm_create_from_group)
+/* Only the group's members call it, with no parent.  A group of every rank (of this replica's processes): every rank
+ * calls it, so it is MPI_Comm_create over MPI_COMM_WORLD, made as that is, surviving a failure; it takes the error
+ * handler given.  This process alone: made natively (only_me).  Another part of the world: refused as
+ * MPI_Comm_create_group's part is (made natively, replica k's communicator would join world k only, and a death in
+ * it would stop that world). */
+int echo_sdr_MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                                        MPI_Errhandler errhandler, MPI_Comm *newcomm) {
+    if (only_me(group)) return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+    if (!whole_of(sdr_comm_of(MPI_COMM_WORLD), group)) {
+        echo_unsupported("MPI_Comm_create_from_group of a part of the world (only its members would agree on "
+                         "which replicas are alive, over a communicator not made yet)");
+        return MPI_ERR_OTHER;
+    }
+    int rc = echo_sdr_MPI_Comm_create(MPI_COMM_WORLD, group, newcomm); /* the tag and info: as create_group's */
+    if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) PMPI_Comm_set_errhandler(*newcomm, errhandler);
+    return rc;
+}
+#endif
+
 int echo_sdr_MPI_Comm_free(MPI_Comm *comm) {
     sdr_comm_t *c = sdr_comm_of(*comm);
     if (!c || *comm == MPI_COMM_WORLD) return PMPI_Comm_free(comm); /* a local one; or MPI reports the misuse */
