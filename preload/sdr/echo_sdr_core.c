@@ -427,13 +427,14 @@ static void poll_acks(void) {
 #define COPIES_MAX_BYTES (256L << 20)
 static long copies_bytes;
 
-/* the send goes (and goes again) from a packed copy of its buffer from now on */
+/* the send goes (and goes again) from a packed copy of its buffer from now on: the bytes a send carries, padding
+ * included (echo_pack_as_sent), so the replicas receive what a native send delivers */
 static void take_copy(sdr_send_t *s) {
     int size = 0, pos = 0;
     MPI_Comm comm = s->c->chan[s->chan];
     PMPI_Pack_size(s->count, s->dt, comm, &size);
     s->owned = malloc(size > 0 ? (size_t)size : 1);
-    if (PMPI_Pack(s->buf, s->count, s->dt, s->owned, size, &pos, comm) != MPI_SUCCESS) pos = 0;
+    if (echo_pack_as_sent(s->buf, s->count, s->dt, s->owned, size, &pos) != MPI_SUCCESS) pos = 0;
     if (s->owns_dt) PMPI_Type_free(&s->dt);
     s->owns_dt = 0;
     s->buf = s->owned, s->count = pos, s->dt = MPI_PACKED, s->owned_bytes = size;
