@@ -1,7 +1,7 @@
 /* padded_types.c: rank 0 sends every third long double of an array (a strided vector), long double + int pairs
  * (MPI_LONG_DOUBLE_INT) and particles (a struct type with holes) to rank 1, which compares the bytes it received
  * with the sender's (both fill their buffers the same way first) with memcmp, as MPICH's datatype/sendrecvt2
- * does.  A long double is 10 bytes of x87 value in 16: what the other 6 carry is up to the MPI's transfer; the
+ * does; then rank 0 gathers every rank's column (its own included) and compares them the same way.  A long double is 10 bytes of x87 value in 16: what the other 6 carry is up to the MPI's transfer; the
  * program prints how many bytes differ, so a run under echo can be compared with the native one. */
 #include <mpi.h>
 #include <stddef.h>
@@ -78,6 +78,25 @@ int main(int argc, char **argv) {
         printf("r%d: particles: %d of %d bytes differ (last id %d)\n", rank, differing(p, q, sizeof p), (int)sizeof p,
                q[N - 1].id);
     }
+    /* the same columns gathered into rank 0's table, one row of STRIDE long doubles per rank */
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Datatype row;
+    MPI_Type_create_resized(column, 0, sizeof(long double), &row);
+    MPI_Type_commit(&row);
+    long double table[N * STRIDE];
+    memset(table, 0, sizeof table);
+    if (size <= STRIDE) {
+        MPI_Gather(a, 1, row, table, 1, row, 0, MPI_COMM_WORLD);
+        if (rank == 0) {
+            int d = 0;
+            for (int r = 0; r < size; r++)
+                for (int i = 0; i < N; i++)
+                    d += differing(&a[i * STRIDE], &table[r + i * STRIDE], sizeof(long double));
+            printf("r%d: gathered columns: %d of %d bytes differ\n", rank, d, (int)(size * N * sizeof(long double)));
+        }
+    }
+    MPI_Type_free(&row);
     MPI_Type_free(&column);
     MPI_Type_free(&particle);
     MPI_Type_free(&particle0);
