@@ -1,14 +1,15 @@
 /* The packed bytes of a typed buffer as MPI's own transfer carries them.
  *
- * MPI_Pack and a send need not copy the same bytes: Open MPI 5's MPI_Pack of a noncontiguous buffer of
- * MPI_LONG_DOUBLE copies each element as a long double value (the 10 bytes of the x87 format) and leaves the
- * 6 padding bytes of the packed buffer as they were, where its send copies all 16 (its MPI_Unpack into such a
- * buffer writes the 10 too).  A program that sends long doubles and compares the received bytes with memcmp (MPICH's
- * datatype/sendrecvt2 and sendrecvt4) saw natively what the sender had, and under echo whatever lay in echo's
- * uninitialized copy (and a collective's own block, which Open MPI copies whole, lost them in echo's pack and
- * unpack).  So echo's copies that stand for a send are made by a send: to this process, on a private
- * duplicate of MPI_COMM_SELF (an application's self-messages never match it), received as MPI_PACKED.  Each
- * call has a tag of its own, so that two threads' copies never match each other's. */
+ * MPI_Pack and a send need not copy the same bytes: Open MPI 5's MPI_Pack of a strided MPI_LONG_DOUBLE writes
+ * the 10 value bytes of each 16-byte element and leaves the 6 of padding in the packed buffer as they were,
+ * where its send carries all 16 (its MPI_Unpack into such a type writes the 10 too).  A program that sends long
+ * doubles and compares the received bytes with memcmp (MPICH's datatype/sendrecvt2 and sendrecvt4) saw
+ * natively what the sender had, and under echo whatever lay in echo's uninitialized copy (and a collective's own
+ * block, which Open MPI copies whole, lost them in echo's pack and unpack).  So echo's packed copies that stand
+ * for a send (a sparse datatype's: others are copied as the memory they cover and sent with their own type) are
+ * made by a send: to this process, on a private duplicate of MPI_COMM_SELF (an application's self-messages never
+ * match it), received as MPI_PACKED.  Each call has a tag of its own, so that two threads' copies never match
+ * each other's. */
 #include "echo_internal.h"
 
 #include <pthread.h>

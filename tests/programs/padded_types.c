@@ -1,8 +1,10 @@
 /* padded_types.c: rank 0 sends every third long double of an array (a strided vector), long double + int pairs
  * (MPI_LONG_DOUBLE_INT) and particles (a struct type with holes) to rank 1, which compares the bytes it received
  * with the sender's (both fill their buffers the same way first) with memcmp, as MPICH's datatype/sendrecvt2
- * does; then rank 0 gathers every rank's column (its own included) and compares them the same way.  A long double is 10 bytes of x87 value in 16: what the other 6 carry is up to the MPI's transfer; the
- * program prints how many bytes differ, so a run under echo can be compared with the native one. */
+ * does; then rank 0 gathers every rank's column (its own included) and compares them the same way, and every
+ * rank sends its column to itself, as a periodic halo exchange does when one process spans a direction.  A long
+ * double is 10 bytes of x87 value in 16: what the other 6 carry is up to the MPI's transfer; the program prints
+ * how many bytes differ, so a run under echo can be compared with the native one. */
 #include <mpi.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -97,6 +99,16 @@ int main(int argc, char **argv) {
         }
     }
     MPI_Type_free(&row);
+
+    long double halo[N * STRIDE];
+    memset(halo, 0, sizeof halo);
+    MPI_Request req;
+    MPI_Irecv(halo, 1, column, rank, 4, MPI_COMM_WORLD, &req);
+    MPI_Send(a, 1, column, rank, 4, MPI_COMM_WORLD);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    int h = 0;
+    for (int i = 0; i < N; i++) h += differing(&a[i * STRIDE], &halo[i * STRIDE], sizeof(long double));
+    printf("r%d: own column through MPI: %d of %d bytes differ\n", rank, h, (int)(N * sizeof(long double)));
     MPI_Type_free(&column);
     MPI_Type_free(&particle);
     MPI_Type_free(&particle0);
