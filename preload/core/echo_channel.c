@@ -44,7 +44,9 @@
 #define PROGRESS_EVERY 64          /* records a copy reads between two turns of MPI's progress engine */
 #define MAX_INLINE_COPIES 16
 
-enum { REC_DATA, REC_MPI, REC_PAD }; /* a message in the ring, one that follows as MPI messages, the ring's end */
+/* a message in the ring, one that follows as MPI messages, the ring's end, a message in the ring as the span of
+ * memory its type covers (LAYOUT_SPAN) */
+enum { REC_DATA, REC_MPI, REC_PAD, REC_SPAN };
 #define TAG_END (-100)                /* the representative's last record: it reached MPI_Finalize */
 
 typedef struct {
@@ -122,8 +124,11 @@ void echo_channel_setup(void) {
     if (atomic_fetch_add(&hdr->attached, 1) + 1 == (uint32_t)echo.ncopies) shm_unlink(shm_name);
 }
 
+/* how (count, dt) lies in a record: its bytes as they are, the span of memory its data lies in (holes too: the
+ * copy takes the data out with MPI's own copy), or packed */
+enum { LAYOUT_PACKED, LAYOUT_CONTIGUOUS, LAYOUT_SPAN };
 static void put(int kind, int tag, int dest, size_t len, const void *buf, int count, MPI_Datatype dt, MPI_Aint lb,
-                int contiguous);
+                int layout);
 static record_t *next(void);
 static void advance(const record_t *r);
 
@@ -132,7 +137,7 @@ static void advance(const record_t *r);
 void echo_channel_teardown(void) {
     if (!hdr) return;
     if (echo_is_rep()) {
-        put(REC_DATA, TAG_END, -1, 0, NULL, 0, MPI_BYTE, 0, 1);
+        put(REC_DATA, TAG_END, -1, 0, NULL, 0, MPI_BYTE, 0, LAYOUT_CONTIGUOUS);
     } else {
         for (record_t *r;; advance(r)) {
             r = next();
@@ -176,9 +181,9 @@ static void reserve(uint64_t head, size_t need) {
     }
 }
 
-/* Writes one record: `len` bytes of (buf, count, dt), copied from buf + lb if contiguous, else packed. */
+/* Writes one record: `len` bytes of (buf, count, dt), copied from buf + lb unless packed. */
 static void put(int kind, int tag, int dest, size_t len, const void *buf, int count, MPI_Datatype dt, MPI_Aint lb,
-                int contiguous) {
+                int layout) {
     size_t need = sizeof(record_t) + ((len + 15) & ~(size_t)15);
     uint64_t head = atomic_load_explicit(&hdr->head, memory_order_relaxed);
     size_t at = (size_t)(head % RING_BYTES);
@@ -191,7 +196,7 @@ static void put(int kind, int tag, int dest, size_t len, const void *buf, int co
     reserve(head, need);
     *(record_t *)(ring + at) = (record_t){(uint32_t)len, tag, kind, dest};
     unsigned char *payload = ring + at + sizeof(record_t);
-    if (len && contiguous) {
+    if (len && layout != LAYOUT_PACKED) {
         memcpy(payload, (const unsigned char *)buf + lb, len);
     } else if (len) {
         int pos = 0; /* Pack_size may promise more than packing takes */
@@ -237,31 +242,41 @@ static void learn_basic_types(void) {
     }
 }
 
-/* The bytes (count, dt) takes in the ring, and whether they are one span starting `*lb` bytes from the buffer
- * (copied as they are) or must be packed (a type with holes: Pack_size's bound). */
-static int contiguous_bytes(int count, MPI_Datatype dt, size_t *len, MPI_Aint *lb) {
+/* The bytes (count, dt) takes in the ring and how they lie there (LAYOUT_*), from `*lb` bytes after the buffer
+ * unless packed.  A type with holes goes as the span of memory it covers when that is not much more than its
+ * data: MPI_Pack and MPI_Unpack may drop bytes MPI's transfer carries (Open MPI 5 packs a strided
+ * MPI_LONG_DOUBLE as the 10 value bytes of each 16, echo_pack.c), and the copy takes its data out of the span with
+ * MPI's own copy.  A sparse type is packed (its span would fill the ring). */
+static int ring_layout(int count, MPI_Datatype dt, size_t *len, MPI_Aint *lb) {
     int size = 0;
     *lb = 0;
     for (int i = 0; i < nbasic; i++)
         if (basic_type[i] == dt) {
             *len = count > 0 ? (size_t)count * (size_t)basic_size[i] : 0;
-            return 1;
+            return LAYOUT_CONTIGUOUS;
         }
     if (count <= 0 || PMPI_Type_size(dt, &size) != MPI_SUCCESS || size == 0) {
         *len = 0;
-        return 1;
+        return LAYOUT_CONTIGUOUS;
     }
     MPI_Aint xlb, extent, textent;
     PMPI_Type_get_extent(dt, &xlb, &extent);
     PMPI_Type_get_true_extent(dt, lb, &textent);
     if (textent == size && (count == 1 || extent == size)) {
         *len = (size_t)count * (size_t)size;
-        return 1;
+        return LAYOUT_CONTIGUOUS;
     }
     int psize = 0;
     PMPI_Pack_size(count, dt, MPI_COMM_SELF, &psize);
+    if (extent > 0 && textent > 0) {
+        size_t span = (size_t)(count - 1) * (size_t)extent + (size_t)textent;
+        if (span <= 4 * (size_t)psize || span <= 4096) {
+            *len = span;
+            return LAYOUT_SPAN;
+        }
+    }
     *len = (size_t)psize;
-    return 0;
+    return LAYOUT_PACKED;
 }
 
 static int mpi_send(int dest, const void *buf, int count, MPI_Datatype dt, int tag) {
@@ -269,7 +284,7 @@ static int mpi_send(int dest, const void *buf, int count, MPI_Datatype dt, int t
     MPI_Request reqs[MAX_INLINE_COPIES];
     MPI_Request *r = n <= MAX_INLINE_COPIES ? reqs : malloc(sizeof *r * (size_t)n);
     for (int c = first; c <= last; c++) PMPI_Isend(buf, count, dt, c, tag, echo.clone_comm, &r[c - first]);
-    if (hdr) put(REC_MPI, tag, dest, 0, NULL, 0, MPI_BYTE, 0, 1); /* copies wake up to receive it */
+    if (hdr) put(REC_MPI, tag, dest, 0, NULL, 0, MPI_BYTE, 0, LAYOUT_CONTIGUOUS); /* copies wake up to receive it */
     int rc = PMPI_Waitall(n, r, MPI_STATUSES_IGNORE);
     if (r != reqs) free(r);
     return rc;
@@ -278,10 +293,10 @@ static int mpi_send(int dest, const void *buf, int count, MPI_Datatype dt, int t
 static int send(int dest, const void *buf, int count, MPI_Datatype dt, int tag) {
     size_t len;
     MPI_Aint lb;
-    int contiguous = contiguous_bytes(count, dt, &len, &lb);
+    int layout = ring_layout(count, dt, &len, &lb);
     /* a description from MPI_BOTTOM (NULL with absolute addresses) is MPI's to read */
     if (!hdr || len > LARGE_BYTES || (buf == NULL && len > 0)) return mpi_send(dest, buf, count, dt, tag);
-    put(REC_DATA, tag, dest, len, buf, count, dt, lb, contiguous);
+    put(layout == LAYOUT_SPAN ? REC_SPAN : REC_DATA, tag, dest, len, buf, count, dt, lb, layout);
     return MPI_SUCCESS;
 }
 
@@ -378,9 +393,18 @@ int echo_from_rep(void *buf, int count, MPI_Datatype dt, int tag, MPI_Status *st
     const unsigned char *payload = (const unsigned char *)(r + 1);
     size_t room;
     MPI_Aint lb;
-    int contiguous = contiguous_bytes(count, dt, &room, &lb);
-    if (len > room) parted("its representative sent a larger message than it waited for");
-    if (len && contiguous) {
+    int layout = ring_layout(count, dt, &room, &lb);
+    if (r->kind == REC_SPAN) { /* the elements the span holds, taken out by MPI's copy as a receive would */
+        MPI_Aint xlb, extent, tlb, textent;
+        PMPI_Type_get_extent(dt, &xlb, &extent);
+        PMPI_Type_get_true_extent(dt, &tlb, &textent);
+        size_t n = extent > 0 && len >= (size_t)textent ? (len - (size_t)textent) / (size_t)extent + 1 : 0;
+        if (n == 0 || n > (size_t)count || (n - 1) * (size_t)extent + (size_t)textent != len)
+            parted("its representative sent a larger message than it waited for");
+        echo_copy_as_sent(payload - tlb, (int)n, dt, buf, (int)n, dt);
+    } else if (len > room) {
+        parted("its representative sent a larger message than it waited for");
+    } else if (len && layout == LAYOUT_CONTIGUOUS) {
         memcpy((unsigned char *)buf + lb, payload, len);
     } else if (len) {
         int size = 0, pos = 0;

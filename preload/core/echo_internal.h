@@ -147,6 +147,11 @@ static inline void echo_set_status(MPI_Status *status, const MPI_Status *got) {
  * duplicate of its own (*kept; 1 if it made one, to free with the operation), else *kept is dt (echo_check.c) */
 int echo_type_keep(MPI_Datatype dt, MPI_Datatype *kept);
 int echo_type_combiner(MPI_Datatype dt, int *combiner); /* MPI_Type_get_envelope's combiner */
+/* MPI_Pack's contract (packed, size, *position advanced), but the bytes are those a send of the buffer carries:
+ * MPI_Pack may drop padding a send keeps (echo_pack.c) */
+int echo_pack_as_sent(const void *buf, int count, MPI_Datatype dt, void *packed, int size, int *position);
+/* one typed buffer into another as a send and receive between them would copy it (echo_pack.c) */
+int echo_copy_as_sent(const void *in, int count, MPI_Datatype dt, void *out, int rcount, MPI_Datatype rdt);
 
 /* ---- arguments of calls a copy does not make (echo_check.c) ----
  * The error code MPI gives the same call (MPI_SUCCESS if it accepts it), asked

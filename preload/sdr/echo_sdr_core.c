@@ -31,7 +31,7 @@ struct sdr_send {
     unsigned mask; /* replicas of dst whose acks are still due */
     MPI_Request reqs[2 * SDR_MAX_REPLICAS]; /* a replica taken back may be sent one again */
     int nreqs, err;
-    void *owned; /* the packed copy it sends from, if any */
+    void *owned; /* the copy it sends from, if any (take_copy) */
     long owned_bytes;
     int released; /* its owner is done with it: freed once complete */
     double sent_at; /* when its real sends were first seen done while acks were due (late_copy), or 0 */
@@ -427,13 +427,30 @@ static void poll_acks(void) {
 #define COPIES_MAX_BYTES (256L << 20)
 static long copies_bytes;
 
-/* the send goes (and goes again) from a packed copy of its buffer from now on */
+/* the send goes (and goes again) from a copy of its buffer from now on, and every replica of its destination
+ * receives what a native send delivers, padding included (Open MPI 5's MPI_Pack, and its receive of packed bytes
+ * into a strided MPI_LONG_DOUBLE, copy only the 10 value bytes of each 16).  So the copy is the memory the data
+ * lies in, sent with the caller's type, when that is not much more than the data; a sparse type's copy is packed,
+ * by a send (echo_pack_as_sent), and a receive of it into such a type in this very process gets the 10 bytes. */
 static void take_copy(sdr_send_t *s) {
     int size = 0, pos = 0;
     MPI_Comm comm = s->c->chan[s->chan];
     PMPI_Pack_size(s->count, s->dt, comm, &size);
+    MPI_Aint lb, extent, tlb, textent;
+    PMPI_Type_get_extent(s->dt, &lb, &extent);
+    PMPI_Type_get_true_extent(s->dt, &tlb, &textent);
+    size_t span = s->count > 0 && extent > 0 && textent > 0
+                      ? (size_t)(s->count - 1) * (size_t)extent + (size_t)textent : 0;
+    if (s->buf != NULL && span > 0 && (span <= 4 * (size_t)size || span <= 4096)) { /* NULL: MPI_BOTTOM */
+        if (!s->owns_dt) s->owns_dt = echo_type_keep(s->dt, &s->dt);
+        s->owned = malloc(span);
+        memcpy(s->owned, (const char *)s->buf + tlb, span);
+        s->buf = (char *)s->owned - tlb, s->owned_bytes = (long)span;
+        copies_bytes += (long)span;
+        return;
+    }
     s->owned = malloc(size > 0 ? (size_t)size : 1);
-    if (PMPI_Pack(s->buf, s->count, s->dt, s->owned, size, &pos, comm) != MPI_SUCCESS) pos = 0;
+    if (echo_pack_as_sent(s->buf, s->count, s->dt, s->owned, size, &pos) != MPI_SUCCESS) pos = 0;
     if (s->owns_dt) PMPI_Type_free(&s->dt);
     s->owns_dt = 0;
     s->buf = s->owned, s->count = pos, s->dt = MPI_PACKED, s->owned_bytes = size;
@@ -456,7 +473,7 @@ sdr_send_t *sdr_send_start(sdr_comm_t *c, int chan, const void *buf, int count, 
     dst = sdr_peer_in(c, dst);
     *s = (sdr_send_t){.c = c, .chan = chan, .dst = dst, .tag = tag, .mode = mode, .buf = buf, .count = count,
                       .dt = dt};
-    if (copy) take_copy(s); /* the caller may reuse its buffer at once: the packed copy is what goes, and goes again */
+    if (copy) take_copy(s); /* the caller may reuse its buffer at once: the copy is what goes, and goes again */
     else s->owns_dt = echo_type_keep(dt, &s->dt);
     *sends_tail = s; /* in start order: acks and re-sends take the oldest first */
     sends_tail = &s->next;

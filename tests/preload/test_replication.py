@@ -45,6 +45,19 @@ def test_battery_under_copies(mpi, programs, tmp_path, name, n, copies):
     assert "application exited with status 0" in r.stderr
 
 
+def test_copies_receive_padding_of_long_doubles_as_a_native_send_delivers_it(mpi, programs, tmp_path):
+    """A copy receives its representative's data through the channel: a strided MPI_LONG_DOUBLE went there packed,
+    and Open MPI's MPI_Pack and MPI_Unpack copy only the 10 value bytes of each 16, so the copy of rank 0 found 96
+    of 256 bytes of its gathered columns different where natively none are."""
+    expected = native(mpi, programs, "padded_types", 2)
+    r = echorun(["-n", "2", "--clones", "2", *programs["padded_types"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    for rank in range(2):
+        assert lines_by_rank(r.stdout)[rank] == expected[rank]
+        assert lines_by_rank(copy_output(r.run_dir, rank, 1)) == {rank: expected[rank]}
+    assert "r0: gathered columns: 0 of 256 bytes differ" in expected[0]
+
+
 def test_per_rank_copy_map(programs, tmp_path):
     """--clones 0=3,2=2: rank 0 has three copies, rank 2 two, the others one."""
     r = echorun(["-n", "4", "--clones", "0=3,2=2", *programs["coll"]], tmp_path / "run")

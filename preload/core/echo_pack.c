@@ -1,0 +1,51 @@
+/* The packed bytes of a typed buffer as MPI's own transfer carries them.
+ *
+ * MPI_Pack and a send need not copy the same bytes: Open MPI 5's MPI_Pack of a strided MPI_LONG_DOUBLE writes
+ * the 10 value bytes of each 16-byte element and leaves the 6 of padding in the packed buffer as they were,
+ * where its send carries all 16 (its MPI_Unpack into such a type writes the 10 too).  A program that sends long
+ * doubles and compares the received bytes with memcmp (MPICH's datatype/sendrecvt2 and sendrecvt4) saw
+ * natively what the sender had, and under echo whatever lay in echo's uninitialized copy (and a collective's own
+ * block, which Open MPI copies whole, lost them in echo's pack and unpack).  So echo's packed copies that stand
+ * for a send (a sparse datatype's: others are copied as the memory they cover and sent with their own type) are
+ * made by a send: to this process, on a private duplicate of MPI_COMM_SELF (an application's self-messages never
+ * match it), received as MPI_PACKED.  Each call has a tag of its own, so that two threads' copies never match
+ * each other's. */
+#include "echo_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+static MPI_Comm self_comm = MPI_COMM_NULL;
+static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint next_tag;
+
+/* the private duplicate of MPI_COMM_SELF and a tag no other copy in flight has */
+static MPI_Comm self_channel(int *tag) {
+    pthread_mutex_lock(&self_lock); /* made on first use, once even if two threads copy at once */
+    if (self_comm == MPI_COMM_NULL) {
+        PMPI_Comm_dup(MPI_COMM_SELF, &self_comm);
+        PMPI_Comm_set_errhandler(self_comm, MPI_ERRORS_RETURN);
+    }
+    pthread_mutex_unlock(&self_lock);
+    *tag = (int)(atomic_fetch_add(&next_tag, 1) % 32768u); /* MPI_TAG_UB is at least 32767 */
+    return self_comm;
+}
+
+int echo_pack_as_sent(const void *buf, int count, MPI_Datatype dt, void *packed, int size, int *position) {
+    int tag;
+    MPI_Comm comm = self_channel(&tag);
+    MPI_Status st;
+    int rc = PMPI_Sendrecv(buf, count, dt, 0, tag, (char *)packed + *position, size - *position, MPI_PACKED, 0, tag,
+                           comm, &st);
+    if (rc != MPI_SUCCESS) return rc;
+    int got = 0;
+    PMPI_Get_count(&st, MPI_PACKED, &got);
+    *position += got;
+    return MPI_SUCCESS;
+}
+
+int echo_copy_as_sent(const void *in, int count, MPI_Datatype dt, void *out, int rcount, MPI_Datatype rdt) {
+    int tag;
+    MPI_Comm comm = self_channel(&tag);
+    return PMPI_Sendrecv(in, count, dt, 0, tag, out, rcount, rdt, 0, tag, comm, MPI_STATUS_IGNORE);
+}
