@@ -296,6 +296,11 @@ static int send(int dest, const void *buf, int count, MPI_Datatype dt, int tag) 
     int layout = ring_layout(count, dt, &len, &lb);
     /* a description from MPI_BOTTOM (NULL with absolute addresses) is MPI's to read */
     if (!hdr || len > LARGE_BYTES || (buf == NULL && len > 0)) return mpi_send(dest, buf, count, dt, tag);
+    if (layout == LAYOUT_SPAN && !echo_span_readable((const char *)buf + lb, len)) { /* holes on unmapped pages */
+        int psize = 0;
+        PMPI_Pack_size(count, dt, MPI_COMM_SELF, &psize);
+        layout = LAYOUT_PACKED, len = (size_t)psize;
+    }
     put(layout == LAYOUT_SPAN ? REC_SPAN : REC_DATA, tag, dest, len, buf, count, dt, lb, layout);
     return MPI_SUCCESS;
 }

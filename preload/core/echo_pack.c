@@ -14,6 +14,9 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 static MPI_Comm self_comm = MPI_COMM_NULL;
 static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -48,4 +51,28 @@ int echo_copy_as_sent(const void *in, int count, MPI_Datatype dt, void *out, int
     int tag;
     MPI_Comm comm = self_channel(&tag);
     return PMPI_Sendrecv(in, count, dt, 0, tag, out, rcount, rdt, 0, tag, comm, MPI_STATUS_IGNORE);
+}
+
+/* Whether every page of [addr, addr + len) can be read, where addr and the span's last byte hold data (a type's
+ * true bounds).  A type with holes covers memory the program may never have mapped: a struct type over two
+ * separately mapped arrays with a freed one between them, a guard page; copying that span would kill the process
+ * echo watches.  A span of one page's size or less touches at most two pages, each holding data; past that, the
+ * kernel reads a byte of each page (process_vm_readv of this process answers a short count, never a fault).
+ * Where it cannot say (the call refused), the span is taken as not readable: the caller packs instead. */
+int echo_span_readable(const void *addr, size_t len) {
+    static long page;
+    if (!page) page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+    if (len <= (size_t)page) return 1;
+    enum { BATCH = 64 };
+    char sink[BATCH];
+    struct iovec local = {sink, 0}, remote[BATCH];
+    uintptr_t at = (uintptr_t)addr & ~(uintptr_t)(page - 1), end = (uintptr_t)addr + len;
+    while (at < end) {
+        int n = 0;
+        for (; n < BATCH && at < end; n++, at += (uintptr_t)page)
+            remote[n] = (struct iovec){(void *)(at < (uintptr_t)addr ? (uintptr_t)addr : at), 1};
+        local.iov_len = (size_t)n;
+        if (process_vm_readv(getpid(), &local, 1, remote, (unsigned long)n, 0) != n) return 0;
+    }
+    return 1;
 }

@@ -441,7 +441,8 @@ static void take_copy(sdr_send_t *s) {
     PMPI_Type_get_true_extent(s->dt, &tlb, &textent);
     size_t span = s->count > 0 && extent > 0 && textent > 0
                       ? (size_t)(s->count - 1) * (size_t)extent + (size_t)textent : 0;
-    if (s->buf != NULL && span > 0 && (span <= 4 * (size_t)size || span <= 4096)) { /* NULL: MPI_BOTTOM */
+    if (s->buf != NULL && span > 0 && (span <= 4 * (size_t)size || span <= 4096) && /* NULL: MPI_BOTTOM */
+        echo_span_readable((const char *)s->buf + tlb, span)) { /* its holes may lie on pages never mapped */
         if (!s->owns_dt) s->owns_dt = echo_type_keep(s->dt, &s->dt);
         s->owned = malloc(span);
         memcpy(s->owned, (const char *)s->buf + tlb, span);

@@ -58,6 +58,17 @@ def test_copies_receive_padding_of_long_doubles_as_a_native_send_delivers_it(mpi
     assert "r0: gathered columns: 0 of 256 bytes differ" in expected[0]
 
 
+def test_a_struct_type_over_an_unmapped_page_reaches_copies_whole(mpi, programs, tmp_path):
+    """Two arrays sent as one struct type with an unmapped page between them: the channel carries a type with holes
+    as the memory span it covers, and copying that span killed the representative with SIGSEGV; a span on pages
+    never mapped is packed instead."""
+    expected = native(mpi, programs, "split_arrays", 2)
+    r = echorun(["-n", "2", "--clones", "2", *programs["split_arrays"]], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert lines_by_rank(r.stdout)[0] == expected[0]
+    assert lines_by_rank(copy_output(r.run_dir, 0, 1)) == {0: expected[0]}
+
+
 def test_per_rank_copy_map(programs, tmp_path):
     """--clones 0=3,2=2: rank 0 has three copies, rank 2 two, the others one."""
     r = echorun(["-n", "4", "--clones", "0=3,2=2", *programs["coll"]], tmp_path / "run")

@@ -85,6 +85,14 @@ def test_padding_of_long_doubles_arrives_as_a_native_send_delivers_it(mpi, progr
     assert "r1: own column through MPI: 0 of 128 bytes differ" in r.stdout, r.stdout
 
 
+def test_a_struct_type_over_an_unmapped_page_is_sent_whole(mpi, programs, tmp_path):
+    """Two arrays sent as one struct type with a page between them that is not mapped: SDR's copy of a small send
+    is the memory its data lies in when that is not much more than its data, and reading that span killed the
+    sender with SIGSEGV; a span on pages never mapped is packed instead."""
+    r = echorun(["-n", "2", "--mode", "sdr", *programs["split_arrays"]], tmp_path / "run")
+    assert_native_output(mpi, programs, "split_arrays", 2, 2, r)
+
+
 @pytest.mark.parametrize("name", ["coll", "nonblocking", "comms", "comm_ctors"])
 def test_three_replicas(mpi, programs, tmp_path, name):
     r = echorun(["-n", "2", "--mode", "sdr", "--replicas", "3", *programs[name]], tmp_path / "run")
