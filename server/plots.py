@@ -12,7 +12,8 @@ import numpy as np
 
 from echo.charts import COLORS, OTHER, figure, grouped_bars, legend, svg
 from echo.records import RecordsError, read, read_run
-from echo.runfiles import has_records, record_file
+from echo.runfiles import has_records, record_file, record_files
+from server import chartcache
 
 MAX_SLICES = 2000  # calls drawn per track in the timeline: the longest ones when a copy made more
 MAX_LABELLED = 20  # marks of the rank page's divergence chart labelled with their call number
@@ -28,6 +29,27 @@ def call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list,
     only: {(rank, copy): real rank} of the copies to draw, the first MAX_TRACKS of them read (a range of ranks of a
     large run); None: every copy."""
     chosen = sorted(only.items())[:MAX_TRACKS] if only is not None else None
+    # in their order: it is the order the marks are drawn and named in the legend
+    marked = [(e.kind, e.app_rank, e.copy, e.call_seq) for e in events if e.kind in MARKED and e.call_seq is not None]
+    return chartcache.drawn("call-timeline", (run_dir, record_stats(Path(run_dir), chosen), sorted(roles.items()),
+                                              marked, chosen, None if only is None else len(only)),
+                            lambda: _call_timeline(run_dir, roles, events, only, chosen))
+
+
+def record_stats(run_dir: Path, chosen: list[tuple[tuple[int, int], int]] | None) -> list[tuple[str, int, int]]:
+    """(name, size, modification time) of the record files the timeline reads (`chosen`'s, else all): what says
+    that they are the ones it was drawn from."""
+    try:
+        if not has_records(run_dir):
+            return []
+        paths = record_files(run_dir) if chosen is None else [record_file(run_dir, real) for _, real in chosen]
+        return [(p.name, st.st_size, st.st_mtime_ns) for p in paths if p.is_file() for st in [p.stat()]]
+    except OSError:
+        return []
+
+
+def _call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list,
+                   only: dict[tuple[int, int], int] | None, chosen: list | None) -> str | None:
     try:
         if not has_records(Path(run_dir)):
             files = []
@@ -113,9 +135,10 @@ def mpi_times(procs: list, summaries: list) -> str | None:
     if not values:
         return None
     groups = list(dict.fromkeys(f"rank {p.app_rank}" for p in procs))
-    return grouped_bars("seconds inside MPI calls per copy, MPI_Init and MPI_Finalize left out", groups,
-                         sorted({p.copy for p in procs}), values, "time inside MPI calls (s)", "not recorded",
-                         lambda v: f"{v:,.4g} s", gid="mpi-time")
+    copies = sorted({p.copy for p in procs})
+    return chartcache.drawn("mpi-time", (groups, copies, list(values.items())), lambda: grouped_bars(
+        "seconds inside MPI calls per copy, MPI_Init and MPI_Finalize left out", groups, copies, values,
+        "time inside MPI calls (s)", "not recorded", lambda v: f"{v:,.4g} s", gid="mpi-time"))
 
 
 def calls_per_function(rank: int, functions: list[str], copies: list[int], calls: dict[tuple[int, str], int]) -> str:
@@ -130,6 +153,11 @@ def status_timeline(title: str, rows: list[tuple[str, int, list[tuple[int, str]]
     """One bar per process along its calls (label, calls, [(call, status), ...]; each starts `good`): green while
     `good`, red while not. Each change is written at its call (`call N: status`), as the SVG group
     `{gid}-{row}-{change}` (rows from 0, top down; changes from 1)."""
+    return chartcache.drawn("status-timeline", (title, rows, good, gid), lambda: _status_timeline(title, rows, good,
+                                                                                                  gid))
+
+
+def _status_timeline(title: str, rows: list[tuple[str, int, list[tuple[int, str]]]], good: str, gid: str) -> str:
     fig, ax = figure(1.0 + 0.45 * len(rows))
     for i, (_, calls, changes) in enumerate(rows):
         edges = [(0, good), *sorted(changes, key=lambda c: c[0]), (max(calls, 1), None)]
