@@ -72,6 +72,8 @@ def test_slow_copy_timeline(browser, served, real_runs):
     assert status == "non-recommended" and 10 <= call <= 14, changes
     assert "a process was slow" in browser.find_element(By.CSS_SELECTOR, "ul.hosts").text
     shot(browser, "slow-copy")
+    browser.find_element(By.LINK_TEXT, "docs/perf.md").click()  # the page's pointer to the document works
+    assert browser.find_element(By.TAG_NAME, "body").text.startswith("# Slow processes and hosts, found from")
 
 
 def test_excluded_replica_timeline(browser, served, real_runs):
