@@ -72,8 +72,17 @@ def test_slow_copy_timeline(browser, served, real_runs):
     assert status == "non-recommended" and 10 <= call <= 14, changes
     assert "a process was slow" in browser.find_element(By.CSS_SELECTOR, "ul.hosts").text
     shot(browser, "slow-copy")
-    browser.find_element(By.LINK_TEXT, "docs/perf.md").click()  # the page's pointer to the document works
-    assert browser.find_element(By.TAG_NAME, "body").text.startswith("# Slow processes and hosts, found from")
+
+
+def test_the_documents_a_run_page_names_open(browser, served, real_runs):
+    """The run page says where its charts are explained (docs/perf.md, docs/sdr.md): each a link to the document
+    the server has from the installed package."""
+    from selenium.webdriver.common.by import By
+
+    for run, doc, first in (("slowed", "perf", "# Slow processes and hosts"), ("excluded", "sdr", "# SDR mode")):
+        browser.get(f"{served}/runs/{real_runs[run][1]}")
+        browser.find_element(By.LINK_TEXT, f"docs/{doc}.md").click()
+        assert browser.find_element(By.TAG_NAME, "body").text.startswith(first), browser.current_url
 
 
 def test_excluded_replica_timeline(browser, served, real_runs):
