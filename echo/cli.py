@@ -401,6 +401,18 @@ def plan_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def docs_command(args: argparse.Namespace) -> int:
+    from echo import userdocs
+
+    if args.name is None:
+        width = max(map(len, userdocs.names()))
+        for name in userdocs.names():
+            print(f"{name:<{width}}  {userdocs.title(name)}")
+        return 0
+    print(userdocs.read(args.name), end="")
+    return 0
+
+
 def build_command(args: argparse.Namespace) -> int:
     print(ensure_library())
     return 0
@@ -438,7 +450,8 @@ def _guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace, 
 
 
 def echorun_main(argv: list[str] | None = None) -> int:
-    p = Parser(prog="echorun", description="Run an MPI program with every rank transparently cloned.")
+    p = Parser(prog="echorun", description="Run an MPI program with every rank transparently cloned. The documents "
+               "named docs/NAME.md here and in messages: mpiecho docs NAME.")
     p.add_argument("--version", action="version", version=f"echo {__version__}")
     add_run_options(p)
     args = p.parse_args(argv)
@@ -446,7 +459,8 @@ def echorun_main(argv: list[str] | None = None) -> int:
 
 
 def mpiecho_main(argv: list[str] | None = None) -> int:
-    p = Parser(prog="mpiecho", description="echo: cloned MPI runs, their records and reports.")
+    p = Parser(prog="mpiecho", description="echo: cloned MPI runs, their records and reports. The documents named "
+               "docs/NAME.md here and in messages: mpiecho docs NAME.")
     p.add_argument("--version", action="version", version=f"echo {__version__}")
     p.add_argument("--cflags", action="store_true",
                    help="print the compiler flags for echo's headers (echo_reinit.h: MPI_Reinit and checkpoints)")
@@ -477,7 +491,8 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     rp.add_argument("--db", metavar="URL", help=db_help)
     rp.add_argument("--html", metavar="FILE", help="write the run's web page as one static file instead")
     rp.set_defaults(fn=report_command)
-    sv = sub.add_parser("serve", help="the echo server: JSON API, web reports (OpenAPI docs at /docs)")
+    sv = sub.add_parser("serve", help="the echo server: JSON API, web reports (OpenAPI docs at /docs, "
+                        "echo's documents at /docs/NAME.md)")
     sv.add_argument("--db", metavar="URL", help=db_help)
     sv.add_argument("--host", default="127.0.0.1")
     sv.add_argument("--port", type=int, default=8080)
@@ -549,6 +564,10 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
                     help="the highest acceptable probability of losing the application (default 1e-3)")
     pl.add_argument("--json", action="store_true", help="print the plan as JSON")
     pl.set_defaults(fn=plan_command)
+    dc = sub.add_parser("docs", help="echo's documents, the docs/NAME.md that help and messages name: list them, or "
+                        "print one")
+    dc.add_argument("name", nargs="?", metavar="NAME", help="the document: as messages name it (docs/sdr.md), or sdr")
+    dc.set_defaults(fn=docs_command)
     b = sub.add_parser("build", help="build (or find in the cache) the preload library and print its path")
     b.set_defaults(fn=build_command)
     args, extra = p.parse_known_args(argv)

@@ -1,14 +1,15 @@
 """The web pages (rendered by server/pages.py): the runs, a run, a rank of a run, a run's timeline, a program's
-runs. Their errors are pages too (html_error)."""
+runs; echo's documents (docs/NAME.md, which the pages name), as text. Their errors are pages too (html_error)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.exception_handlers import http_exception_handler, request_validation_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from sqlalchemy.orm import Session
 
+from echo import userdocs
 from server import pages
 from server.deps import page_reader
 from server.queryargs import count_arg, date_arg, flag_arg
@@ -24,7 +25,8 @@ def html_or_404(html: str | None, what: str) -> HTMLResponse:
 
 async def html_error(request: Request, e: Exception) -> Response:
     """An error of a page as a page (a browser shows it, with a way back); of the API as FastAPI says it, JSON."""
-    api = request.url.path.startswith(("/api/", "/docs", "/openapi"))
+    path = request.url.path
+    api = path.startswith(("/api/", "/docs-files", "/openapi")) or path == "/docs"  # /docs/NAME.md: a document
     if isinstance(e, RequestValidationError):
         if api:
             return await request_validation_exception_handler(request, e)
@@ -70,3 +72,12 @@ def rank_html(run_id: str, rank: int, s: Session = Depends(page_reader)) -> HTML
 @router.get("/programs/{program}", response_class=HTMLResponse)
 def program_html(program: str, s: Session = Depends(page_reader)) -> HTMLResponse:
     return html_or_404(pages.program_page(s, program=program), f"runs of {program!r}")
+
+
+@router.get("/docs/{name}", response_class=PlainTextResponse)
+def document(name: str) -> PlainTextResponse:
+    """A document the pages link to (/docs/sdr.md), as the wheel carries it: Markdown, read as text."""
+    try:
+        return PlainTextResponse(userdocs.read(name))
+    except LookupError as e:
+        raise HTTPException(404, str(e)) from None

@@ -19,6 +19,26 @@ def test_version_and_help():
     assert "--clones" in run("echorun", "--help").stdout
 
 
+def test_docs_prints_the_documents_the_messages_name(tmp_path):
+    """Messages say docs/NAME.md; `mpiecho docs` takes that name as written, or short, from any directory."""
+    repo_doc = (Path(__file__).resolve().parents[2] / "docs" / "replication.md").read_text()
+    for name in ("docs/replication.md", "replication.md", "replication"):
+        r = subprocess.run([str(BIN / "mpiecho"), "docs", name], capture_output=True, text=True, cwd=tmp_path)
+        assert r.returncode == 0 and r.stdout == repo_doc, r.stderr
+    listing = run("mpiecho", "docs").stdout.splitlines()
+    assert ["replication", "Replication: the rank model and the semantics of each call"] in \
+        [line.split(maxsplit=1) for line in listing]
+    assert len(listing) == len(list((Path(__file__).resolve().parents[2] / "docs").glob("*.md")))
+    assert "mpiecho docs NAME" in run("echorun", "--help").stdout  # where a help's docs/NAME.md is read
+
+
+def test_docs_refuses_an_unknown_name_in_one_line():
+    for name in ("replicaton", "../README", "docs/images/page-run.png"):
+        r = run("mpiecho", "docs", name)
+        assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
+        assert r.stderr.startswith(f"mpiecho: no document {name!r}") and "replication, rma" in r.stderr
+
+
 def test_python_dash_m():
     r = subprocess.run([sys.executable, "-m", "echo", "--version"], capture_output=True, text=True)
     assert r.stdout.strip() == f"echo {__version__}"

@@ -64,6 +64,7 @@ def test_sdist_and_wheel_carry_every_file(user):
     shipped += [f"collectors/{p.parent.name}/{p.name}" for pattern in ("*/*.c", "*/*.h", "*/*.supp", "*/*.html")
                 for p in (REPO / "collectors").glob(pattern)]
     shipped += [f"echo/web/{p.relative_to(REPO / 'web')}" for p in (REPO / "web").rglob("*") if p.is_file()]
+    shipped += [f"echo/docs/{p.name}" for p in (REPO / "docs").glob("*.md")]  # what --help and messages name
     shipped += ["echo/examples/ring.c", "echo/exec.sh", "echo/store/migrations/env.py"]
     assert "echo/preload/gen/gen_wrappers.py" in shipped and "echo/web/templates/run.html" in shipped
     assert "collectors/papi/run.html" in shipped  # a role's page sections are its own templates
@@ -114,9 +115,26 @@ def test_every_command_works_from_anywhere(user):
         assert css == (Path(cflags[2:]).parent / "web" / "static" / "echo.css").read_text()
         run_page = urllib.request.urlopen(f"http://127.0.0.1:{port}/runs/{run_ids[0]}", timeout=5).read().decode()
         assert run_ids[0] in run_page and "py_p2p.py" in run_page
+        doc = urllib.request.urlopen(f"http://127.0.0.1:{port}/docs/perf.md", timeout=5).read().decode()
+        assert doc == (REPO / "docs" / "perf.md").read_text()  # the document the run page links to
     finally:
         os.killpg(server.pid, 15)
         server.wait(10)
+
+
+def test_the_documents_messages_name_are_installed(user):
+    """--help and the errors say docs/sdr.md: an installed echo, away from any checkout, prints it."""
+    cwd = user[2]
+    assert "docs/sdr.md" in run(user, "echorun", "--help").stdout
+    for name in ("docs/sdr.md", "sdr"):
+        r = run(user, "mpiecho", "docs", name)
+        assert r.returncode == 0 and r.stdout == (REPO / "docs" / "sdr.md").read_text(), r.stderr
+    listing = run(user, "mpiecho", "docs")
+    assert "sdr  " in listing.stdout and "replicas that survive crashes" in listing.stdout
+    bad = run(user, "mpiecho", "docs", "docs/srd.md")
+    assert bad.returncode == 2 and bad.stdout == "" and len(bad.stderr.splitlines()) == 1
+    assert "no document 'docs/srd.md'" in bad.stderr and "sdr" in bad.stderr and "Traceback" not in bad.stderr
+    assert list(cwd.iterdir()) == []
 
 
 def test_read_commands_create_no_store(user, tmp_path):

@@ -101,3 +101,18 @@ def test_reads_can_require_a_token(tmp_path):
     c, token = make_client(f"sqlite:///{tmp_path / 's.db'}", tmp_path / "st", read_token=True)
     assert c.get("/api/runs").status_code == 401
     assert c.get("/api/runs", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+
+
+def test_the_documents_the_pages_name_are_served(tmp_path):
+    """The pages say docs/perf.md and link /docs/perf.md: the installed document, readable without a token even
+    where reads need one (it is not a run); a wrong name is a page naming the documents, and /docs stays the API's."""
+    from pathlib import Path
+
+    c, _ = make_client(f"sqlite:///{tmp_path / 's.db'}", tmp_path / "st", read_token=True)
+    r = c.get("/docs/perf.md")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+    assert r.text == (Path(__file__).resolve().parents[2] / "docs" / "perf.md").read_text()
+    bad = c.get("/docs/prf.md")
+    assert bad.status_code == 404 and bad.headers["content-type"].startswith("text/html")
+    assert "no document &#39;prf.md&#39;" in bad.text and "perf, perturb" in bad.text
+    assert "swagger-ui" in c.get("/docs").text

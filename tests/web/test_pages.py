@@ -74,6 +74,17 @@ def test_slow_copy_timeline(browser, served, real_runs):
     shot(browser, "slow-copy")
 
 
+def test_the_documents_a_run_page_names_open(browser, served, real_runs):
+    """The run page says where its charts are explained (docs/perf.md, docs/sdr.md): each a link to the document
+    the server has from the installed package."""
+    from selenium.webdriver.common.by import By
+
+    for run, doc, first in (("slowed", "perf", "# Slow processes and hosts"), ("excluded", "sdr", "# SDR mode")):
+        browser.get(f"{served}/runs/{real_runs[run][1]}")
+        browser.find_element(By.LINK_TEXT, f"docs/{doc}.md").click()
+        assert browser.find_element(By.TAG_NAME, "body").text.startswith(first), browser.current_url
+
+
 def test_excluded_replica_timeline(browser, served, real_runs):
     """SDR: the slowed replica's bar turns red where it was excluded (about its 32nd call: two slow rounds of 16
     communication calls) and stays red to its end (stopped); every replica starts green."""
