@@ -333,10 +333,13 @@ def real_runs(programs, tmp_path_factory):
 
 
 def busy_host(run_dir) -> str | None:
-    """Why the run judged nothing because other work kept this host's cores busy (the job had a core a process
-    but did not get them), or None."""
+    """Why the run judged nothing, or left phases out, because other work kept this host's cores busy (the job had
+    a core a process but did not get them), or None."""
     perf = json.loads((run_dir / "perf.json").read_text())
-    return next((p["reason"] for p in perf["not_judged"] if " was busy: " in p["reason"]), None)
+    left = [f"{p['phases']} of rank {p['rank']}'s {p['of']} phases ran while {', '.join(p['hosts'])} was busy"
+            for p in perf.get("busy_left_out", [])]  # a burst of other work: those phases were left out
+    return next((p["reason"] for p in perf["not_judged"] if " was busy: " in p["reason"]), None) or \
+        ("; ".join(left) if left else None)
 
 
 def skip_if_busy(run_dir) -> None:
