@@ -5,6 +5,7 @@ restart point ends the job cleanly."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -89,7 +90,12 @@ def test_two_ranks_killed_at_the_same_moment_are_repaired_in_one_go(programs, fa
                  PAUSE_MS], tmp_path / "run", timeout=240)
     assert r.returncode == 0, r.stderr
     assert r.stdout == failure_free["c"]
-    assert r.stderr.count("echo: Reinit: rank") == 1 and "echo: Reinit: ranks 1 2 failed" in r.stderr, r.stderr
+    # one repair for both (its attempts may be two: Open MPI now and then starts no process in a spawn, and the
+    # root that waited for them ends itself, said, and is restarted in that repair too)
+    repairs = re.findall(r"echo: Reinit: ranks ([\d ]+) failed; restarted in", r.stderr)
+    assert len(repairs) == 1 and repairs[0] in ("1 2", "0 1 2"), r.stderr
+    if repairs[0] == "0 1 2":
+        assert "echo: Reinit: rank 0 ends itself: the processes it was starting did not join" in r.stderr, r.stderr
 
 
 def test_program_without_checkpoints_restarts_from_the_beginning(programs, tmp_path):
