@@ -229,7 +229,7 @@ def analyse(run_dir: str | Path, params: Params = Params(), cores: int | None = 
         if len(group) < 2:
             judged[:] = False
         busy = busy_phases(group, n, load)
-        busy_pools = judged & pools_with(busy, judged)
+        busy_pools = pools_with(busy, judged)  # true only at the ends of pools, which are the judged phases
         if busy_pools.any():
             left_out.append({"rank": rank, "phases": int(busy_pools.sum()), "of": int(judged.sum()),
                              "hosts": sorted({f.host for f in group})})
