@@ -182,13 +182,19 @@ def flags() -> list[str]:
     return [role.SPEC["flag"] for role in _ordered("listed")]
 
 
-def _dest(option: dict[str, Any]) -> str:
+def option_dest(option: dict[str, Any]) -> str:
+    """The field of Options an option (as argparse takes it: {"flags": [...], ...}) fills: argparse's dest."""
     return option.get("dest") or next(f for f in option["flags"] if f.startswith("--"))[2:].replace("-", "_")
 
 
-def _default(option: dict[str, Any]) -> Any:
+def option_default(option: dict[str, Any]) -> Any:
     """An option's value when it is not given (argparse's own rule: False for a flag, else None)."""
     return option.get("default", False if option.get("action") == "store_true" else None)
+
+
+def add_option(target: Any, option: dict[str, Any]) -> None:
+    """One option, as argparse takes it, on a parser or a group of one (roles' and modes' options alike)."""
+    target.add_argument(*option["flags"], **{k: v for k, v in option.items() if k != "flags"})
 
 
 def fields() -> list[tuple[str, Any, Any]]:
@@ -197,7 +203,7 @@ def fields() -> list[tuple[str, Any, Any]]:
     for s in listed():
         declared = s.get("fields")
         if declared is None:
-            declared = {_dest(o): (_default(o), Any) for o in s.get("options", [])}
+            declared = {option_dest(o): (option_default(o), Any) for o in s.get("options", [])}
         out += [(name, kind, default) for name, (default, kind) in declared.items()]
     return out
 
@@ -208,8 +214,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
     for s in sorted(listed(), key=lambda s: not s.get("group")):
         target = p.add_argument_group(s["group"]) if s.get("group") else p
         for o in s.get("options", []):
-            settings = {k: v for k, v in o.items() if k != "flags"}
-            target.add_argument(*o["flags"], **settings)
+            add_option(target, o)
 
 
 def option_values(args: argparse.Namespace, nranks: int) -> dict[str, Any]:
@@ -219,8 +224,8 @@ def option_values(args: argparse.Namespace, nranks: int) -> dict[str, Any]:
         if s.get("from_args"):
             continue
         for o in s.get("options", []):
-            dest = _dest(o)
-            out[dest] = getattr(args, dest, _default(o))
+            dest = option_dest(o)
+            out[dest] = getattr(args, dest, option_default(o))
     for from_args in hooks("from_args"):
         out.update(from_args(args, nranks))
     return out

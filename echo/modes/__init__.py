@@ -7,8 +7,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from collectors.roles import add_option, option_default, option_dest
 from echo.modes import clones, reinit, sdr
-from echo.modes.mode import Mode, ModeError, dest
+from echo.modes.mode import Mode, ModeError
 
 MODES: dict[str, Mode] = {mode.name: mode for mode in (clones.MODE, reinit.MODE, sdr.MODE)}
 NAMES = tuple(MODES)  # --mode's choices; the first is the default
@@ -33,21 +34,21 @@ def add_options(p: argparse.ArgumentParser) -> None:
         if mode.options:
             group = p.add_argument_group(f"--mode {mode.name}")
             for o in mode.options:
-                group.add_argument(*o["flags"], **{k: v for k, v in o.items() if k != "flags"})
+                add_option(group, o)
 
 
 def fields() -> list[tuple[str, Any, Any]]:
     """(name, type, default) of every field the modes add to Options."""
-    return [(dest(o), Any, o.get("default")) for mode in MODES.values() for o in mode.options]
+    return [(option_dest(o), Any, option_default(o)) for mode in MODES.values() for o in mode.options]
 
 
 def option_values(args: argparse.Namespace) -> dict[str, Any]:
     """The modes' fields of Options from the parsed options (an option a caller's namespace lacks: its default)."""
-    return {dest(o): mode.value(dest(o), getattr(args, dest(o), o.get("default")))
+    return {option_dest(o): mode.value(option_dest(o), getattr(args, option_dest(o), option_default(o)))
             for mode in MODES.values() for o in mode.options}
 
 
 def foreign_options(opts: Any, mode: Mode) -> list[str]:
     """The options of other modes given (their value not their default) to a run of `mode`, each with its mode."""
     return [f"{o['flags'][0]} (--mode {other.name}'s)" for other in MODES.values() if other is not mode
-            for o in other.options if getattr(opts, dest(o)) != other.value(dest(o), o.get("default"))]
+            for o in other.options if getattr(opts, option_dest(o)) != other.value(option_dest(o), option_default(o))]

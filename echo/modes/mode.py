@@ -102,7 +102,3 @@ class Mode:
         could not be written (echorun says so; the run is kept)."""
         return ending.status
 
-
-def dest(option: dict[str, Any]) -> str:
-    """The field of Options an option fills (argparse's dest)."""
-    return option.get("dest") or option["flags"][0].lstrip("-").replace("-", "_")
