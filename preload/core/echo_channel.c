@@ -268,15 +268,9 @@ static int ring_layout(int count, MPI_Datatype dt, size_t *len, MPI_Aint *lb) {
     }
     int psize = 0;
     PMPI_Pack_size(count, dt, MPI_COMM_SELF, &psize);
-    if (extent > 0 && textent > 0) {
-        size_t span = (size_t)(count - 1) * (size_t)extent + (size_t)textent;
-        if (span <= 4 * (size_t)psize || span <= 4096) {
-            *len = span;
-            return LAYOUT_SPAN;
-        }
-    }
-    *len = (size_t)psize;
-    return LAYOUT_PACKED;
+    size_t span = echo_type_span(count, dt, psize, lb);
+    *len = span ? span : (size_t)psize;
+    return span ? LAYOUT_SPAN : LAYOUT_PACKED;
 }
 
 static int mpi_send(int dest, const void *buf, int count, MPI_Datatype dt, int tag) {

@@ -153,6 +153,7 @@ int echo_pack_as_sent(const void *buf, int count, MPI_Datatype dt, void *packed,
 /* one typed buffer into another as a send and receive between them would copy it (echo_pack.c) */
 int echo_copy_as_sent(const void *in, int count, MPI_Datatype dt, void *out, int rcount, MPI_Datatype rdt);
 int echo_span_readable(const void *addr, size_t len); /* every page of a type's span mapped and readable */
+size_t echo_type_span(int count, MPI_Datatype dt, int packed, MPI_Aint *tlb); /* its span, 0: sparse (pack it) */
 
 /* ---- arguments of calls a copy does not make (echo_check.c) ----
  * The error code MPI gives the same call (MPI_SUCCESS if it accepts it), asked

@@ -76,3 +76,15 @@ int echo_span_readable(const void *addr, size_t len) {
     }
     return 1;
 }
+
+/* The memory (count, dt) covers from its true lower bound (`*tlb` from the buffer), when a copy of it should be
+ * that span sent with its own type rather than packed bytes (which may lack bytes a send carries, above): when the
+ * span is not much more than its `packed` bytes (4 times, or 4 KiB); 0 for a sparse type, packed instead. */
+size_t echo_type_span(int count, MPI_Datatype dt, int packed, MPI_Aint *tlb) {
+    MPI_Aint lb, extent, textent;
+    PMPI_Type_get_extent(dt, &lb, &extent);
+    PMPI_Type_get_true_extent(dt, tlb, &textent);
+    if (count <= 0 || extent <= 0 || textent <= 0) return 0;
+    size_t span = (size_t)(count - 1) * (size_t)extent + (size_t)textent;
+    return span <= 4 * (size_t)(packed > 0 ? packed : 0) || span <= 4096 ? span : 0;
+}

@@ -436,12 +436,9 @@ static void take_copy(sdr_send_t *s) {
     int size = 0, pos = 0;
     MPI_Comm comm = s->c->chan[s->chan];
     PMPI_Pack_size(s->count, s->dt, comm, &size);
-    MPI_Aint lb, extent, tlb, textent;
-    PMPI_Type_get_extent(s->dt, &lb, &extent);
-    PMPI_Type_get_true_extent(s->dt, &tlb, &textent);
-    size_t span = s->count > 0 && extent > 0 && textent > 0
-                      ? (size_t)(s->count - 1) * (size_t)extent + (size_t)textent : 0;
-    if (s->buf != NULL && span > 0 && (span <= 4 * (size_t)size || span <= 4096) && /* NULL: MPI_BOTTOM */
+    MPI_Aint tlb;
+    size_t span = echo_type_span(s->count, s->dt, size, &tlb);
+    if (s->buf != NULL && span > 0 && /* NULL: MPI_BOTTOM */
         echo_span_readable((const char *)s->buf + tlb, span)) { /* its holes may lie on pages never mapped */
         if (!s->owns_dt) s->owns_dt = echo_type_keep(s->dt, &s->dt);
         s->owned = malloc(span);
