@@ -58,10 +58,10 @@ class ProcessEnd:
 
 def read_status(run_dir: Path, real: int) -> ProcessEnd | None:
     """None for a process that never loaded the library."""
-    path = status_file(run_dir, real)
-    if not path.is_file():
+    try:  # one open, no stat before it: a run of thousands of processes reads as many of these
+        words = status_file(run_dir, real).read_text().split()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
-    words = path.read_text().split()
     state = words[0] if words else "started"
     sig = int(words[1]) if len(words) > 1 and words[1].isdigit() and int(words[1]) else None
     when = float(words[2]) if len(words) > 2 and words[2].replace(".", "", 1).isdigit() else 0.0

@@ -9,6 +9,7 @@ came before it.
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ FIXED = struct.Struct("<8s4I5iIdQQQQ")
 FLAG_ERROR = 1
 
 
+@functools.cache  # a handful of layouts; asked once per record file
 def record_dtype(nslots: int) -> np.dtype:
     """The record of a file with `nslots` role-data slots."""
     return np.dtype(FIELDS + ([("slot", "<u8", (nslots,))] if nslots else []))
@@ -79,6 +81,13 @@ def _text(raw: bytes) -> str:
     return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
 
 
+@functools.lru_cache(maxsize=16)
+def function_table(raw: bytes, nfun: int) -> list[str]:
+    """The header's NUL-separated function names, decoded once per table: every process of a run has the same
+    (the MPI's), and a run of thousands of processes would decode it thousands of times. Shared: never modify."""
+    return [f.decode() for f in raw.split(b"\0")[:nfun]]
+
+
 def read(path: str | Path) -> RecordFile:
     path = Path(path)
     data = path.read_bytes()
@@ -107,7 +116,7 @@ def read(path: str | Path) -> RecordFile:
     slot_names = [_text(data[off + 32 * i:off + 32 * (i + 1)]) for i in range(nslots)]
     off += 32 * MAX_SLOTS
     mpi_library, off = _text(data[off:off + 256]), off + 256
-    functions = [f.decode() for f in data[off:header_size].split(b"\0")[:nfun]]
+    functions = function_table(data[off:header_size], nfun)
 
     body = len(data) - header_size
     whole = body // dtype.itemsize
@@ -188,9 +197,10 @@ def read_restart_lost(run_dir: str | Path) -> list[tuple[int, int, LostCalls | R
 def read_lost_file(path: Path) -> LostCalls | None:
     """A .lost file: the mapped one the library reserves before the first call (layout 2, docs/records.md), or
     the text one of echo before it (layout 1); None when there is none or its records never stopped."""
-    if not path.is_file():
+    try:  # one open, no stat before it: every process of a run has one
+        data = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
-    data = path.read_bytes()
     if data.startswith(b"echo-lost 1\n"):
         return _read_lost_text(path, data.decode("utf-8", "replace"))
     if len(data) < LOST_FIXED.size or not data.startswith(LOST_MAGIC):

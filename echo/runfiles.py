@@ -73,7 +73,18 @@ def records_dir(run_dir: Path) -> Path:
 
 
 def record_file(run_dir: Path, real: int) -> Path:
-    return records_dir(run_dir) / f"{real}.rec"
+    return Path(run_dir, "records", f"{real}.rec")  # one Path made, not three: called per process
+
+
+def record_sizes(run_dir: Path) -> dict[int, int]:
+    """Each record file's size in bytes, by real rank, from one listing of the folder (a stat per process would
+    cost more than reading the records of a run of thousands of processes)."""
+    try:
+        entries = list(os.scandir(records_dir(run_dir)))
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    return {int(e.name[:-4]): e.stat().st_size for e in entries
+            if e.name.endswith(".rec") and e.name[:-4].isdigit() and e.is_file()}
 
 
 def has_records(run_dir: Path) -> bool:
@@ -83,7 +94,7 @@ def has_records(run_dir: Path) -> bool:
 
 def lost_file(run_dir: Path, real: int) -> Path:
     """The summaries of the calls a process made after its records stopped (echo/records.py reads it)."""
-    return records_dir(run_dir) / f"{real}.lost"
+    return Path(run_dir, "records", f"{real}.lost")
 
 
 def record_files(run_dir: Path) -> list[Path]:
@@ -114,7 +125,7 @@ def restart_lost_files(run_dir: Path) -> list[tuple[int, int, Path]]:
 
 
 def status_file(run_dir: Path, real: int) -> Path:
-    return Path(run_dir) / "procs" / f"{real}.status"
+    return Path(run_dir, "procs", f"{real}.status")
 
 
 def status_files(run_dir: Path) -> list[Path]:
@@ -122,7 +133,7 @@ def status_files(run_dir: Path) -> list[Path]:
 
 
 def metrics_file(run_dir: Path, real: int) -> Path:
-    return Path(run_dir) / "metrics" / f"{real}.txt"
+    return Path(run_dir, "metrics", f"{real}.txt")
 
 
 def event_files(run_dir: Path) -> list[Path]:

@@ -292,8 +292,10 @@ def cut_reports(run_dir: Path, procs: list[tuple[int, int, int, str]], program: 
     out = {}
     for _real, app, copy, role in procs:
         tool = role.split("-slice-")[0]
+        if tool not in TOOLS:  # most processes of a run: no report to look for
+            continue
         path = report_path(run_dir, app, copy, tool)
-        if tool in TOOLS and path.is_file() and report_cut(tool, path):
+        if path.is_file() and report_cut(tool, path):
             out[app, copy] = cut_text(tool, path, app, copy, program)
     return out
 

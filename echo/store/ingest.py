@@ -18,7 +18,16 @@ from echo.constants import EXIT_NOT_FIRED
 from echo.procstatus import read_status
 from echo.progress import Progress
 from echo.records import FLAG_ERROR, LostCalls, RecordFile, RecordsError, read, read_lost, read_restart_lost
-from echo.runfiles import lost_file, metrics_file, perf_json_file, plan_procs, plan_value, read_meta, record_file
+from echo.runfiles import (
+    lost_file,
+    metrics_file,
+    perf_json_file,
+    plan_procs,
+    plan_value,
+    read_meta,
+    record_file,
+    record_sizes,
+)
 from echo.sdc import EXIT_CORRECTED, EXIT_DIVERGED, outcome, read_events
 from echo.store.models import CallSummary, Event, Metric, Proc, Run, RunValue
 
@@ -73,8 +82,12 @@ def summarize(f: RecordFile) -> dict[str, np.ndarray]:
 def read_metrics(run_dir: Path, real: int) -> list[tuple[str, float, str]]:
     """What a process reported about itself: "name<TAB>value<TAB>unit" lines."""
     path = metrics_file(run_dir, real)
+    try:  # one open, no stat before it: a run of thousands of processes reads as many of these
+        lines = path.read_text().splitlines()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return []
     out = []
-    for line in path.read_text().splitlines() if path.is_file() else []:
+    for line in lines:
         name, value, unit = line.split("\t")
         out.append((name, float(value), unit))
     return out
@@ -160,18 +173,17 @@ def ingest(run_dir: str | Path, engine: Engine, meta: dict | None = None) -> str
     procs, summaries, events, metrics = [], [], [], []
     mpi_library = ""
     planned_procs = plan_procs(run_dir)
-    sizes = [(run_dir / "records" / f"{real}.rec").stat().st_size if (run_dir / "records" / f"{real}.rec").is_file()
-             else 0 for real, *_ in planned_procs]
-    progress = Progress("store", sum(sizes), "MiB")  # reading the records is most of the work
-    for n, ((real, app, copy, role), size) in enumerate(zip(planned_procs, sizes, strict=True), 1):
+    sizes = record_sizes(run_dir)
+    progress = Progress("store", sum(sizes.values()), "MiB")  # reading the records is most of the work
+    for n, (real, app, copy, role) in enumerate(planned_procs, 1):
         state = process_state(run_dir, real, meta.get("interrupted"))
-        path = record_file(run_dir, real)
+        size = sizes.get(real)
         f = None
-        if path.is_file():
+        if size is not None:
             try:
-                f = read(path)
+                f = read(record_file(run_dir, real))
             except RecordsError as e:
-                if path.stat().st_size or not lost_file(run_dir, real).is_file():  # else: refused by the disk
+                if size or not lost_file(run_dir, real).is_file():  # else: refused by the disk
                     events.append(dict(kind="records-damaged", app_rank=app, copy=copy, message=str(e)))
         if f is not None and f.damage:
             events.append(dict(kind="records-damaged", app_rank=app, copy=copy, message=f.damage))
@@ -208,7 +220,7 @@ def ingest(run_dir: str | Path, engine: Engine, meta: dict | None = None) -> str
         mpi_time = sum(row[3] for row in per_function.values())
         procs.append(dict(real_rank=real, app_rank=app, copy=copy, role=role, host=host, pid=pid, state=state,
                           calls=calls, bytes=nbytes, mpi_time=mpi_time, wall_time=wall))
-        progress.step(size, f"{n} of {len(planned_procs)} processes' records read")
+        progress.step(size or 0, f"{n} of {len(planned_procs)} processes' records read")
     sdc_events = read_events(run_dir)
     kinds = roles.event_kinds()  # a role's event whose C part wrote a whole sentence keeps it alone (PAPI's)
     events = [dict(kind=e.kind, app_rank=e.app_rank, copy=e.copy, call_seq=e.call,
