@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from collectors import papi, perturb, valgrind
+from collectors import papi, perturb, strace, valgrind
 from collectors.role import Role, RoleError, check
 
 
@@ -39,7 +39,7 @@ def registered(*modules: ModuleType) -> tuple[ModuleType, ...]:
 
 
 # in the order their C parts subscribe their hooks: the first to start around a call ends last
-ROLES = registered(perturb, valgrind, papi)
+ROLES = registered(perturb, valgrind, papi, strace)
 
 
 def declared() -> list[Role]:

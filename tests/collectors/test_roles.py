@@ -86,7 +86,9 @@ def test_options_come_from_the_declaration():
         for option in role.options:
             assert all(flag in p._option_string_actions for flag in option["flags"])
     assert {name for name, _, _ in roles.fields()} <= fields
-    args = p.parse_args(["--valgrind", "memcheck", "--slice-calls", "7", "--perturb", "rounding", "./a"])
+    args = p.parse_args(["--valgrind", "memcheck", "--slice-calls", "7", "--perturb", "rounding", "--strace", "1",
+                         "./a"])
     values = roles.option_values(args, 2)
     assert values["valgrind"] == "memcheck" and values["slice_calls"] == 7 and values["perturb"] == "rounding"
     assert values["papi_sets"] == () and values["min_digits"] == 3.0 and values["perturb_rep"] is False
+    assert values["strace"] == "1"
