@@ -1,49 +1,14 @@
-"""The one registry of roles: a role is its folder in collectors/ (its SPEC, its C part, its Python part) and its
-name here. Everything generic about a role comes from its SPEC through this module:
+"""The one registry of roles: a role is its folder in collectors/ (its module's ROLE, a collectors/role.py Role;
+its C part; its Python part) and its name in `registered(...)` below. Everything generic about a role comes from its
+ROLE through this module: echo/cli.py adds its options and subcommands, echo/plan.py its fields, copies, plan lines
+and wrapped copies (Role.wrap: the command a copy starts under, run by echo/exec.sh, and the folder its tool writes
+in), echo/build.py its C part, echo/launch.py what it keeps and says, the store, the report, the exports and the web
+pages its rows and sections. collectors/role.py says what each field is.
 
-- "c": its C part (echo/build.py builds and starts it);
-- "group", "options": its echorun options (echo/cli.py adds them: flags and argparse's settings);
-- "fields": what it adds to echo/plan.py's Options, as (default, type) by name (default: one field per option,
-  named by its dest); "from_args": the function that turns the parsed options into those fields, when it does
-  more than copy them (PAPI plans its sets with the library);
-- "assign", "lines": the functions echo/plan.py calls to name the copies the role takes and to write its plan
-  lines; "given": the option that asked for it (None: not asked), named when a mode refuses roles; "junit": whether
-  it gives JUnit verdicts; "tagged_output": whether it reads mpirun's tagged output;
-- "meta": what it keeps in run.json, "after_job": what echorun says of the run when it ends (echo/launch.py);
-- "process_metrics" (per record file), "ingest" (per run), "run_values" (its values of the whole run, by name: rows
-  of the store's run_values, no column of its own): its rows in the store (echo/store/ingest.py); "report": its
-  section of `mpiecho report` (echo/report.py);
-- "varied": for a role that makes copies differ on purpose, the run value that says so and how to say it: {"value":
-  its name, "word": a run's state in lists ("perturbed"), "verdict": the run page's verdict, "report": the
-  report's, both with {value}}: such a run is not said to agree, and starts no streak of divergence;
-- "near_roles": the prefixes of the process roles it gives whose copies stay next to their representative when
-  --copies is not given (echo/placement.py says so in the plan); "slow_roles": the first words of its process roles
-  that make a copy slow by design, neither judged nor the reference of echo/perf.py's diagnosis;
-- "counters": for a role that counts events, its function of a run's metrics giving each count as (rank, copy,
-  event, scope: total, compute, mpi or function, the MPI function, value, unit), which the exports write
-  (echo/export/: CSV's counters.csv, Caliper's "ROLE.EVENT" columns, the counter sets of Chrome's and OTF2's);
-- "events": its event kinds, each {"order": where the report and the run page list it (echo/report.py's
-  event_order), "bad": whether the run page marks it as a failure, "detail": whether the store keeps the event's
-  detail alone as its message (the C part wrote a whole sentence)};
-- "junit_suite": its suite of `echorun --junit` (echo/launch.py, through echo/junit.py's format), "junit_says": what
-  the suite reports, in --junit's help and its error;
-- "commands": its `mpiecho` subcommands, each {"name", "help", "arguments": argparse's settings like "options",
-  "run": its function of (args) or, with "takes_run", of (args, the stored run named by args.run)} (echo/cli.py);
-- "machine_fields": what it adds to echo/plan.py's Machine, as (default, type) by name; "machine": its function of
-  mpirun's path finding them when echorun starts (echo/launch.py);
-- "pages": its sections of the web pages (server/pages.py), by page ("run", "rank"), each a list of
-  {"template": a Jinja file of the role's folder, "context": its function of (session, run, procs, events) for
-  the run page, (session, run, rank, procs) for a rank's, giving the template's values or None (nothing to show)};
-  "results": the label of its rows in the run page's shared table of results (the table stands where the first
-  role with a label stands); "apart": the prefixes of its metrics that its sections show, left out of that table;
-  "api": its answers of the JSON API, {name: function of (session, run_id)} served at /api/runs/RUN/name.
-
-Each hook is named by a string, the name of a function of the role's module or of one of its submodules
-("pages.run_context"), so that the SPEC opens the module as a declaration (Caliper's services declare theirs the
-same way). Nothing outside a role's folder and this registry names a role: tests/echo/test_import_layers.py checks
-that echo/ and server/ import none and write none of their names, event kinds or metrics' prefixes (but for
-echo/runfiles.py, the run directory's one owner). A SPEC needs "name", "flag", "given", "listed" and "precedence";
-every other key is optional (a role without "c" is Python only).
+Each ROLE is checked when it is registered (collectors/role.py's check): a field of the wrong type, a template or C
+source missing from its folder, stops echo at once with one line naming the role and the field. Nothing outside a
+role's folder and this registry names a role: tests/echo/test_import_layers.py checks that echo/ and server/ import
+none and write none of their names, event kinds or metrics' prefixes.
 
 "listed" orders the roles as users read them (options, plan lines, store rows, options named in messages);
 "precedence" says which role names a copy that several roles take (lowest first); the report's sections and the C
@@ -52,134 +17,142 @@ hooks follow the registry's order."""
 from __future__ import annotations
 
 import argparse
-import importlib
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from collectors import papi, perturb, valgrind
+from collectors import papi, perturb, strace, valgrind
+from collectors.role import Role, RoleError, check
+
+
+def registered(*modules: ModuleType) -> tuple[ModuleType, ...]:
+    """The role modules, each one's ROLE checked (RoleError names the role and the field); names and flags unique."""
+    seen: dict[str, str] = {}
+    for module in modules:
+        role = check(getattr(module, "ROLE", None), module.__name__, Path(module.__file__).resolve().parent)
+        for key in (role.name, role.flag):
+            if key in seen:
+                raise RoleError(f"role {role.name!r}: {key} is {seen[key]}'s already")
+            seen[key] = role.name
+    return modules
+
 
 # in the order their C parts subscribe their hooks: the first to start around a call ends last
-ROLES = (perturb, valgrind, papi)
+ROLES = registered(perturb, valgrind, papi, strace)
 
 
-def specs() -> list[dict[str, Any]]:
-    """Every role's SPEC, in registry order."""
-    return [role.SPEC for role in ROLES]
+def declared() -> list[Role]:
+    """Every role's declaration, in registry order."""
+    return [role.ROLE for role in ROLES]
 
 
-def _ordered(order: str) -> list[Any]:
-    """The roles' modules in the order asked: "registry", "listed" (as users read them: plan lines, options named
-    in messages) or "precedence" (which role names a copy several roles take)."""
+def _ordered(order: str) -> list[Role]:
+    """The roles in the order asked: "registry", "listed" (as users read them: plan lines, options named in
+    messages) or "precedence" (which role names a copy several roles take)."""
     if order == "registry":
-        return list(ROLES)
-    return sorted(ROLES, key=lambda role: role.SPEC[order])
+        return declared()
+    return sorted(declared(), key=lambda role: getattr(role, order))
 
 
-def listed() -> list[dict[str, Any]]:
-    """Every role's SPEC in the order users read them (plan lines, options named in messages)."""
-    return [role.SPEC for role in _ordered("listed")]
-
-
-def function(role: ModuleType, name: str) -> Callable[..., Any]:
-    """A function a role's SPEC names: "fn" in the role's module, "sub.fn" in its submodule sub (imported then)."""
-    where, _, fn = name.rpartition(".")
-    return getattr(importlib.import_module(f"{role.__name__}.{where}") if where else role, fn)
+def listed() -> list[Role]:
+    """Every role in the order users read them (plan lines, options named in messages)."""
+    return _ordered("listed")
 
 
 def hooks(name: str, order: str = "listed") -> list[Callable[..., Any]]:
-    """The roles' functions of one kind: a SPEC key whose value names a function of the role's module; the roles
-    without one are left out."""
-    return [function(role, role.SPEC[name]) for role in _ordered(order) if role.SPEC.get(name)]
+    """The roles' functions of one kind (a field of Role holding a function); the roles without one are left out."""
+    return [getattr(role, name) for role in _ordered(order) if getattr(role, name)]
 
 
 def folder(name: str) -> Path:
     """The folder of the role of this name (its C part, its templates), wherever its package is."""
-    role = next((r for r in ROLES if r.SPEC["name"] == name), None)
-    if role is None:
+    module = next((r for r in ROLES if r.ROLE.name == name), None)
+    if module is None:
         raise LookupError(f"no role {name!r} in collectors/roles.py")
-    return Path(role.__file__).resolve().parent
+    return Path(module.__file__).resolve().parent
 
 
-def page_sections(page: str) -> list[tuple[str, list[tuple[str, Callable[..., Any]]]]]:
+def wrappers() -> list[Role]:
+    """The roles that run some copies under a tool (Role.wrap), as users read them."""
+    return [role for role in listed() if role.wrap]
+
+
+def page_sections(page: str) -> list[tuple[str | None, list[tuple[str, Callable[..., Any]]]]]:
     """Per role as users read them, its results label (None: it has none) and its sections of a web page ("run",
     "rank"): (template as "role/file", the function giving its values)."""
-    out = []
-    for role in _ordered("listed"):
-        declared = role.SPEC.get("pages", {})
-        sections = [(f"{role.SPEC['name']}/{s['template']}", function(role, s["context"]))
-                    for s in declared.get(page, [])]
-        out.append((declared.get("results") if page == "run" else None, sections))
-    return out
+    return [(role.pages.results if page == "run" else None,
+             [(f"{role.name}/{s.template}", s.context) for s in getattr(role.pages, page)]) for role in listed()]
 
 
 def varied(values: dict[str, str]) -> tuple[dict[str, str], str] | None:
     """(the role's "varied" declaration, its value) when a run's values (Run.role_values) say a role made its copies
     differ on purpose; None when none did."""
-    for role in _ordered("listed"):
-        how = role.SPEC.get("varied")
-        if how and values.get(how["value"]):
-            return how, values[how["value"]]
+    for role in listed():
+        if role.varied and values.get(role.varied["value"]):
+            return role.varied, values[role.varied["value"]]
     return None
 
 
 def machine_fields() -> list[tuple[str, Any, Any]]:
     """(name, type, default) of every field the roles add to Machine."""
-    return [(name, kind, default) for s in listed() for name, (default, kind) in s.get("machine_fields", {}).items()]
+    return [(name, kind, default) for role in listed() for name, (default, kind) in role.machine_fields.items()]
 
 
 def junit_says() -> list[str]:
     """What each role's JUnit suite reports, as users read the roles."""
-    return [s["junit_says"] for s in listed() if s.get("junit_says")]
+    return [role.junit_says for role in listed() if role.junit_says]
 
 
 def near_roles() -> tuple[str, ...]:
     """Prefixes of the process roles whose copies stay next to their representative (counter sets, tools)."""
-    return tuple(p for role in _ordered("listed") for p in role.SPEC.get("near_roles", ()))
+    return tuple(p for role in listed() for p in role.near_roles)
 
 
 def slow_roles() -> tuple[str, ...]:
     """First words of the process roles that make a copy slow by design (Valgrind's tools, timing jitter)."""
-    return tuple(p for role in _ordered("listed") for p in role.SPEC.get("slow_roles", ()))
+    return tuple(p for role in listed() for p in role.slow_roles)
 
 
 def counters(metrics: list[Any]) -> list[tuple[str, int, int, str, str, str, float, str]]:
     """Every count of the roles that count events, from a run's metrics in their order: (role, rank, copy, event,
     scope, function, value, unit)."""
-    return [(role.SPEC["name"], *row) for role in _ordered("listed") if role.SPEC.get("counters")
-            for row in function(role, role.SPEC["counters"])(metrics)]
+    return [(role.name, *row) for role in listed() if role.counters for row in role.counters(metrics)]
 
 
 def results_apart() -> tuple[str, ...]:
     """The prefixes of metrics that roles show in their own sections, not in the run page's table of results."""
-    return tuple(p for role in _ordered("listed") for p in role.SPEC.get("pages", {}).get("apart", ()))
+    return tuple(p for role in listed() for p in role.pages.apart)
 
 
 def api() -> dict[str, Callable[..., Any]]:
     """The roles' answers of the JSON API by name (/api/runs/RUN/name), as users read the roles."""
-    return {name: function(role, fn) for role in _ordered("listed")
-            for name, fn in role.SPEC.get("pages", {}).get("api", {}).items()}
+    return {name: fn for role in listed() for name, fn in role.pages.api.items()}
 
 
 def event_kinds() -> dict[str, dict[str, Any]]:
     """Every role's event kinds: {kind: {"order": ..., "bad": ...}}."""
-    return {kind: how for role in _ordered("listed") for kind, how in role.SPEC.get("events", {}).items()}
+    return {kind: how for role in listed() for kind, how in role.events.items()}
 
 
-def commands() -> list[tuple[dict[str, Any], Callable[..., Any]]]:
-    """Every role's `mpiecho` subcommands: (its declaration, its function), as users read the roles."""
-    return [(c, function(role, c["run"])) for role in _ordered("listed") for c in role.SPEC.get("commands", [])]
+def commands() -> list[Any]:
+    """Every role's `mpiecho` subcommands (collectors/role.py's Command), as users read the roles."""
+    return [c for role in listed() for c in role.commands]
 
 
 def flags_given(opts: Any) -> list[str]:
-    """The options (each role's "flag") that asked for roles in a run's Options, as users read them."""
-    return [role.SPEC["flag"] for role in _ordered("listed") if function(role, role.SPEC["given"])(opts)]
+    """The options (each role's flag) that asked for roles in a run's Options, as users read them."""
+    return [role.flag for role in listed() if role.given(opts)]
 
 
 def flags() -> list[str]:
-    """Every role's option ("flag"), as users read them."""
-    return [role.SPEC["flag"] for role in _ordered("listed")]
+    """Every role's option (its flag), as users read them."""
+    return [role.flag for role in listed()]
+
+
+def tagged_output_flags() -> list[str]:
+    """The options of the roles that read mpirun's tagged output."""
+    return [role.flag for role in listed() if role.tagged_output]
 
 
 def option_dest(option: dict[str, Any]) -> str:
@@ -200,10 +173,10 @@ def add_option(target: Any, option: dict[str, Any]) -> None:
 def fields() -> list[tuple[str, Any, Any]]:
     """(name, type, default) of every field the roles add to Options."""
     out = []
-    for s in listed():
-        declared = s.get("fields")
+    for role in listed():
+        declared = role.fields
         if declared is None:
-            declared = {option_dest(o): (option_default(o), Any) for o in s.get("options", [])}
+            declared = {option_dest(o): (option_default(o), Any) for o in role.options}
         out += [(name, kind, default) for name, (default, kind) in declared.items()]
     return out
 
@@ -211,19 +184,19 @@ def fields() -> list[tuple[str, Any, Any]]:
 def add_options(p: argparse.ArgumentParser) -> None:
     """Every role's options on a parser, each role's in its own group when it names one; the roles that name none
     come last, so that their options stand with the general ones added after them."""
-    for s in sorted(listed(), key=lambda s: not s.get("group")):
-        target = p.add_argument_group(s["group"]) if s.get("group") else p
-        for o in s.get("options", []):
+    for role in sorted(listed(), key=lambda role: not role.group):
+        target = p.add_argument_group(role.group) if role.group else p
+        for o in role.options:
             add_option(target, o)
 
 
 def option_values(args: argparse.Namespace, nranks: int) -> dict[str, Any]:
     """The roles' fields of Options from the parsed options (an option a caller's namespace lacks: its default)."""
     out: dict[str, Any] = {}
-    for s in listed():
-        if s.get("from_args"):
+    for role in listed():
+        if role.from_args:
             continue
-        for o in s.get("options", []):
+        for o in role.options:
             dest = option_dest(o)
             out[dest] = getattr(args, dest, option_default(o))
     for from_args in hooks("from_args"):

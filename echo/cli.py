@@ -105,7 +105,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    "numbered as mpiecho report numbers them (0: MPI_Init)")
     g.add_argument("--junit", metavar="FILE",
                    help=f"write the verdicts as JUnit XML (for nightly CI): {junit_says(' and ')}")
-    roles.add_options(p)  # every role's options, from its SPEC (collectors/roles.py)
+    roles.add_options(p)  # every role's options, from its Role (collectors/roles.py)
     p.add_argument("--mode", choices=modes.NAMES, default=modes.NAMES[0],
                    help="reinit: on a process failure, restart the failed ranks and return every rank to its "
                         "MPI_Reinit / echo.reinit restart point (Open MPI's ULFM); --inject kill:rank=R,after=T "
@@ -368,8 +368,8 @@ def ingest_command(args: argparse.Namespace) -> int:
 
 
 def role_command(args: argparse.Namespace) -> int:
-    """A role's subcommand (its SPEC's "commands"): with "takes_run", on the stored run args.run names."""
-    if not args.role_command.get("takes_run"):
+    """A role's subcommand (its Role's commands): with takes_run, on the stored run args.run names."""
+    if not args.role_command.takes_run:
         return args.role_fn(args)
     from sqlalchemy.orm import Session
 
@@ -474,14 +474,14 @@ def mpiecho_main(argv: list[str] | None = None) -> int:
     d.set_defaults(fn=demo_command)
     db_help = "the store (default: $ECHO_DB, else sqlite:///<runs dir>/echo.db)"
     d.add_argument("--db", metavar="URL", help=db_help)
-    for command, fn in roles.commands():  # the roles' own: PAPI's events, the perturbation's sensitivity
-        rc = sub.add_parser(command["name"], help=command["help"])
-        if command.get("takes_run"):
+    for command in roles.commands():  # the roles' own: PAPI's events, the perturbation's sensitivity
+        rc = sub.add_parser(command.name, help=command.help)
+        if command.takes_run:
             rc.add_argument("run", nargs="?", help="run id, or a unique prefix of it (default: the latest)")
             rc.add_argument("--db", metavar="URL", help=db_help)
-        for a in command.get("arguments", []):
-            rc.add_argument(*a["flags"], **{k: v for k, v in a.items() if k != "flags"})
-        rc.set_defaults(fn=role_command, role_command=command, role_fn=fn)
+        for a in command.arguments:
+            roles.add_option(rc, a)
+        rc.set_defaults(fn=role_command, role_command=command, role_fn=command.run)
     ls = sub.add_parser("runs", help="list stored runs, newest first")
     ls.add_argument("--db", metavar="URL", help=db_help)
     ls.add_argument("--limit", type=int, default=20)

@@ -1,5 +1,5 @@
 """JUnit XML of a run for CI dashboards (echorun --junit FILE): one <testsuites> with a suite per check that ran,
-each with its time: SDC's (written by echo/sdc.py), then each role's (its SPEC's "junit_suite", made with `suite`
+each with its time: SDC's (written by echo/sdc.py), then each role's (its Role's junit_suite, made with `suite`
 and `case`: memcheck's, a case per copy under memcheck; sensitivity's, a case per rank), put together by
 `add_suites` (echo/launch.py)."""
 

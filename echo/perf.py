@@ -160,7 +160,7 @@ def since_start(f: RecordFile, k: int, origin: float) -> float:
 
 def slow_by_design(role: str) -> bool:
     """Whether a process role makes a copy slow by design (a Valgrind tool or a slice of one, timing jitter: its
-    role's SPEC "slow_roles"): against its rank's other copies it would always look slow, so it is neither judged
+    Role's slow_roles): against its rank's other copies it would always look slow, so it is neither judged
     nor the reference."""
     from collectors import roles
 

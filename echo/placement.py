@@ -67,7 +67,7 @@ def _slots(text: str, where: str) -> int:
 def default_policy(apart: str | None, roles: set[str], near: tuple[str, ...] = ()) -> tuple[str, str]:
     """The policy a run gets when --copies is not given, and the reason said in the plan; `apart`: why the mode
     keeps copies on other hosts (its `apart`: SDR's replicas, SDC's copies), None: their roles decide; `near`: the
-    prefixes of the process roles that stay next to their representative (the roles' SPEC "near_roles")."""
+    prefixes of the process roles that stay next to their representative (the roles' near_roles)."""
     if apart:
         return "other-host", apart
     if near and any(r.startswith(near) for r in roles):

@@ -32,7 +32,7 @@ class Proc:
 
 @dataclass(frozen=True)
 class BaseOptions:
-    """What a run is asked for besides its roles' and its modes' options (those come from each role's SPEC and each
+    """What a run is asked for besides its roles' and its modes' options (those come from each role's Role and each
     mode's `options`: Options below)."""
 
     program: tuple[str, ...]
@@ -64,7 +64,7 @@ class BaseOptions:
     tsc: str | None = None  # "share": copies read their representative's rdtsc (a trap); "own" or None: their own
 
 
-# Options: the base, one field per role option (papi_sets, valgrind, perturb, ...), declared by each role's SPEC
+# Options: the base, one field per role option (papi_sets, valgrind, perturb, ...), declared by each role's Role
 # (collectors/roles.py), and one per mode option (replicas, checkpoint, ...), declared by each mode (echo/modes/), so
 # that a new role's or mode's options reach the plan without an edit here
 Options = make_dataclass("Options", [(name, kind, field(default=default))
@@ -80,14 +80,14 @@ class BaseMachine:
     cores: int
     is_root: bool
     library: str  # path of libecho.so
-    exec_wrapper: str = ""  # echo/exec.sh: starts a process under the tool its plan line names
+    exec_wrapper: str = ""  # echo/exec.sh: starts a process under the tool its plan's wrap line names
     srun: str | None = None  # path of Slurm's srun, if installed
     mpi: str = ""  # which MPI: its name and mpicc ("Open MPI 5.0.11 (/path/mpicc)"), printed in the plan
     ulfm: bool = True  # whether it has the fault-tolerance extensions (ULFM) that SDR and Reinit need
     major: int = 0  # the MPI's major version, 0 unknown (Open MPI 4 and 5 name their launcher's options differently)
 
 
-# Machine: the base and what each role asks of the machine (Valgrind's path and suppressions), declared by its SPEC
+# Machine: the base and what each role asks of the machine (Valgrind's path and suppressions), declared by its Role
 # ("machine_fields") and found by its "machine" hook when echorun starts (echo/launch.py)
 Machine = make_dataclass("Machine", [(name, kind, field(default=default)) for name, kind, default in
                                      roles.machine_fields()], bases=(BaseMachine,), frozen=True)
@@ -177,6 +177,25 @@ def plan_text(opts: Options, procs: list[Proc], extra: list[str] = ()) -> str:
     return runfiles.plan_text(header, extra, [(p.real, p.app, p.copy, p.ncopies, p.role) for p in procs])
 
 
+def wrap_lines(opts: Options, copies: list[int], procs: list[Proc], machine: Machine) -> list[str]:
+    """The plan's lines for the copies that run under a role's tool (collectors/role.py's Wrap): each tool's folder
+    and each wrapped process's command (echo/exec.sh runs it). A process two roles would wrap is refused."""
+    folders: dict[str, tuple[str, ...]] = {}
+    commands: dict[int, list[str]] = {}
+    by: dict[int, str] = {}
+    for role in roles.wrappers():
+        mine = role.wrap.commands(opts, copies, procs, machine)
+        for real in sorted(set(mine) & set(commands)):
+            p = procs[real]
+            raise ValueError(f"rank {p.app} copy {p.copy} is given both {by[real]} and {role.flag}: a copy runs under "
+                             "one tool; give them different copies")
+        if mine:
+            folders[role.wrap.folder] = role.wrap.kept_back
+        commands.update(mine)
+        by.update(dict.fromkeys(mine, role.flag))
+    return runfiles.wrap_lines(folders, commands) if commands else []
+
+
 def make_plan(opts: Options, machine: Machine) -> Plan:
     if opts.output not in ("rep", "all"):
         raise ValueError(f"--output {opts.output}: expected 'rep' (copies' output to files) or 'all'")
@@ -200,6 +219,8 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     procs = layout(copies, mode, tools)
     own = mode.lines(opts, copies, procs, machine)  # checked before the roles' (--inject is the mode's kinds)
     extra = timing + [line for lines in roles.hooks("lines") for line in lines(opts, copies, procs, machine)] + own
+    wrapping = wrap_lines(opts, copies, procs, machine)
+    extra += wrapping
     fileview.check(opts.file_view)
     plan_path = runfiles.plan_path(opts.run_dir)
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library, **mode.env(opts)}
@@ -214,7 +235,7 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
         files[runfiles.RANKFILE] = placed.rankfile()
         argv += ["--map-by", f"rankfile:file={opts.run_dir}/{runfiles.RANKFILE}"]
     argv += list(opts.mpirun_args)
-    if any(wraps(opts, copies) for wraps in roles.hooks("exec_wrapper")):
+    if wrapping:
         # every process starts through the launcher, which puts the chosen ones under their tool
         argv.append(machine.exec_wrapper)
     argv += list(opts.program)
@@ -333,7 +354,7 @@ def launcher_of(opts: Options, mode: Mode, machine: Machine) -> tuple[str, list[
         raise ValueError("--launcher srun: there is no srun on PATH (run inside a Slurm installation, or leave the "
                          "option out to launch with mpirun)")
     if opts.output == "all" or tagged_output(opts):
-        flags = " and ".join(role.SPEC["flag"] for role in roles.ROLES if role.SPEC.get("tagged_output"))
+        flags = " and ".join(roles.tagged_output_flags())
         raise ValueError(f"--launcher srun: --output all and {flags} read mpirun's tagged output; leave "
                          "--launcher out (mpirun runs inside a Slurm allocation too)")
     if opts.hosts or opts.hostfile:

@@ -1,5 +1,5 @@
 """Reading runs back from the store: listing and the terminal report (exports: echo/export/); each role's section
-of the report is the role's own (its SPEC's "report", through collectors/roles.py)."""
+of the report is the role's own (its Role's report, through collectors/roles.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from echo.store.models import CallSummary, Event, Proc, Run
 from echo.tables import table
 
 # what a reader must see first: divergences, then what was corrected, then failures; the roles place their own
-# kinds among these (their SPEC's "events": a memcheck error after the corrections, PAPI's left-out events after
+# kinds among these (their Role's events: a memcheck error after the corrections, PAPI's left-out events after
 # the injections that did not fire)
 EVENT_ORDER = {"divergence": 0, "clocks-apart": 0, "copy-parted": 0, "corrected": 1, "unvoted": 2,
                "process-ended-abnormally": 3, "copy-aborted": 3, "records-damaged": 4, "records-stopped": 4,
@@ -34,7 +34,7 @@ def in_order(events: list[Event]) -> list[Event]:
 
 
 def bad_events() -> tuple[str, ...]:
-    """The kinds of events the run page marks as failures: echo's and the roles' ("bad" in their SPEC)."""
+    """The kinds of events the run page marks as failures: echo's and the roles' ("bad" in their Role's events)."""
     return BAD_EVENTS + tuple(kind for kind, how in roles.event_kinds().items() if how.get("bad"))
 
 

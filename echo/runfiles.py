@@ -2,7 +2,8 @@
 
 A run directory holds what echorun wrote before the job (the plan, run.json, a rankfile), what the processes
 write during it (per process: procs/, records/ (a .rec file, and a .lost one if its records stopped), events/,
-metrics/, perf/; per rank and copy: output/, valgrind/; a Reinit job started again keeps its earlier deployments'
+metrics/, perf/; per rank and copy: output/, and the folder of each tool some copies run under (a role's wrap,
+named by the plan's `tool_dir` lines); a Reinit job started again keeps its earlier deployments'
 in deployments/<n>/) and what the verdicts after it wrote (perf.json, reinit.done, sdr.*). The preload library
 reads the plan (a line "key value..." each; its C reader is preload's plan reader) and writes the per-process files
 under the names below. Everything in Python asks this module for a path, a plan value or the upload of a run.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import tarfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,13 +29,12 @@ SDR_LOST = "sdr.lost"  # left by the first process that saw every replica of a r
 SDR_SLOW = "sdr.slow"  # SDR's slow replicas excluded and taken back
 ECHO_STOPPED = "echo.stopped"  # left by the first process echo stopped without MPI_Abort (SDR: a refused call)
 HOSTLOAD_JSON = "hostload.json"
-VALGRIND_DIR = "valgrind"
 FILEVIEW_DIR = "fileview"  # the copies' own files and every process's log of the paths it changed (echo/fileview.py)
-# folders made before the job starts (the processes write in them)
-PROCESS_DIRS = ("procs", "output", "records", "events", "metrics", VALGRIND_DIR)
-# what an upload holds: the files of a run directory the store needs (a folder ends with "/")
+# folders made before the job starts (the processes write in them), besides the tools' (tool_dirs)
+PROCESS_DIRS = ("procs", "output", "records", "events", "metrics")
+# what an upload holds: the files of a run directory the store needs (a folder ends with "/"), besides the tools'
 UPLOAD_MEMBERS = (RUN_JSON, PLAN, PERF_JSON, SDR_LOST, SDR_SLOW, "procs/", "records/", "events/", "metrics/",
-                  "output/", "valgrind/")
+                  "output/")
 RUN_META_KEYS = ("run_id", "program", "argv", "nranks", "copies", "started_at")  # what run.json must hold
 
 
@@ -162,18 +163,9 @@ def output_file(run_dir: Path, rank: int, copy: int) -> Path:
     return Path(run_dir) / "output" / f"rank{rank}.copy{copy}.out"
 
 
-def valgrind_name(rank: int, copy: int, what: str) -> str:
-    """The name in valgrind/ of a tool's output for one copy: what = "memcheck.xml", "callgrind.out", ..."""
-    return f"rank{rank}.copy{copy}.{what}"
-
-
-def valgrind_file(run_dir: Path, rank: int, copy: int, what: str) -> Path:
-    return Path(run_dir) / VALGRIND_DIR / valgrind_name(rank, copy, what)
-
-
-def merged_callgrind_file(run_dir: Path, rank: int) -> Path:
-    """One rank's callgrind slices merged into one profile."""
-    return Path(run_dir) / VALGRIND_DIR / f"callgrind.out.rank{rank}"
+def copy_file(run_dir: str | Path, folder: str, rank: int, copy: int, what: str) -> Path:
+    """A file a tool wrote for one copy in its folder of the run directory: what = "memcheck.xml", "strace", ..."""
+    return Path(run_dir) / folder / f"rank{rank}.copy{copy}.{what}"
 
 
 # ---- the plan file ----
@@ -217,6 +209,24 @@ def has_plan(run_dir: Path) -> bool:
     return (Path(run_dir) / PLAN).is_file()
 
 
+def wrap_lines(folders: dict[str, tuple[str, ...]], commands: dict[int, list[str]]) -> list[str]:
+    """The plan's lines for the copies that run under a tool: a `tool_dir FOLDER [ENDING...]` per tool's folder (made
+    before the job, uploaded but for its files with these endings) and a `wrap REAL COMMAND...` per such process
+    (echo/exec.sh reads it: the command, shell-quoted, goes before the program's)."""
+    return [" ".join(["tool_dir", folder, *kept_back]) for folder, kept_back in folders.items()] + \
+        [f"wrap {real} {shlex.join(cmd)}" for real, cmd in sorted(commands.items())]
+
+
+def tool_dirs(lines: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """The tools' folders a plan names (its `tool_dir` lines), with the endings of their files the upload leaves out."""
+    return {parts[0]: tuple(parts[1:]) for key, value in lines if key == "tool_dir" for parts in [value.split()]}
+
+
+def run_tool_dirs(run_dir: Path) -> dict[str, tuple[str, ...]]:
+    """tool_dirs of a run directory's plan (none without a plan)."""
+    return tool_dirs(plan_lines(run_dir)) if has_plan(run_dir) else {}
+
+
 def plan_path(run_dir: str | Path) -> str:
     """The plan's path as the processes are told it (ECHO_PLAN)."""
     return f"{run_dir}/{PLAN}"
@@ -224,7 +234,7 @@ def plan_path(run_dir: str | Path) -> str:
 
 def write_run_dir(run_dir: Path, plan: str, files: dict[str, str]) -> None:
     """Before the job: the folders the processes write in, the plan and the plan's other files (a rankfile)."""
-    for sub in PROCESS_DIRS:
+    for sub in (*PROCESS_DIRS, *tool_dirs(parse_plan(plan))):
         (run_dir / sub).mkdir(parents=True, exist_ok=True)
     (run_dir / PLAN).write_text(plan)
     for name, text in files.items():
@@ -240,7 +250,7 @@ def set_aside_deployment(run_dir: Path, deployment: int) -> Path:
     empty folders. Returns where it went."""
     kept = Path(run_dir) / "deployments" / str(deployment)
     kept.mkdir(parents=True, exist_ok=True)
-    for sub in PROCESS_DIRS:
+    for sub in (*PROCESS_DIRS, *run_tool_dirs(run_dir)):
         if (Path(run_dir) / sub).exists():
             (Path(run_dir) / sub).rename(kept / sub)
         (Path(run_dir) / sub).mkdir()
@@ -282,15 +292,17 @@ def write_meta(run_dir: Path, meta: dict) -> None:
 
 
 def pack(run_dir: Path) -> bytes:
-    """The upload of a run directory (what `echorun --server` sends): a gzip'd tar of UPLOAD_MEMBERS but the
-    tools' logs."""
+    """The upload of a run directory (what `echorun --server` sends): a gzip'd tar of UPLOAD_MEMBERS and the tools'
+    folders but the files the plan's tool_dir lines leave out (Valgrind's logs)."""
     buf = io.BytesIO()
-    folders = tuple(m for m in UPLOAD_MEMBERS if m.endswith("/"))
+    tools = run_tool_dirs(run_dir)
+    folders = tuple(m for m in UPLOAD_MEMBERS if m.endswith("/")) + tuple(f"{folder}/" for folder in tools)
     with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:  # fast: records are large, not precious
         for path in sorted(run_dir.rglob("*")):
             rel = path.relative_to(run_dir).as_posix()
             if path.is_file() and (rel in UPLOAD_MEMBERS or rel.startswith(folders)):
-                if rel.startswith("valgrind/") and rel.endswith(".log"):
+                folder, _, name = rel.partition("/")
+                if tools.get(folder) and name.endswith(tools[folder]):
                     continue
                 tar.add(path, arcname=rel)
     return buf.getvalue()

@@ -6,7 +6,8 @@
 #           (without it, run this script again after a change; the tests refuse an install older than the checkout)
 # PostgreSQL is installed for the store's tests (not started: the tests start their own server); Chromium and its
 # driver for the web pages' tests; Slurm (not started: its test starts a cluster of its own), with the PMIx library its
-# pmix plugin loads to start Open MPI's processes under srun; ip and unshare for the simulated hosts' namespaces.
+# pmix plugin loads to start Open MPI's processes under srun; ip and unshare for the simulated hosts' namespaces;
+# strace for the copies `echorun --strace` traces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 editable=()
@@ -16,7 +17,7 @@ case "${1:-}" in
     *) echo "usage: bash scripts/setup.sh [--dev]" >&2; exit 2 ;;
 esac
 APT_PACKAGES="gcc g++ make binutils python3-venv postgresql libpapi-dev papi-tools chromium chromium-driver
-    slurm-wlm munge libpmix-dev iproute2 util-linux"
+    slurm-wlm munge libpmix-dev iproute2 util-linux strace"
 bash scripts/apt-install.sh $APT_PACKAGES
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip

@@ -13,44 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SPEC = {
-    "name": "papi",
-    "description": "hardware and software counters, one set per copy, counted exactly (no multiplexing)",
-    # echorun's option (echo/cli.py adds it through collectors/roles.py, among the general options: no group);
-    # it becomes the sets planned with PAPI (from_args), Options' fields papi_sets and papi_unavailable
-    "group": None,
-    "options": [
-        {"flags": ["--papi-sets"], "metavar": "SPEC",
-         "help": "a PAPI counter set per copy: all, presets, EV1,EV2,... (packed into sets) or EV1,EV2;EV3,EV4 "
-                 "(sets as given); mpiecho events shows what can be counted"},
-    ],
-    "fields": {"papi_sets": ((), Any),  # counter set of copy 0, 1, ... (planned with PAPI)
-               "papi_unavailable": ((), Any)},  # (event, PAPI's reason) the planner had to leave out
-    # the functions below that echo/cli.py, echo/plan.py, the store and the report call (collectors/roles.py)
-    "from_args": "options_from_args", "flag": "--papi-sets", "listed": 0, "precedence": 1,
-    "assign": "assign", "lines": "plan_lines", "given": "given", "meta": "meta",
-    "process_metrics": "process_metrics", "ingest": "ingest_rows", "report": "report_section",
-    "events": {"papi-unavailable": {"order": 6, "detail": True}},
-    "near_roles": ("papi-set-",),  # a counter set counts best next to its representative
-    "counters": "counter_rows",  # what the exports write of its counts
-    # `mpiecho events` (echo/cli.py adds it through collectors/roles.py)
-    "commands": [{"name": "events", "help": "what PAPI can count here, and how it splits into sets",
-                  "arguments": [{"flags": ["--papi-sets"], "default": "all", "metavar": "SPEC",
-                                 "help": "as echorun --papi-sets (default: all)"}],
-                  "run": "events_command"}],
-    # its sections of the web pages (pages.py beside this file, with run.html and rank.html), its metrics that
-    # they show (kept out of the run page's table of results) and its JSON answer /api/runs/RUN/counters
-    "pages": {"run": [{"template": "run.html", "context": "pages.run_context"}],
-              "rank": [{"template": "rank.html", "context": "pages.rank_context"}],
-              "apart": ("papi ",), "api": {"counters": "pages.counters_answer"}},
-    # its C part (echo/build.py): built in when the probe compiles and links here (the tool stands for the
-    # library when the build's cache asks again); a plan that asks for it from a library without it stops there
-    "c": {"sources": ["echo_papi.c"], "init": "echo_papi_init", "libs": ["-lpapi"], "tool": "papi_avail",
-          "probe": "#include <papi.h>\nint main(void) { return PAPI_is_initialized(); }\n",
-          "planned_by": "papi_sets",
-          "missing": "this echo library was built without PAPI (install libpapi-dev, then run again: the library is "
-                     "rebuilt)"},
-}
+from collectors.papi.stored import UNAVAILABLE, merged_counters
+
 HERE = Path(__file__).resolve().parent
 ANCHORS = ("PAPI_TOT_CYC", "PAPI_TOT_INS", "perf::TASK-CLOCK", "perf::CPU-CLOCK")
 
@@ -328,23 +292,6 @@ def ingest_rows(run_dir: Path, procs: list[tuple[int, int, int, str]], meta: dic
             for ev, why in meta.get("papi_unavailable", [])], []
 
 
-UNAVAILABLE = "PAPI cannot count {event} here: {why}; it was left out of the sets"  # a papi-unavailable event's words
-
-
-def unavailable(session: Any, run_id: str) -> list[tuple[str, str]]:
-    """(event, PAPI's reason) of the events the run asked for that PAPI could not count, from the store's
-    papi-unavailable events (ingest_rows wrote them with UNAVAILABLE)."""
-    import re
-
-    from sqlalchemy import select
-
-    from echo.store.models import Event
-
-    said = re.compile(re.escape(UNAVAILABLE).replace(r"\{event\}", "(.+?)").replace(r"\{why\}", "(.*)"))
-    q = select(Event.message).where(Event.run_id == run_id, Event.kind == "papi-unavailable").order_by(Event.id)
-    return [m.groups() for m in map(said.fullmatch, session.scalars(q)) if m]
-
-
 def counter_rows(metrics: list[Any]) -> list[tuple[int, int, str, str, str, float, str]]:
     """(rank, copy, event, scope, function, value, unit) of the counts among a run's metrics, in their order: scope
     is total (the whole process), compute (between MPI calls), mpi (inside MPI calls) or function (inside calls of
@@ -370,49 +317,6 @@ def report_section(session: Any, run: Any) -> list[str]:
     return counters_text(counters) if counters else []
 
 
-def merged_counters(session: Any, run_id: str, app_rank: int | None = None) -> dict[int, dict]:
-    """Per application rank (or of one): every counted event (from the copy that counted it) with its total,
-    compute-phase and in-MPI counts and its top functions; and the anchor events compared across copies."""
-    from sqlalchemy import select
-
-    from echo.store.models import Metric
-
-    q = select(Metric).where(Metric.run_id == run_id, Metric.name.startswith("papi "))
-    rows = session.scalars(q if app_rank is None else q.where(Metric.app_rank == app_rank)).all()
-    out: dict[int, dict] = {}
-    for m in rows:
-        r = out.setdefault(m.app_rank, {"events": {}, "per_copy": {}, "functions": {}, "read_ns": []})
-        words = m.name.split(" ", 2)
-        if m.name == "papi read":
-            r["read_ns"].append(m.value)
-            continue
-        ev = words[1]
-        per = r["per_copy"].setdefault(ev, {}).setdefault(m.copy, {})
-        per["unit"] = m.unit or "count"  # PAPI's unit of the event (ns for the perf software clocks)
-        if len(words) == 2:
-            per["total"] = m.value
-        elif words[2] in ("compute", "mpi"):
-            per[words[2]] = m.value
-        elif words[2].startswith("in "):
-            per.setdefault("functions", []).append((m.value, words[2][3:]))
-    for r in out.values():
-        for ev, copies in r["per_copy"].items():
-            first = min(copies)  # the event's numbers come from the lowest copy that counted it
-            r["events"][ev] = dict(copies[first], copy=first)
-            r["functions"][ev] = copies[first].get("functions", [])
-        # anchors: the compute phases are the same work on every copy; time in MPI is not (copies wait
-        # for their representative), so the comparison is on the compute phase
-        r["anchors"] = {ev: spread([v.get("compute", v.get("total", 0.0)) for v in copies.values()])
-                        for ev, copies in r["per_copy"].items() if len(copies) > 1}
-    return out
-
-
-def spread(values: list[float]) -> float:
-    """(max - min) / mean, in percent: how far copies that counted the same event disagree."""
-    mean = sum(values) / len(values)
-    return 100.0 * (max(values) - min(values)) / mean if mean else 0.0
-
-
 def counters_text(counters: dict[int, dict], top: int = 3) -> list[str]:
     from echo.tables import table
 
@@ -433,3 +337,38 @@ def counters_text(counters: dict[int, dict], top: int = 3) -> list[str]:
         if c["read_ns"]:
             out.append(f"  one counter read costs {sum(c['read_ns']) / len(c['read_ns']):.0f} ns (two per MPI call)")
     return out
+
+
+from collectors.papi import pages  # noqa: E402  (its sections read this module's functions, defined above)
+from collectors.role import Command, CPart, Pages, Role, Section  # noqa: E402
+
+ROLE = Role(
+    name="papi",
+    description="hardware and software counters, one set per copy, counted exactly (no multiplexing)",
+    # echorun's option (echo/cli.py adds it among the general options: no group); it becomes the sets planned with
+    # PAPI (from_args), Options' fields papi_sets and papi_unavailable
+    options=({"flags": ["--papi-sets"], "metavar": "SPEC",
+              "help": "a PAPI counter set per copy: all, presets, EV1,EV2,... (packed into sets) or EV1,EV2;EV3,EV4 "
+                      "(sets as given); mpiecho events shows what can be counted"},),
+    fields={"papi_sets": ((), Any),  # counter set of copy 0, 1, ... (planned with PAPI)
+            "papi_unavailable": ((), Any)},  # (event, PAPI's reason) the planner had to leave out
+    from_args=options_from_args, flag="--papi-sets", listed=0, precedence=1,
+    assign=assign, lines=plan_lines, given=given, meta=meta,
+    process_metrics=process_metrics, ingest=ingest_rows, report=report_section,
+    events={"papi-unavailable": {"order": 6, "detail": True}},
+    near_roles=("papi-set-",),  # a counter set counts best next to its representative
+    counters=counter_rows,  # what the exports write of its counts
+    commands=(Command("events", "what PAPI can count here, and how it splits into sets", events_command,
+                      ({"flags": ["--papi-sets"], "default": "all", "metavar": "SPEC",
+                        "help": "as echorun --papi-sets (default: all)"},)),),
+    # its sections of the web pages (pages.py beside this file, with run.html and rank.html), its metrics that they
+    # show (kept out of the run page's table of results) and its JSON answer /api/runs/RUN/counters
+    pages=Pages(run=(Section("run.html", pages.run_context),), rank=(Section("rank.html", pages.rank_context),),
+                apart=("papi ",), api={"counters": pages.counters_answer}),
+    # its C part (echo/build.py): built in when the probe compiles and links here (the tool stands for the library
+    # when the build's cache asks again); a plan that asks for it from a library without it stops there
+    c=CPart(sources=("echo_papi.c",), init="echo_papi_init", libs=("-lpapi",), tool="papi_avail",
+            probe="#include <papi.h>\nint main(void) { return PAPI_is_initialized(); }\n", planned_by="papi_sets",
+            missing="this echo library was built without PAPI (install libpapi-dev, then run again: the library is "
+                    "rebuilt)"),
+)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from collectors.papi import merged_counters, unavailable
+from collectors.papi.stored import merged_counters, unavailable
 from echo.charts import grouped_bars, seconds, side_by_side
 
 

@@ -27,43 +27,6 @@ from echo.records import RecordFile, read_run
 from echo.runfiles import output_file
 from echo.spec import parse_spec
 
-SPEC = {
-    "name": "perturb",
-    "description": "a variation per copy (rounding, noise, jitter) and significant digits across copies",
-    # echorun's options (echo/cli.py adds them through collectors/roles.py); each dest is a field of Options
-    "group": "perturbation and sensitivity (how much the answer depends on rounding, noise, timing)",
-    "options": [
-        {"flags": ["--perturb"], "metavar": "SPEC", "help": "rounding | noise:ulp=1,seed=7 | jitter:max=50us[,seed=S]"},
-        {"flags": ["--worlds"], "choices": ("lockstep", "independent"),
-         "help": "lockstep (default): copies take what copy 0 received; independent: copy k of every rank forms "
-                 "world k and communicates for real (jitter always)"},
-        {"flags": ["--perturb-rep"], "action": "store_true", "help": "perturb copy 0 as well"},
-        {"flags": ["--min-digits"], "type": float, "default": 3.0, "metavar": "D",
-         "help": "with --junit: a rank whose results keep fewer than D significant digits fails (default 3)"},
-    ],
-    # the functions below that echo/plan.py and the store call (collectors/roles.py says what each does)
-    "flag": "--perturb", "listed": 2, "precedence": 2,
-    "assign": "assign", "lines": "plan_lines", "given": "given", "junit": "given", "junit_suite": "junit_suite",
-    "junit_says": "sensitivity's significant digits (--perturb: a case per rank)",
-    "tagged_output": "given",
-    "ingest": "ingest_rows", "run_values": "run_values", "after_job": "after_job",
-    "events": {"sensitivity": {"order": 7}},
-    "slow_roles": ("jitter",),  # a jittered copy is slow by design
-    # its run value "perturbation" says the copies differ on purpose (collectors/roles.py's "varied")
-    "varied": {"value": "perturbation", "word": "perturbed",
-               "verdict": "Copies were perturbed on purpose ({value}): they differ by design and were not compared "
-                          "for corruption; the significant digits below say how much they agree",
-               "report": "varied on purpose ({value}): not compared for corruption (mpiecho sensitivity)"},
-    # `mpiecho sensitivity [RUN]` (echo/cli.py adds it, with the run and --db, through collectors/roles.py)
-    "commands": [{"name": "sensitivity", "help": "significant digits per call and output of a perturbed run",
-                  "takes_run": True, "run": "sensitivity_command"}],
-    # the run page: its digits chart (pages.py and run.html beside this file), drawn from the digits per call,
-    # which the table of results leaves out; its other digits are rows of that table, under this label
-    "pages": {"run": [{"template": "run.html", "context": "pages.run_context"}], "results": "sensitivity",
-              "apart": ("digits at call",)},
-    # its C part (echo/build.py): needs nothing but libm, so every library has it
-    "c": {"sources": ["echo_perturb.c"], "init": "echo_perturb_init", "libs": ["-lm"]},
-}
 LOCKSTEP_OUTPUT = ("in lock-step every copy takes what copy 0 received, so a value that came from MPI is the same "
                    "on every copy by construction; --worlds independent measures it")
 FULL_DIGITS = 15.95  # a double's precision: copies that agree exactly
@@ -415,3 +378,43 @@ def after_job(opts: Any, run_dir: Path) -> list[str]:
     from echo.runfiles import plan_value
 
     return describe(analyse(run_dir), plan_value(run_dir, "worlds") or "lockstep").splitlines()
+
+
+from collectors.perturb import pages  # noqa: E402  (its section reads this module's functions, defined above)
+from collectors.role import Command, CPart, Pages, Role, Section  # noqa: E402
+
+ROLE = Role(
+    name="perturb",
+    description="a variation per copy (rounding, noise, jitter) and significant digits across copies",
+    # echorun's options (echo/cli.py adds them); each dest is a field of Options
+    group="perturbation and sensitivity (how much the answer depends on rounding, noise, timing)",
+    options=(
+        {"flags": ["--perturb"], "metavar": "SPEC", "help": "rounding | noise:ulp=1,seed=7 | jitter:max=50us[,seed=S]"},
+        {"flags": ["--worlds"], "choices": ("lockstep", "independent"),
+         "help": "lockstep (default): copies take what copy 0 received; independent: copy k of every rank forms "
+                 "world k and communicates for real (jitter always)"},
+        {"flags": ["--perturb-rep"], "action": "store_true", "help": "perturb copy 0 as well"},
+        {"flags": ["--min-digits"], "type": float, "default": 3.0, "metavar": "D",
+         "help": "with --junit: a rank whose results keep fewer than D significant digits fails (default 3)"},
+    ),
+    flag="--perturb", listed=2, precedence=2,
+    assign=assign, lines=plan_lines, given=given, junit=given, junit_suite=junit_suite,
+    junit_says="sensitivity's significant digits (--perturb: a case per rank)",
+    tagged_output=given,
+    ingest=ingest_rows, run_values=run_values, after_job=after_job,
+    events={"sensitivity": {"order": 7}},
+    slow_roles=("jitter",),  # a jittered copy is slow by design
+    # its run value "perturbation" says the copies differ on purpose (collectors/roles.py's varied)
+    varied={"value": "perturbation", "word": "perturbed",
+            "verdict": "Copies were perturbed on purpose ({value}): they differ by design and were not compared "
+                       "for corruption; the significant digits below say how much they agree",
+            "report": "varied on purpose ({value}): not compared for corruption (mpiecho sensitivity)"},
+    # `mpiecho sensitivity [RUN]` (echo/cli.py adds it, with the run and --db)
+    commands=(Command("sensitivity", "significant digits per call and output of a perturbed run", sensitivity_command,
+                      takes_run=True),),
+    # the run page: its digits chart (pages.py and run.html beside this file), drawn from the digits per call, which
+    # the table of results leaves out; its other digits are rows of that table, under this label
+    pages=Pages(run=(Section("run.html", pages.run_context),), results="sensitivity", apart=("digits at call",)),
+    # its C part (echo/build.py): needs nothing but libm, so every library has it
+    c=CPart(sources=("echo_perturb.c",), init="echo_perturb_init", libs=("-lm",)),
+)

@@ -6,7 +6,6 @@ The representative (copy 0) stays native unless the user names copy 0.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,46 +13,6 @@ from xml.etree import ElementTree as ET
 
 from echo import runfiles
 
-SPEC = {
-    "name": "valgrind",
-    "description": "a Valgrind tool on some copies, or callgrind cut into slices spread over copies",
-    # echorun's options (echo/cli.py adds them through collectors/roles.py); each dest is a field of Options
-    "group": "Valgrind on copies (copy 0 stays native unless named)",
-    "options": [
-        {"flags": ["--valgrind"], "metavar": "SPEC",
-         "help": "TOOL (on copy 1) or COPY:TOOL,..., e.g. 1:memcheck,2:cachegrind"},
-        {"flags": ["--valgrind-ranks", "--ranks"], "dest": "valgrind_ranks", "metavar": "R,R",
-         "help": "only these application ranks get the tools"},
-        {"flags": ["--valgrind-slice"], "metavar": "callgrind:K",
-         "help": "copies 1..K each instrument every Kth epoch"},
-        {"flags": ["--slice-calls"], "type": int, "default": 100, "metavar": "N",
-         "help": "MPI calls per epoch (default 100)"},
-        {"flags": ["--no-mpi-suppressions"], "action": "store_true",
-         "help": "report the MPI runtime's own memcheck errors too (by default echo's suppressions for the MPI "
-                 "runtime and the MPI's own openmpi-valgrind.supp, where installed, hide them)"},
-    ],
-    # the functions below that echo/plan.py, the store and the report call (collectors/roles.py says what each does)
-    "flag": "--valgrind", "listed": 1, "precedence": 0,
-    "assign": "assign", "lines": "plan_lines", "given": "given", "junit": "memcheck_given",
-    "junit_suite": "junit_suite", "exec_wrapper": "assign",
-    "junit_says": "memcheck's errors (--valgrind memcheck: a case per copy)",
-    "ingest": "ingest_rows", "report": "report_section", "after_job": "after_job",
-    "events": {"memcheck": {"order": 2, "bad": True}, "valgrind-cut": {"order": 2, "bad": True}},
-    # its tools run next to their representative, and make a copy slow by design
-    "near_roles": ("memcheck", "callgrind", "cachegrind", "massif", "helgrind", "drd"),
-    "slow_roles": ("memcheck", "callgrind", "cachegrind", "massif", "helgrind", "drd"),
-    # what the launcher needs of the machine: Valgrind's path and the suppression files (echo/plan.py's Machine)
-    "machine": "machine", "machine_fields": {"valgrind": (None, str | None),  # its path, if installed
-                                             # applied to the error-reporting tools unless turned off
-                                             "valgrind_suppressions": ((), tuple[str, ...])},
-    # its results are rows of the run page's table of results, under this label
-    "pages": {"results": "Valgrind"},
-    # its C part (echo/build.py): the slices' client requests need Valgrind's headers only, no library
-    "c": {"sources": ["echo_valgrind.c"], "init": "echo_valgrind_init", "libs": [], "tool": "valgrind",
-          "probe": "#include <valgrind/callgrind.h>\nint main(void) { return RUNNING_ON_VALGRIND; }\n",
-          "planned_by": "valgrind_slice",
-          "missing": "this echo library was built without Valgrind's headers (apt-get install valgrind)"},
-}
 TOOLS = ("memcheck", "cachegrind", "callgrind", "massif", "helgrind", "drd")
 SLICEABLE = ("callgrind",)
 
@@ -89,24 +48,25 @@ def assign(opts: Any, copies: list[int]) -> dict[tuple[int, int], str]:
 
 
 def plan_lines(opts: Any, copies: list[int], procs: list[Any], machine: Any) -> list[str]:
-    """The plan's valgrind_slice line and a valgrind_proc line per process under a tool (echo/plan.py's Options,
-    Procs and Machine)."""
+    """The plan's valgrind_slice line (echo/plan.py's Options, Procs and Machine); the copies under a tool start
+    through `wrapped`."""
+    if not opts.valgrind_slice:
+        return []
+    tool, k, _ = parse_slice(opts.valgrind_slice, [p.ncopies for p in procs if p.copy == 0], opts.valgrind_ranks)
+    return [f"valgrind_slice {tool} {k} {opts.slice_calls}"]
+
+
+def wrapped(opts: Any, copies: list[int], procs: list[Any], machine: Any) -> dict[int, list[str]]:
+    """The valgrind command each process under a tool starts through, by real rank (Role.wrap)."""
     tools = assign(opts, copies)
     if not tools:
-        return []
+        return {}
     if not machine.valgrind:
         raise ValgrindError("valgrind is not installed (apt-get install valgrind)")
-    lines = []
-    if opts.valgrind_slice:
-        tool, k, _ = parse_slice(opts.valgrind_slice, [p.ncopies for p in procs if p.copy == 0], opts.valgrind_ranks)
-        lines.append(f"valgrind_slice {tool} {k} {opts.slice_calls}")
-    for p in procs:
-        if (p.app, p.copy) in tools:
-            tool = tools[p.app, p.copy].split("-slice-")[0]
-            cmd = tool_command(machine.valgrind, tool, opts.run_dir, p.app, p.copy, "-slice-" in p.role,
-                               () if opts.no_mpi_suppressions else machine.valgrind_suppressions)
-            lines.append(plan_line(p.real, cmd))
-    return lines
+    supp = () if opts.no_mpi_suppressions else machine.valgrind_suppressions
+    return {p.real: tool_command(machine.valgrind, tools[p.app, p.copy].split("-slice-")[0], opts.run_dir, p.app,
+                                 p.copy, "-slice-" in tools[p.app, p.copy], supp)
+            for p in procs if (p.app, p.copy) in tools}
 
 
 def parse_tools(spec: str, copies: list[int], ranks: str | None) -> dict[tuple[int, int], str]:
@@ -172,8 +132,12 @@ def parse_slice(spec: str, copies: list[int], ranks: str | None) -> tuple[str, i
     return tool, k, out
 
 
-def output_file(run_dir: str, rank: int, copy: int, tool: str, ext: str) -> str:
-    return f"{run_dir}/{runfiles.VALGRIND_DIR}/{runfiles.valgrind_name(rank, copy, f'{tool}.{ext}')}"
+FOLDER = "valgrind"  # the run directory's folder of the tools' files, a file per copy (runfiles.copy_file)
+
+
+def output_file(run_dir: str | Path, rank: int, copy: int, tool: str, ext: str) -> Path:
+    """A tool's file of one copy: what = "memcheck.xml", "callgrind.out", "memcheck.log", ..."""
+    return runfiles.copy_file(run_dir, FOLDER, rank, copy, f"{tool}.{ext}")
 
 
 ERROR_TOOLS = ("memcheck", "helgrind", "drd")  # the tools that report errors, which suppressions silence
@@ -211,10 +175,6 @@ def tool_command(valgrind: str, tool: str, run_dir: str, rank: int, copy: int, s
     if sliced:
         cmd.append("--instr-atstart=no")
     return cmd
-
-
-def plan_line(real: int, cmd: list[str]) -> str:
-    return f"valgrind_proc {real} {shlex.join(cmd)}"
 
 
 # ---- reading the tools' outputs ----
@@ -260,7 +220,7 @@ PROFILE_ENDS = {"callgrind": "totals:", "cachegrind": "summary:"}  # the line ea
 
 def report_path(run_dir: Path, app: int, copy: int, tool: str) -> Path:
     """The file holding a tool's results: memcheck's XML, the profilers' out file."""
-    return runfiles.valgrind_file(run_dir, app, copy, f"{tool}.{'xml' if tool == 'memcheck' else 'out'}")
+    return output_file(run_dir, app, copy, tool, "xml" if tool == "memcheck" else "out")
 
 
 def report_cut(tool: str, path: Path) -> bool:
@@ -318,7 +278,7 @@ def collect(run_dir: Path, procs: list[tuple[int, int, int, str]], program: str)
         tool = role.split("-slice-")[0]
         if tool not in TOOLS or ((app, copy) in cut and tool != "memcheck"):  # a cut profile's costs: none
             continue
-        xml, out = (runfiles.valgrind_file(run_dir, app, copy, f"{tool}.{ext}") for ext in ("xml", "out"))
+        xml, out = (output_file(run_dir, app, copy, tool, ext) for ext in ("xml", "out"))
 
         def metric(name: str, value: float, unit: str = "", c: int = copy, a: int = app) -> None:
             metrics.append(dict(app_rank=a, copy=c, name=name, value=float(value), unit=unit))
@@ -352,7 +312,7 @@ def collect(run_dir: Path, procs: list[tuple[int, int, int, str]], program: str)
             metric("massif peak heap", parse_massif_peak(out), "B")
     for app in merged:  # the slices of a rank as one profile file that KCachegrind and callgrind_annotate open
         slices = sorted((c, role) for _r, a, c, role in procs if a == app and role.startswith("callgrind-slice-"))
-        paths = [runfiles.valgrind_file(run_dir, app, c, "callgrind.out") for c, _ in slices]
+        paths = [output_file(run_dir, app, c, "callgrind", "out") for c, _ in slices]
         copies = ", ".join(str(c) for c, _ in slices)
         merge_callgrind([p for p, (c, _) in zip(paths, slices, strict=True) if p.is_file() and (app, c) not in cut],
                         merged_profile(run_dir, app),
@@ -370,7 +330,7 @@ def collect(run_dir: Path, procs: list[tuple[int, int, int, str]], program: str)
 
 def merged_profile(run_dir: Path, rank: int) -> Path:
     """Where the merged profile of a rank's slices goes (KCachegrind lists callgrind.out.* files)."""
-    return runfiles.merged_callgrind_file(run_dir, rank)
+    return Path(run_dir) / FOLDER / f"callgrind.out.rank{rank}"
 
 
 def merge_callgrind(paths: list[Path], out: Path, note: str) -> None:
@@ -483,7 +443,7 @@ def memcheck_suite(run_dir: Path, program: str, seconds: float) -> Any:
         return None
     suite = junit.suite(f"echo memcheck {Path(program).name}", seconds)
     for real, app, copy in procs:
-        xml = runfiles.valgrind_file(run_dir, app, copy, "memcheck.xml")
+        xml = output_file(run_dir, app, copy, "memcheck", "xml")
         name = f"rank {app} copy {copy}: no memcheck errors in the program"
         took = junit.process_seconds(run_dir, real)
         if not xml.is_file():
@@ -538,3 +498,46 @@ def valgrind_text(metrics: list[Any]) -> list[str]:
         best = ", ".join(f"{fn} {v:.0f}" for v, fn in sorted(fns, reverse=True)[:5])
         out.append(f"  rank {rank} copy {copy} most instructions: {best}")
     return out
+
+
+from collectors.role import CPart, Pages, Role, Wrap  # noqa: E402  (the declaration names the functions above)
+
+ROLE = Role(
+    name="valgrind",
+    description="a Valgrind tool on some copies, or callgrind cut into slices spread over copies",
+    # echorun's options (echo/cli.py adds them); each dest is a field of Options
+    group="Valgrind on copies (copy 0 stays native unless named)",
+    options=(
+        {"flags": ["--valgrind"], "metavar": "SPEC",
+         "help": "TOOL (on copy 1) or COPY:TOOL,..., e.g. 1:memcheck,2:cachegrind"},
+        {"flags": ["--valgrind-ranks", "--ranks"], "dest": "valgrind_ranks", "metavar": "R,R",
+         "help": "only these application ranks get the tools"},
+        {"flags": ["--valgrind-slice"], "metavar": "callgrind:K",
+         "help": "copies 1..K each instrument every Kth epoch"},
+        {"flags": ["--slice-calls"], "type": int, "default": 100, "metavar": "N",
+         "help": "MPI calls per epoch (default 100)"},
+        {"flags": ["--no-mpi-suppressions"], "action": "store_true",
+         "help": "report the MPI runtime's own memcheck errors too (by default echo's suppressions for the MPI "
+                 "runtime and the MPI's own openmpi-valgrind.supp, where installed, hide them)"},
+    ),
+    flag="--valgrind", listed=1, precedence=0,
+    assign=assign, lines=plan_lines, given=given, junit=memcheck_given, junit_suite=junit_suite,
+    # each copy with a tool starts under valgrind, which writes in valgrind/ (its logs stay with the run, not uploaded)
+    wrap=Wrap(folder=FOLDER, commands=wrapped, kept_back=(".log",)),
+    junit_says="memcheck's errors (--valgrind memcheck: a case per copy)",
+    ingest=ingest_rows, report=report_section, after_job=after_job,
+    events={"memcheck": {"order": 2, "bad": True}, "valgrind-cut": {"order": 2, "bad": True}},
+    # its tools run next to their representative, and make a copy slow by design
+    near_roles=TOOLS, slow_roles=TOOLS,
+    # what the launcher needs of the machine: Valgrind's path and the suppression files (echo/plan.py's Machine)
+    machine=machine, machine_fields={"valgrind": (None, str | None),  # its path, if installed
+                                     # applied to the error-reporting tools unless turned off
+                                     "valgrind_suppressions": ((), tuple[str, ...])},
+    # its results are rows of the run page's table of results, under this label
+    pages=Pages(results="Valgrind"),
+    # its C part (echo/build.py): the slices' client requests need Valgrind's headers only, no library
+    c=CPart(sources=("echo_valgrind.c",), init="echo_valgrind_init", tool="valgrind",
+            probe="#include <valgrind/callgrind.h>\nint main(void) { return RUNNING_ON_VALGRIND; }\n",
+            planned_by="valgrind_slice",
+            missing="this echo library was built without Valgrind's headers (apt-get install valgrind)"),
+)

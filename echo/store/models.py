@@ -39,7 +39,7 @@ class Run(Base):
 
 
 class RunValue(Base):
-    """A value a role keeps of a whole run (its SPEC's "run_values"), by name: a role needs no column of its own."""
+    """A value a role keeps of a whole run (its Role's run_values), by name: a role needs no column of its own."""
 
     __tablename__ = "run_values"
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)

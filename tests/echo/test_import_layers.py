@@ -140,14 +140,13 @@ def test_echo_and_server_import_no_role() -> None:
 
 def role_words() -> dict[str, list[str]]:
     """What names a role in code, per role: its name, its event kinds and the prefixes of the metrics its own
-    sections show (collectors/roles.py's SPEC)."""
+    sections show (collectors/role.py's Role)."""
     from collectors import roles
 
-    return {role.SPEC["name"]: [role.SPEC["name"], *role.SPEC.get("events", {}),
-                                *role.SPEC.get("pages", {}).get("apart", ())] for role in roles.ROLES}
+    return {role.name: [role.name, *role.events, *role.pages.apart] for role in roles.declared()}
 
 
-# the run directory's format has one owner, which names every file of a run, Valgrind's folder among them
+# the run directory's format has one owner, which names every file of a run (its docstrings give the tools' as examples)
 NAMES_FILES_OF_ROLES = ("echo/runfiles.py",)
 
 

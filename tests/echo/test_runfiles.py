@@ -29,13 +29,19 @@ def test_a_value_is_never_found_inside_another_line(tmp_path: Path) -> None:
 
 
 def test_an_upload_holds_the_files_the_store_needs(tmp_path: Path) -> None:
-    runfiles.write_run_dir(tmp_path, "echo-plan 1\n", {runfiles.RANKFILE: "x"})
+    """The tools' folders the plan names are made before the job and uploaded, but for the files their tool_dir
+    line leaves out; a folder the plan does not name is not uploaded."""
+    plan = runfiles.plan_text([], runfiles.wrap_lines({"tool": (".log",), "tracer": ()}, {2: ["t", "-o", "a b"]}), [])
+    assert "wrap 2 t -o 'a b'" in plan.splitlines()
+    runfiles.write_run_dir(tmp_path, plan, {runfiles.RANKFILE: "x"})
     runfiles.write_meta(tmp_path, {"run_id": "r1"})
     runfiles.record_file(tmp_path, 0).write_bytes(b"rec")
-    runfiles.valgrind_file(tmp_path, 0, 1, "memcheck.xml").write_text("<x/>")
-    runfiles.valgrind_file(tmp_path, 0, 1, "memcheck.log").write_text("log")
-    (tmp_path / "scratch.txt").write_text("not a run file")
+    runfiles.copy_file(tmp_path, "tool", 0, 1, "memcheck.xml").write_text("<x/>")
+    runfiles.copy_file(tmp_path, "tool", 0, 1, "memcheck.log").write_text("log")
+    runfiles.copy_file(tmp_path, "tracer", 0, 1, "log").write_text("trace")
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "scratch" / "x.txt").write_text("not a run file")
     with tarfile.open(fileobj=io.BytesIO(runfiles.pack(tmp_path)), mode="r:gz") as tar:
         names = sorted(tar.getnames())
-    assert names == ["plan", "records/0.rec", "run.json", "valgrind/rank0.copy1.memcheck.xml"]
+    assert names == ["plan", "records/0.rec", "run.json", "tool/rank0.copy1.memcheck.xml", "tracer/rank0.copy1.log"]
     assert runfiles.read_meta(tmp_path) == {"run_id": "r1"}

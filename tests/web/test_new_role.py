@@ -20,17 +20,6 @@ ROLE = '''
 from pathlib import Path
 from typing import Any
 
-SPEC = {
-    "name": "tally",
-    "description": "the MPI calls each copy recorded",
-    "group": None,
-    "options": [{"flags": ["--tally"], "action": "store_true", "help": "count each copy's recorded calls"}],
-    "flag": "--tally", "listed": 3, "precedence": 3, "given": "given", "meta": "meta", "ingest": "ingest_rows",
-    "report": "report_section",
-    "pages": {"run": [{"template": "run.html", "context": "run_context"}]},
-}
-
-
 def given(opts: Any) -> bool:
     return bool(opts.tally)
 
@@ -67,6 +56,16 @@ def report_section(session: Any, run: Any) -> list[str]:
 def run_context(session: Any, run: Any, procs: list, events: list) -> dict | None:
     rows = _rows(session, run.id)
     return {"tally": [(m.app_rank, m.copy, int(m.value)) for m in rows]} if rows else None
+
+
+from collectors.role import Pages, Role, Section
+
+ROLE = Role(
+    name="tally", description="the MPI calls each copy recorded",
+    options=({"flags": ["--tally"], "action": "store_true", "help": "count each copy's recorded calls"},),
+    flag="--tally", listed=4, precedence=4, given=given, meta=meta, ingest=ingest_rows, report=report_section,
+    pages=Pages(run=(Section("run.html", run_context),)),
+)
 '''
 
 TEMPLATE = '''<h2>Calls recorded per copy</h2><table id="tally"><tr><th>rank</th><th>copy</th><th>calls</th></tr>
@@ -81,7 +80,7 @@ import sys
 sys.path.insert(0, sys.argv[1])
 from collectors import roles
 
-roles.ROLES = (*roles.ROLES, importlib.import_module("tally"))
+roles.ROLES = roles.registered(*roles.ROLES, importlib.import_module("tally"))
 from echo import cli
 
 sys.exit(cli.echorun_main(sys.argv[3:]) if sys.argv[2] == "echorun" else cli.mpiecho_main(sys.argv[3:]))

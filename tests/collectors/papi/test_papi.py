@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import collectors.papi as papi
-from collectors.papi import merged_counters
+from collectors.papi.stored import merged_counters
 from echo.records import read_run
 from echo.store.db import open_store
 from tests.conftest import PAPI_SETS as SETS

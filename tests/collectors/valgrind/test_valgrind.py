@@ -43,8 +43,9 @@ def test_the_representative_stays_native(tmp_path):
     p = make_plan(Options(program=("./a",), nranks=2, clones="2", valgrind="memcheck", run_dir="/r"), m)
     assert [q.role for q in p.procs] == ["representative", "representative", "memcheck", "memcheck"]
     assert p.argv[-2:] == ["/e.sh", "./a"]
-    lines = [line for line in p.text.splitlines() if line.startswith("valgrind_proc")]
-    assert lines[0].startswith("valgrind_proc 2 /usr/bin/valgrind --tool=memcheck")
+    lines = [line for line in p.text.splitlines() if line.startswith("wrap ")]
+    assert lines[0].startswith("wrap 2 /usr/bin/valgrind --tool=memcheck")
+    assert "tool_dir valgrind .log" in p.text.splitlines()
     assert "--xml-file=/r/valgrind/rank0.copy1.memcheck.xml" in lines[0]
 
 
