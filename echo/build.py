@@ -21,6 +21,7 @@ from typing import Any
 
 from collectors import roles
 from echo import constants
+from echo.progress import say
 from echo.resources import PRELOAD_DIR, cache_root
 
 # The library's layers, one folder each (docs/architecture.md); preload/ itself holds the public headers
@@ -253,11 +254,6 @@ def source_hash() -> str:
 def library_path(mpi: MPI) -> Path:
     """Where the library for this MPI and these sources is (or will be) cached: found without compiling."""
     return cache_root() / f"lib-{mpi.identity}-{source_hash()}-{built_in_collectors(mpi)}" / "libecho.so"
-
-
-def say(msg: str) -> None:
-    """A line about the build on standard error (the job's output stays on standard output)."""
-    print(f"echo: {msg}", file=sys.stderr, flush=True)
 
 
 def ensure_library(mpi: MPI | None = None) -> Path:
