@@ -1,5 +1,6 @@
 """Building the preload library on first use, with the mpicc of the MPI that
-will run the job, cached by (MPI identity, source hash)."""
+will run the job, cached by (MPI identity, source hash): once per MPI, and again only when what the binary is made
+from changes (never for echo's version alone)."""
 
 from __future__ import annotations
 
@@ -13,18 +14,26 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from collectors import roles
 from echo import constants
+from echo.progress import say
 from echo.resources import PRELOAD_DIR, cache_root
 
 # The library's layers, one folder each (docs/architecture.md); preload/ itself holds the public headers
 # (echo.h, echo_reinit.h: what `mpiecho --cflags` gives) and gen/ the wrapper generators.
 LAYER_DIRS = [PRELOAD_DIR / d for d in ("core", "clone", "sdr", "reinit", "compat")]
 GENERATOR = PRELOAD_DIR / "gen" / "gen_wrappers.py"
+# How the library is compiled, besides its sources: both are in its cache key, so that a change rebuilds it
+CFLAGS = ["-O2", "-g", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall"]
+# The environment settings of the MPIs' compiler wrappers that change the compiler or its flags (Open MPI's, MPICH's
+# and Intel MPI's): in the MPI's identity, as the headers and the compiler they give are
+WRAPPER_SETTINGS = re.compile(r"^(OMPI|MPICH|I_MPI)_(CC|CFLAGS|CPPFLAGS|LDFLAGS|LIBS)$")
 
 
 class BuildError(RuntimeError):
@@ -61,16 +70,21 @@ def find_mpicc() -> str:
     )
 
 
-def _preprocessed_mpi_h(mpicc: str, *flags: str) -> str:
+def _preprocessed_mpi_h(mpicc: str, *flag_sets: tuple[str, ...]) -> list[str]:
+    """mpi.h through the mpicc's preprocessor, once per set of flags; the runs go side by side, as every echorun
+    asks (about 0.1 s each on a busy host: run one after the other they were most of echorun's own time)."""
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "inc.c"
         # Open MPI's ULFM is declared in mpi-ext.h (preload/compat/openmpi.h includes it the same way)
         src.write_text("#include <mpi.h>\n#if defined(OPEN_MPI) && defined(__has_include)\n"
                        "#if __has_include(<mpi-ext.h>)\n#include <mpi-ext.h>\n#endif\n#endif\n")
-        r = subprocess.run([mpicc, "-E", *flags, str(src)], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise BuildError(f"{mpicc} cannot compile '#include <mpi.h>':\n{r.stderr.strip()}")
-    return r.stdout
+        procs = [subprocess.Popen([mpicc, "-E", *flags, str(src)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for flags in flag_sets]
+        outs = [proc.communicate() for proc in procs]
+    for proc, (_, err) in zip(procs, outs, strict=True):
+        if proc.returncode != 0:
+            raise BuildError(f"{mpicc} cannot compile '#include <mpi.h>':\n{err.strip()}")
+    return [out for out, _ in outs]
 
 
 def _macro(macros: str, name: str) -> str | None:
@@ -120,11 +134,21 @@ def find_mpirun(mpicc: str) -> str:
     raise BuildError(f"no mpirun or mpiexec beside {mpicc}: the job must run with the MPI it is built with")
 
 
-def _check_launcher(mpirun: str, mpicc: str, flavor: str) -> None:
+def _launcher_version(mpirun: str) -> subprocess.Popen | None:
+    """`mpirun --version`, started: read by _check_launcher while the preprocessor runs."""
+    try:
+        return subprocess.Popen([mpirun, "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    except OSError:
+        return None  # it says nothing: the job itself will tell
+
+
+def _check_launcher(version: subprocess.Popen | None, mpirun: str, mpicc: str, flavor: str) -> None:
     """Refuse an mpirun that says it belongs to another MPI family than the mpicc's."""
     try:
-        out = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
+        out = version.communicate(timeout=30)[0] if version else ""
+    except subprocess.TimeoutExpired:
+        version.kill()
+        version.communicate()
         return  # it says nothing: the job itself will tell
     openmpi = "Open MPI" in out or "OpenRTE" in out  # Open MPI 4's mpirun says OpenRTE
     other = openmpi if flavor == "mpich" else "HYDRA" in out or "Intel(R) MPI" in out
@@ -135,15 +159,26 @@ def _check_launcher(mpirun: str, mpicc: str, flavor: str) -> None:
 
 
 def detect_mpi(mpicc: str | None = None) -> MPI:
+    """The MPI of `mpicc` (find_mpicc's by default), and its identity: what of it the library's binary depends on.
+    That is the wrapper, the headers it includes (mpi.h as preprocessed: the MPI's version and its ABI), the compiler
+    behind it and its flags (the predefined macros: __VERSION__, the target, -O and -D given by the wrapper) and the
+    settings that change the wrapper's compiler or flags (OMPI_CC, MPICH_CFLAGS, ...)."""
     mpicc = mpicc or find_mpicc()
     _intel_setup(Path(mpicc).parent)
     mpirun = find_mpirun(mpicc)
-    header = _preprocessed_mpi_h(mpicc, "-P")
-    macros = _preprocessed_mpi_h(mpicc, "-dM")
+    version = _launcher_version(mpirun)
+    try:
+        header, macros = _preprocessed_mpi_h(mpicc, ("-P",), ("-dM",))
+    except BuildError:
+        if version:
+            version.kill()
+            version.communicate()
+        raise
     flavor = "openmpi" if _macro(macros, "OPEN_MPI") else "mpich"
-    _check_launcher(mpirun, mpicc, flavor)
+    _check_launcher(version, mpirun, mpicc, flavor)
     ulfm = flavor == "openmpi" and bool(_macro(macros, "OMPI_HAVE_MPI_EXT_FTMPI"))
-    ident = hashlib.sha256((os.path.realpath(mpicc) + "\0" + header).encode()).hexdigest()[:16]
+    settings = "".join(f"{k}={v}\0" for k, v in sorted(os.environ.items()) if WRAPPER_SETTINGS.match(k))
+    ident = hashlib.sha256("\0".join([os.path.realpath(mpicc), header, macros, settings]).encode()).hexdigest()[:16]
     return MPI(mpicc, mpirun, flavor, ident, _mpi_name(macros), ulfm)
 
 
@@ -200,6 +235,9 @@ def built_in_collectors(mpi: MPI) -> str:
 
 
 def source_hash() -> str:
+    """The hash of what the library is made from, besides the MPI (its identity): every source, the generator and
+    the MPI standard's description it reads (pympistandard's version), the shared numbers, the roles' C parts and
+    the compiler flags. Not echo's version: a release that changes none of these reuses the library built before."""
     h = hashlib.sha256()
     c_parts = sorted(p for role in roles.declared() if role.c for p in roles.folder(role.name).glob("echo_*.c"))
     for path in sorted(PRELOAD_DIR.rglob("*")) + c_parts:
@@ -209,23 +247,36 @@ def source_hash() -> str:
     # so are the roles' C parts (their Role.c; the rest of a Role is Python's, and holds types and functions)
     c_specs = [[role.name, dataclasses.asdict(role.c)] for role in roles.declared() if role.c]
     h.update(b"roles\0" + json.dumps(c_specs, sort_keys=True).encode())
+    h.update(b"cflags\0" + json.dumps(CFLAGS).encode())
+    h.update(b"pympistandard\0" + metadata.version("pympistandard").encode())  # the generator's list of calls
     return h.hexdigest()[:16]
 
 
+def library_path(mpi: MPI) -> Path:
+    """Where the library for this MPI and these sources is (or will be) cached: found without compiling."""
+    return cache_root() / f"lib-{mpi.identity}-{source_hash()}-{built_in_collectors(mpi)}" / "libecho.so"
+
+
 def ensure_library(mpi: MPI | None = None) -> Path:
-    """Path of libecho.so for this MPI, building it if the cache has none."""
+    """Path of libecho.so for this MPI, building it if the cache has none. A build (20-60 s) says so when it starts
+    and when it ends, one line each, so that a log shows what the time went to; a cached library says nothing."""
     mpi = mpi or detect_mpi()
-    out_dir = cache_root() / f"lib-{mpi.identity}-{source_hash()}-{built_in_collectors(mpi)}"
-    lib = out_dir / "libecho.so"
+    lib = library_path(mpi)
     if lib.is_file():
         return lib
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with open(out_dir / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent first runs build once
-        if not lib.is_file():  # about 20 s: the user is told why nothing seems to happen
-            print(f"echo: compiling echo's preload library for the MPI of {mpi.mpicc}, once (about 20 s; cached in "
-                  f"{out_dir.parent})", file=sys.stderr, flush=True)
-            _build(mpi, out_dir, lib)
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    with open(lib.parent / ".lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # concurrent first runs build once: the others wait for it
+            say(f"waiting for another process that builds echo's library for {mpi.name} ({lib.parent.parent})")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if not lib.is_file():
+            say(f"building echo's library for {mpi.name} ({mpi.mpicc}), once per MPI: usually 20-60 s; kept in "
+                f"{lib.parent.parent}")
+            start = time.monotonic()
+            _build(mpi, lib.parent, lib)
+            say(f"built echo's library for {mpi.name} in {time.monotonic() - start:.1f} s: {lib}")
     return lib
 
 
@@ -242,7 +293,7 @@ def _build(mpi: MPI, out_dir: Path, lib: Path) -> None:
     extra, flags = collector_sources(built)
     (out_dir / "echo_roles.c").write_text(roles_source(built))
     extra.append(out_dir / "echo_roles.c")
-    cmd = [mpi.mpicc, "-O2", "-g", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", f"-I{PRELOAD_DIR}",
+    cmd = [mpi.mpicc, *CFLAGS, f"-I{PRELOAD_DIR}",
            *[f"-I{d}" for d in LAYER_DIRS], f"-I{out_dir}",  # echo_declared.h, echo_constants.h
            "-o", str(tmp), *map(str, sources + extra), str(wrappers), *flags, "-ldl", "-lpthread"]
     r = subprocess.run(cmd, capture_output=True, text=True)

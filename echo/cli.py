@@ -120,7 +120,6 @@ def run_command(args: argparse.Namespace) -> int:
     from echo.launch import new_run_id, run
     from echo.placement import read_hosts
     from echo.runfiles import runs_root
-    from echo.store.db import default_url
 
     if not args.program:
         print("echorun: no program given, e.g. echorun -n 4 --clones 2 ./app arg1", file=sys.stderr)
@@ -130,10 +129,11 @@ def run_command(args: argparse.Namespace) -> int:
         from echo.uploads import check_server
 
         check_server(args.server, token)
-    store = None if getattr(args, "no_store", False) else (args.db or default_url())
-    if store:  # before the job too: a run is stored after it, when a store that cannot take it would lose it
-        from echo.store.db import check_store
+    store = None
+    if not getattr(args, "no_store", False):  # before the job too: a run is stored after it, when a store that
+        from echo.store.db import check_store, default_url  # cannot take it would lose it
 
+        store = args.db or default_url()
         check_store(store)
     if args.nranks is None:  # inside a Slurm allocation: fill it, as mpirun's default does
         from echo.slurm import default_ranks
@@ -418,12 +418,15 @@ def build_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _store_errors() -> tuple[type[Exception], ...]:
+    """SQLAlchemy's errors, once the command has loaded SQLAlchemy (one that did not has none to catch): asked only
+    when something went wrong, so that a command that opens no store never loads it (echorun --no-store)."""
+    loaded = sys.modules.get("sqlalchemy.exc")
+    return (loaded.SQLAlchemyError,) if loaded else ()
+
+
 def _guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace, prog: str) -> int:
     """Run a command; what goes wrong reaches the user as one line, never as a traceback."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from echo.store.db import default_url, failure
-
     if getattr(args, "progress", False):
         from echo import progress
 
@@ -441,7 +444,9 @@ def _guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace, 
     except (CopyMapError, BuildError, ValueError, LookupError, RuntimeError) as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return 2
-    except SQLAlchemyError as e:
+    except _store_errors() as e:
+        from echo.store.db import default_url, failure
+
         print(f"{prog}: {failure(getattr(args, 'db', None) or default_url(), e)}", file=sys.stderr)
         return 2
     except OSError as e:

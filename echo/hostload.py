@@ -12,10 +12,12 @@ import statistics
 import threading
 import time
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from echo.runfiles import HOSTLOAD_JSON
+
+if TYPE_CHECKING:  # numpy is imported by the functions that compute: sampling the load does not load it
+    import numpy as np
 
 FILE = HOSTLOAD_JSON
 EVERY = 0.1  # seconds between samples
@@ -86,6 +88,8 @@ def read(run_dir: Path) -> dict | None:
 def busy_spans(load: dict | None, host: str) -> np.ndarray:
     """The spans (n x 2, seconds since the epoch) during which `host` had more ready processes than cores; none
     where it was not sampled (only the host echorun ran on is)."""
+    import numpy as np
+
     if not load or load.get("host") != host or not load.get("busy"):
         return np.zeros((0, 2))
     return np.array(load["busy"], dtype=float)
@@ -93,6 +97,8 @@ def busy_spans(load: dict | None, host: str) -> np.ndarray:
 
 def overlaps(spans: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Which intervals [start, end] meet one of the sorted, disjoint spans."""
+    import numpy as np
+
     if not len(spans):
         return np.zeros(len(start), dtype=bool)
     before = np.searchsorted(spans[:, 0], end, side="left")  # spans that begin before each interval ends

@@ -24,6 +24,7 @@ from echo.hostload import LoadSampler
 from echo.jobstop import JobStopper
 from echo.plan import Machine, Options, Plan, make_plan, tagged_line, tagged_output
 from echo.procstatus import read_status, wait_final
+from echo.progress import say
 from echo.uploads import not_uploaded, upload_run
 
 # mpirun itself failing to start, before any process exists: PRRTE's PMIx listener occasionally fails to bind
@@ -40,10 +41,6 @@ NOT_WRITTEN = 2
 def new_run_id(program: str) -> str:
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(program).name)[:40] or "app"
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{name}-{secrets.token_hex(3)}"
-
-
-def say(msg: str) -> None:
-    print(f"echo: {msg}", file=sys.stderr, flush=True)
 
 
 def prepare(opts: Options) -> Plan:

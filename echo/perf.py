@@ -30,12 +30,14 @@ import os
 import socket
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from echo import constants, hostload, runfiles
 from echo.records import RecordFile, read_run
 from echo.spec import parse_spec
+
+if TYPE_CHECKING:  # numpy is imported by the functions that compute: planning a run does not load it
+    import numpy as np
 
 
 class PerfError(ValueError):
@@ -82,6 +84,8 @@ class ProcessStatus:
 
 def phase_times(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Compute phase k: from the end of call k-1 to the start of call k (phase 0: none)."""
+    import numpy as np
+
     out = np.zeros(len(starts))
     out[1:] = starts[1:] - ends[:-1]
     return out
@@ -91,6 +95,8 @@ def pooled(times: np.ndarray, ref: np.ndarray, min_phase: float) -> tuple[np.nda
     """Consecutive phases pooled until the reference has computed `min_phase` (a pool ends at the phase where its
     running total passes the next multiple): per copy, its time over the reference's in each pool, placed at the
     pool's last phase, and which phases end a pool."""
+    import numpy as np
+
     n = ref.shape[0]
     count = np.floor(np.cumsum(ref) / min_phase)
     ends = np.flatnonzero(np.diff(np.concatenate(([0.0], count))) > 0)
@@ -108,6 +114,8 @@ def pooled(times: np.ndarray, ref: np.ndarray, min_phase: float) -> tuple[np.nda
 def judge(ratios: np.ndarray, judged: np.ndarray, params: Params) -> tuple[list[tuple[int, str]], int]:
     """The status changes of one process, (phase index, new status), and how many judged phases it spent
     non-recommended."""
+    import numpy as np
+
     est, recommended, good, bad, changes, slow = Estimator(params), True, 0, 0, [], 0
     for k in np.flatnonzero(judged):
         slow += not recommended
@@ -133,6 +141,8 @@ def judge(ratios: np.ndarray, judged: np.ndarray, params: Params) -> tuple[list[
 def busy_phases(group: list[RecordFile], n: int, load: dict | None) -> np.ndarray:
     """Which of the first n phases of a rank's copies ran, in one copy at least, while its host was busy with
     other work (hostload's spans): their times measure the turns the scheduler gave, not the core."""
+    import numpy as np
+
     out = np.zeros(n, dtype=bool)
     for f in group:
         spans = hostload.busy_spans(load, f.host)
@@ -145,6 +155,8 @@ def busy_phases(group: list[RecordFile], n: int, load: dict | None) -> np.ndarra
 def pools_with(marked: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """For each pool (ending where `ends` is true, as `pooled` gives them), true at its end if one of its phases
     is marked."""
+    import numpy as np
+
     count = np.cumsum(marked)
     at_ends = np.flatnonzero(ends)
     before = np.concatenate(([0], count[at_ends][:-1]))
@@ -207,6 +219,8 @@ def analyse(run_dir: str | Path, params: Params = Params(), cores: int | None = 
     """Every process's status timeline and every host's, from the run's records; also written to perf.json.
     Processes whose phase times cannot be trusted (a crowded host, a role slow by design) are listed as not
     judged, with the reason, instead."""
+    import numpy as np
+
     every = read_run(run_dir)
     files = [f for f in every if len(f.records)]
     origin = min((f.start_time for f in files), default=0.0)
@@ -253,6 +267,8 @@ def tested(run_dir: Path, files: dict, origin: float, params: Params, skip: set[
         list[ProcessStatus]:
     """DGRP's explicit tests (--perf-tests N): every process's kth test against the fastest process's kth (but
     the processes in `skip`, whose tests cannot be trusted)."""
+    import numpy as np
+
     paths = runfiles.perf_test_files(Path(run_dir))
     series = {int(p.stem): np.atleast_1d(np.loadtxt(p, ndmin=1)) for p in paths
               if p.stat().st_size and int(p.stem) not in skip}

@@ -12,6 +12,11 @@ FORCED = False  # --progress: say it even where standard error is not a terminal
 DELAY = 1.0  # seconds between two lines, and before the first on a terminal
 
 
+def say(msg: str) -> None:
+    """One line of echo's own on standard error (the job's output keeps standard output): "echo: MSG"."""
+    print(f"echo: {msg}", file=sys.stderr, flush=True)
+
+
 class Progress:
     """`echo WHAT: DONE of TOTAL UNIT (P%)[, DETAIL]`, e.g. "echo upload: 12.0 of 48.3 MiB (25%)". Used as a
     context manager, so that work cut short leaves the terminal's line ended."""

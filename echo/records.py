@@ -13,11 +13,13 @@ import functools
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from echo.constants import RECORD_MAX_SLOTS, RECORD_VERSION
 from echo.runfiles import lost_file, record_files, restart_lost_files
+
+if TYPE_CHECKING:  # numpy is imported where records are read: a run whose records nobody reads never loads it
+    import numpy as np
 
 MAGIC = b"ECHOREC\0"
 VERSION = RECORD_VERSION  # version 1 (no record count; the file held exactly its records) is read too
@@ -36,10 +38,16 @@ FLAG_ERROR = 1
 @functools.cache  # a handful of layouts; asked once per record file
 def record_dtype(nslots: int) -> np.dtype:
     """The record of a file with `nslots` role-data slots."""
+    import numpy as np
+
     return np.dtype(FIELDS + ([("slot", "<u8", (nslots,))] if nslots else []))
 
 
-RECORD = record_dtype(0)
+def __getattr__(name: str) -> object:
+    """RECORD, the record of a file without slots: made when asked (it needs numpy)."""
+    if name == "RECORD":
+        return record_dtype(0)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class RecordsError(ValueError):
@@ -66,6 +74,8 @@ class RecordFile:
     damage: str | None = None
 
     def function_names(self) -> np.ndarray:
+        import numpy as np
+
         return np.asarray(self.functions, dtype=object)[self.records["fn"]]
 
     def seconds(self, field: str) -> np.ndarray:
@@ -89,6 +99,8 @@ def function_table(raw: bytes, nfun: int) -> list[str]:
 
 
 def read(path: str | Path) -> RecordFile:
+    import numpy as np
+
     path = Path(path)
     data = path.read_bytes()
     if not data:  # the disk refused even its header: its calls are summarized in its .lost file, if it could be
@@ -239,14 +251,16 @@ def write(path: str | Path, *, app_rank: int, copy: int, ncopies: int, real_rank
     names = b"\0".join(f.encode() for f in functions) + b"\0"
     header_size = FIXED.size + 64 * 3 + 32 * MAX_SLOTS + 256 + len(names)
     header_size += -header_size % 8  # records start 8-aligned, as the library maps them
-    fixed = FIXED.pack(MAGIC, VERSION, header_size, RECORD.itemsize, len(functions), app_rank, copy, ncopies,
-                       real_rank, pid, 0, start_time, 0, 1, 1, len(records))
+    fixed = FIXED.pack(MAGIC, VERSION, header_size, record_dtype(0).itemsize, len(functions), app_rank, copy,
+                       ncopies, real_rank, pid, 0, start_time, 0, 1, 1, len(records))
 
     def field(text: str, size: int) -> bytes:
         return text.encode()[:size - 1].ljust(size, b"\0")
 
     head = fixed + field(run_id, 64) + field(host, 64) + field(role, 64) + bytes(32 * MAX_SLOTS) \
         + field(mpi_library, 256) + names
+    import numpy as np
+
     with open(path, "wb") as out:
         out.write(head.ljust(header_size, b"\0"))
-        out.write(np.ascontiguousarray(records, dtype=RECORD).tobytes())
+        out.write(np.ascontiguousarray(records, dtype=record_dtype(0)).tobytes())

@@ -6,14 +6,13 @@ the server unpacks it (server/upload.py)."""
 from __future__ import annotations
 
 import json
-import sys
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from echo.progress import Progress
+from echo.progress import Progress, say
 from echo.runfiles import pack
 
 CHUNK = 1 << 20  # bytes sent at a time, so that the upload's progress can be said
@@ -21,10 +20,6 @@ CHUNK = 1 << 20  # bytes sent at a time, so that the upload's progress can be sa
 
 class ServerError(RuntimeError):
     """The server cannot take uploads with this token; the message says why and what to do."""
-
-
-def say(msg: str) -> None:
-    print(f"echo: {msg}", file=sys.stderr, flush=True)
 
 
 def _request(server: str, path: str, token: str | None, method: str = "GET",

@@ -19,13 +19,14 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from echo.records import RecordFile, read_run
 from echo.runfiles import output_file
 from echo.spec import parse_spec
+
+if TYPE_CHECKING:  # numpy is imported by the functions that compute: planning a run does not load it
+    import numpy as np
 
 LOCKSTEP_OUTPUT = ("in lock-step every copy takes what copy 0 received, so a value that came from MPI is the same "
                    "on every copy by construction; --worlds independent measures it")
@@ -136,6 +137,8 @@ def _microseconds(text: str, spec: str) -> int:
 
 def digits(values: np.ndarray) -> tuple[float, float]:
     """Significant digits the samples agree on, and its 95% lower bound (per column if 2-D: copies x sites)."""
+    import numpy as np
+
     values = np.asarray(values, dtype=np.float64)
     n = values.shape[0]
     mu = np.abs(values.mean(axis=0))
@@ -167,11 +170,15 @@ class RankSensitivity:
 
 
 def _data_calls(f: RecordFile) -> np.ndarray:
+    import numpy as np
+
     j = f.slot_names.index("nfloat")
     return np.flatnonzero(f.records["slot"][:, j] > 0)
 
 
 def analyse_rank(files: list[RecordFile], outputs: list[str], worlds: str = "independent") -> RankSensitivity:
+    import numpy as np
+
     files = sorted(files, key=lambda f: f.copy)
     result = RankSensitivity(files[0].app_rank, len(files))
     # the call sequence, with each call's peer: who a copy talked to is behaviour too
@@ -219,6 +226,8 @@ def printed_digits(token: str) -> int:
 def output_digits(texts: list[str], worlds: str = "independent") -> list[tuple[str, float | None]]:
     """Digits the copies' printed numbers agree on, number by number (same lines on every copy), at most the
     digits printed; None for a number lock-step cannot measure (printed alike by every copy: LOCKSTEP_OUTPUT)."""
+    import numpy as np
+
     per_copy = [[float(x) for x in NUMBER.findall(t)] for t in texts]
     if len(per_copy) < 2 or len({len(p) for p in per_copy}) != 1 or not per_copy[0]:
         return []

@@ -1,23 +1,108 @@
 """Building the preload library: real mpicc, real cache."""
 
+import json
 import os
 import re
+import shutil
 import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
+from echo import __version__
 from echo.build import BuildError, detect_mpi, ensure_library, find_mpicc
+from echo.resources import PACKAGE
 
 
 def test_builds_once_then_cached(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("ECHO_CACHE", str(tmp_path))
     lib = ensure_library()
     assert lib.is_file() and lib.parent.parent == tmp_path
-    said = capsys.readouterr().err  # the ~20 s of the first build are explained, in one line
-    assert said.count("\n") == 1 and "compiling echo's preload library" in said and str(tmp_path) in said
+    # the 20-60 s of the first build are said in two lines (no spinner: a log keeps them as they are): when it
+    # starts, naming the MPI and that it is once per MPI, and when it ends, with the time it took
+    start, end = capsys.readouterr().err.splitlines()
+    name = detect_mpi().name
+    assert start.startswith(f"echo: building echo's library for {name} (") and "once per MPI" in start
+    assert str(tmp_path) in start
+    assert re.fullmatch(rf"echo: built echo's library for {re.escape(name)} in \d+\.\d s: {re.escape(str(lib))}", end)
     mtime = lib.stat().st_mtime_ns
     assert ensure_library() == lib and lib.stat().st_mtime_ns == mtime
-    assert capsys.readouterr().err == ""
+    assert capsys.readouterr().err == ""  # a cached library says nothing
+
+
+def _echo_copy(tmp_path: Path, change: Callable[[Path], None]) -> Path:
+    """A copy of echo's Python packages and the library's sources (as another version installs them), changed."""
+    src = tmp_path / "src"
+    for package in ("echo", "collectors"):
+        shutil.copytree(Path(PACKAGE).parent / package, src / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))  # echo/preload: the files, as a wheel has them
+    change(src)
+    return src
+
+
+def _library_of(src: Path) -> tuple[dict, str]:
+    """What the copy of echo at `src` finds, in a Python of its own: its version, the library's cached path, and
+    ensure_library's answer when that path is built already; and what it said."""
+    code = ("import json, echo; from echo.build import detect_mpi, ensure_library, library_path; mpi = detect_mpi(); "
+            "lib = library_path(mpi); print(json.dumps({'version': echo.__version__, 'file': echo.__file__, "
+            "'lib': str(lib), 'ensured': str(ensure_library(mpi)) if lib.is_file() else None}))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=src,
+                       env=dict(os.environ, PYTHONPATH=str(src)))
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout), p.stderr
+
+
+def test_another_version_of_echo_reuses_the_library(tmp_path):
+    """A release that changes none of the library's sources finds the library the last one built: no compile."""
+    lib = ensure_library()  # this checkout's (built once, in the shared cache)
+
+    def new_version(src: Path) -> None:
+        init = src / "echo" / "__init__.py"
+        init.write_text(init.read_text().replace(f'__version__ = "{__version__}"', '__version__ = "99.0.0"'))
+
+    found, said = _library_of(_echo_copy(tmp_path, new_version))
+    assert found["version"] == "99.0.0" and found["file"].startswith(str(tmp_path))  # the copy ran, not this echo
+    assert found["lib"] == found["ensured"] == str(lib)
+    assert "building" not in said and said == ""
+
+
+def test_a_changed_source_is_another_library(tmp_path):
+    """Any edit of a source of the library (here a comment in core) is a new entry of the cache: it is built."""
+    lib = ensure_library()
+
+    def edit(src: Path) -> None:
+        with open(src / "echo" / "preload" / "core" / "echo_process.c", "a") as f:
+            f.write("/* edited */\n")
+
+    found, _ = _library_of(_echo_copy(tmp_path, edit))
+    assert found["file"].startswith(str(tmp_path)) and found["lib"] != str(lib)
+    assert Path(found["lib"]).parent.name.split("-")[1] == lib.parent.name.split("-")[1]  # the same MPI's identity
+
+
+def test_the_compiler_behind_mpicc_is_in_the_key(tmp_path, monkeypatch):
+    """The same mpicc and mpi.h with another compiler behind it (here cc on PATH, which Open MPI's wrapper runs,
+    with a flag that changes the code it makes) is another MPI identity: its library is built again."""
+    real = detect_mpi()
+    if subprocess.run([real.mpicc, "--showme"], capture_output=True, text=True).stdout.split()[:1] != ["cc"]:
+        pytest.skip("this mpicc does not run cc from PATH")
+    shim = tmp_path / "cc"
+    shim.write_text(f"#!/bin/sh\nexec {shutil.which('cc')} -ffast-math \"$@\"\n")
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    other = detect_mpi(real.mpicc)
+    assert other.name == real.name and other.identity != real.identity
+    monkeypatch.setenv("PATH", os.environ["PATH"].split(":", 1)[1])
+    assert detect_mpi(real.mpicc).identity == real.identity  # the key is stable for the same compiler
+
+
+def test_the_compiler_flags_are_in_the_key(monkeypatch):
+    from echo import build
+
+    before = build.source_hash()
+    monkeypatch.setattr(build, "CFLAGS", [*build.CFLAGS, "-ffast-math"])
+    assert build.source_hash() != before
 
 
 def test_every_mpi_function_is_wrapped(tmp_path, monkeypatch):
