@@ -1,9 +1,9 @@
 """One-sided communication under SDR (preload/sdr/echo_sdr_win.c), real ULFM runs: PRK-style one-sided kernels
 (tests/programs/rma_kernels.c: a stencil whose halos are Put into MPI_Win_allocate windows, a transpose Put into an
-MPI_Win_create window, Accumulate/Get/Fetch_and_op tallies; fence epochs) print what they print natively in every
-replica, with a replica killed before the first window, at a window's creation, between epochs, inside an epoch
-(after some of its operations were sent), at the fence that applies them, and at the free; the one-sided calls SDR
-does not replicate stop the job naming the call and why."""
+MPI_Win_create window, Accumulate/Get/Fetch_and_op tallies, Compare_and_swap/Get_accumulate claims; fence epochs)
+print what they print natively in every replica, with a replica killed before the first window, at a window's
+creation, between epochs, inside an epoch (after some of its operations were sent), at the fence that applies them,
+and at the free; the one-sided calls SDR does not replicate stop the job naming the call and why."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ N = 3
 # calls of rank 0 as the records number them (the same in every rank of rma_kernels at -n 3)
 BEFORE, ALLOCATE, STENCIL_PUT, STENCIL_FENCE, BETWEEN = 2, 3, 22, 7, 20
 CREATE, TRANSPOSE_PUT, ACCUMULATE, FETCH, GET, FREE = 47, 58, 123, 131, 126, 191
+GET_ACCUMULATE, CLAIMS_FENCE = 195, 196  # claims: its MPI_Compare_and_swap is call 194
 
 
 def timeless(lines: list[str]) -> list[str]:
@@ -49,6 +50,8 @@ def test_one_sided_kernels_under_sdr(mpi, programs, tmp_path):
     [(2, 0, FETCH), (1, 1, GET)],      # at a Fetch_and_op and at a Get, two ranks
     [(0, 1, STENCIL_PUT), (2, 0, ACCUMULATE)],  # one rank in the stencil, another in the tally
     [(1, 0, FREE)],                    # at MPI_Win_free
+    [(2, 1, GET_ACCUMULATE)],          # its Compare_and_swap sent, its Get_accumulate not
+    [(0, 0, CLAIMS_FENCE)],            # the target of every claim, at the fence that answers them
 ])
 def test_one_sided_kernels_with_replicas_killed(mpi, programs, tmp_path, kills):
     r = run_kernels(programs, tmp_path, kills)

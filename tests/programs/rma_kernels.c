@@ -4,7 +4,9 @@
  *   transpose  B = A^T with A split in row blocks; each rank transposes a block locally and Puts it into the
  *              target's B (an MPI_Win_create window of P contiguous blocks);
  *   tally      every rank Accumulates into every rank's counters (MPI_SUM), Gets its right neighbour's, and takes
- *              a ticket from rank 0 with MPI_Fetch_and_op.
+ *              a ticket from rank 0 with MPI_Fetch_and_op;
+ *   claims     every rank claims a slot of rank 0 with MPI_Compare_and_swap and counts itself with
+ *              MPI_Get_accumulate.
  * Each rank validates its own results and prints them ("rK: ..."); rank 0 prints the time (reduced to the slowest rank).
  * Usage: rma_kernels [iterations] [n] */
 #include <math.h>
@@ -126,6 +128,27 @@ static void tally(int iterations) {
     free(counts);
 }
 
+/* every rank claims rank 0's owner slot with MPI_Compare_and_swap (one wins, whichever came first) and takes a
+ * number from its counter with MPI_Get_accumulate; then reads the counter back */
+static void claims(void) {
+    long *slots, none = -1, me = rank, owner = 0, one = 1, before = -1, counter = -1;
+    MPI_Win win;
+    MPI_Win_allocate(2 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &slots, &win);
+    slots[0] = -1, slots[1] = 0;
+    MPI_Win_fence(0, win);
+    MPI_Compare_and_swap(&me, &none, &owner, MPI_LONG, 0, 0, win);
+    MPI_Get_accumulate(&one, 1, MPI_LONG, &before, 1, MPI_LONG, 0, 1, 1, MPI_LONG, MPI_SUM, win);
+    MPI_Win_fence(0, win);
+    MPI_Get(&counter, 1, MPI_LONG, 0, 1, 1, MPI_LONG, win);
+    MPI_Win_fence(0, win);
+    long mine[2] = {owner == -1, before}, all[2];
+    MPI_Allreduce(mine, all, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    int ok = all[0] == 1 && all[1] == (long)nprocs * (nprocs - 1) / 2 && counter == nprocs && before >= 0 &&
+             before < nprocs;
+    printf("r%d: claims: %ld owner, counter %ld: %s\n", rank, all[0], counter, ok ? "validated" : "FAILED");
+    MPI_Win_free(&win);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -136,6 +159,7 @@ int main(int argc, char **argv) {
     stencil(iterations, n);
     transpose(iterations, n);
     tally(iterations);
+    claims();
     double t = MPI_Wtime() - t0, slowest;
     MPI_Reduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) printf("r0: kernels time (s): %.6f\n", slowest);
