@@ -1,0 +1,87 @@
+"""SDR one-sided benchmark: a fence epoch of one Put (bench/fenceput.c: rank 0 puts N bytes into rank 1's window,
+both fence) by size, natively, as two native runs at the same time, and under `echorun --mode sdr --replicas 2`,
+in the same invocation (the baselines and the sharing of cores as bench/run_sdr.py's).
+
+    .venv/bin/python bench/run_sdr_rma.py [--quick]
+
+Writes bench/results/sdr_rma.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import tempfile
+from pathlib import Path
+
+from results_file import measured_by, run_together, write  # bench/ itself is on the path of a script run from it
+from run_sdr import native_argv, sdr_argv
+
+from echo.build import detect_mpi, ensure_library
+
+HERE = Path(__file__).resolve().parent
+SIZES = [8, 1024, 65536, 1 << 20, 4 << 20]
+SMALL = 1024  # up to this size a Put is "small" (the goal: SDR within 2x of two natives; large ones: 1.2x)
+
+
+def iterations(size: int, quick: bool) -> str:
+    return str(max(20, (200 if quick else 1000) * 1024 // max(size, 1024)))
+
+
+def per_epoch_us(out: str) -> float:
+    return float(next(line.split()[2] for line in out.splitlines() if line.startswith("fenceput ")))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="one repetition, fewer epochs")
+    a = ap.parse_args()
+    repeat = 1 if a.quick else 3
+    mpi = detect_mpi()
+    ensure_library(mpi)
+    best: dict[str, dict[int, float]] = {"native": {}, "pair": {}, "sdr": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        exe = str(work / "fenceput")
+        subprocess.run([mpi.mpicc, "-O2", "-o", exe, str(HERE / "fenceput.c")], check=True)
+        for i in range(repeat):
+            for size in SIZES:
+                args = [str(size), iterations(size, a.quick)]
+                runs = {
+                    "native": [per_epoch_us(run_together([native_argv(mpi, exe, args)])[0])],
+                    # the slower of the two
+                    "pair": [max(per_epoch_us(o) for o in run_together([native_argv(mpi, exe, args)] * 2))],
+                    "sdr": [per_epoch_us(run_together([sdr_argv(exe, args, work, i * 100 + size % 97)])[0])],
+                }
+                for kind, (t,) in runs.items():
+                    best[kind][size] = min(best[kind].get(size, float("inf")), t)
+    version = subprocess.run([mpi.mpirun, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    lines = [
+        "# SDR: the cost of one-sided fence epochs",
+        "",
+        measured_by("bench/run_sdr_rma.py") + f", best of {repeat}; {version}.",
+        "",
+        "A fence epoch of one `MPI_Put` of N bytes from rank 0 into rank 1's `MPI_Win_allocate` window "
+        "(bench/fenceput.c), per epoch, µs. 2 application ranks; SDR runs 2 replicas of each (4 processes). "
+        "*two natives*: two native runs at the same time (the same number of processes on the same cores, without "
+        "the protocol). Goal: SDR within 2x of two natives for small Puts, 1.2x for large ones.",
+        "",
+        "| bytes | native | two natives | SDR | SDR / native | SDR / two natives |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for size in SIZES:
+        n, p, s = best["native"][size], best["pair"][size], best["sdr"][size]
+        lines.append(f"| {size} | {n:.2f} | {p:.2f} | {s:.2f} | {s / n:.2f} | {s / p:.2f} |")
+    lines += [
+        "",
+        "Under SDR an epoch is messages of the replicated layer (docs/sdr.md, *One-sided communication*): the Put "
+        "is a header and its data sent to the target, and the fence an `Alltoall` of operation counts on the "
+        "window's hidden communicator, after which the target receives and applies the Put; each message costs "
+        "an ack to the sender's other replica. Natively Open MPI's osc component writes into the target's "
+        "memory and the fence is a barrier.",
+    ]
+    write("sdr_rma", lines)
+
+
+if __name__ == "__main__":
+    main()
