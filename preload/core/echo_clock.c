@@ -103,6 +103,10 @@ static const char *const not_application[] = {
     "libfabric", "libpsm", "libmpich", "libmpl", "libpapi", "libpfm", "libibverbs", "librdmacm", "libnuma",
     "vgpreload", "libecho", "ld-linux", "linux-vdso", "libc.so", "libpthread", "libcuda", "libze", "libmunge", "libslurm",
     "libudev", "libsystemd",
+    /* an MPI's own plugins: Open MPI 4.1's components (mca_btl_vader.so reads a peer's memory with process_vm_readv by
+     * its pid, mca_shmem_mmap.so names segments by getpid: echo_pid.c must leave them real), libfabric's providers
+     * (libshm-fi.so, Intel MPI's) */
+    "mca_", "-fi.so",
 };
 
 #define CALLERS 512
