@@ -4,6 +4,7 @@ does for its log and, through the log's checksum, its checkpoints; where it hand
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,31 @@ def test_a_python_copy_reads_its_representatives_pid(mpi, programs, tmp_path):
         assert lines_by_rank(copy_output(run, rank, 1)) == {rank: expected[rank]}
         own = run / "fileview" / f"rank{rank}.copy1" / str(work).lstrip("/")
         assert (own / f"py.{rank}.log").read_bytes() == (work / f"py.{rank}.log").read_bytes()
+
+
+def test_a_fortran_copy_reads_its_representatives_pid_on_open_mpi_4(tmp_path):
+    """gfortran's GETPID on Debian's Open MPI 4.1: the log's pid, the gathered pids and a scratch file named by the
+    pid (status='new', then deleted) are the representative's in every copy, in the copy's own file view (before:
+    exit 20, the gather and the logs diverged)."""
+    if not OPENMPI4.exists() or not shutil.which("mpifort.openmpi"):
+        pytest.skip("Debian's Open MPI 4.1 with mpifort (scripts/mpis.sh) is not installed")
+    mpi = detect_mpi(str(OPENMPI4))
+    (tmp_path / "bin").mkdir()
+    (cmd,) = compile_programs(mpi, tmp_path / "bin", None, ["f_pid"]).values()
+    native_dir = tmp_path / "native"
+    native_dir.mkdir()
+    native = mpirun_native(mpi, 2, [*cmd, str(native_dir)])
+    assert native.returncode == 0, native.stderr
+    work = tmp_path / "work"
+    work.mkdir()
+    run = tmp_path / "run"
+    r = echorun(["--no-store", "--sdc", "detect", "-n", "2", "--clones", "2", *cmd, str(work)], run, timeout=300,
+                env={"ECHO_MPICC": mpi.mpicc})
+    assert r.returncode == 0, r.stderr
+    assert "SDC (detect): clean; exit status 0" in r.stderr, r.stderr
+    assert read_events(run) == []
+    assert lines_by_rank(r.stdout) == lines_by_rank(native.stdout)
+    assert sorted(files(work)) == ["run.0.log", "run.1.log"]  # every scratch file deleted, the copies' too
+    for rank in (0, 1):
+        own = run / "fileview" / f"rank{rank}.copy1" / str(work).lstrip("/")
+        assert files(own) == {f"run.{rank}.log": (work / f"run.{rank}.log").read_bytes()}
