@@ -103,10 +103,19 @@ static const char *const not_application[] = {
     "libfabric", "libpsm", "libmpich", "libmpl", "libpapi", "libpfm", "libibverbs", "librdmacm", "libnuma",
     "vgpreload", "libecho", "ld-linux", "linux-vdso", "libc.so", "libpthread", "libcuda", "libze", "libmunge", "libslurm",
     "libudev", "libsystemd",
+    /* an MPI's own plugins: Open MPI 4.1's components (mca_btl_vader.so reads a peer's memory with process_vm_readv by
+     * its pid, mca_shmem_mmap.so names segments by getpid: echo_pid.c must leave them real), libfabric's providers
+     * (libshm-fi.so, Intel MPI's) */
+    "mca_", "-fi.so",
 };
 
 #define CALLERS 512
-static struct { const void *at; int app; } callers[CALLERS];
+/* a caller's address with what it is in the bits above any user-space address (below 2^57), in one word that
+ * threads read and write whole: a thread never sees one caller's address with another's answer (a copy's MPI reading
+ * its representative's memory must never be taken for the program: echo_pid.c) */
+#define CALLER_APP ((uintptr_t)1 << 62)    /* code of the program's (not in the list above) */
+#define CALLER_INTERP ((uintptr_t)1 << 61) /* the interpreter's own (below) */
+static uintptr_t callers[CALLERS];
 
 static char interpreter[512]; /* the object file of an interpreter whose own reads are not the program's */
 
@@ -115,22 +124,31 @@ void echo_clock_not_application(const char *object_file) {
     memset(callers, 0, sizeof callers); /* classified before: classify again */
 }
 
-static int application_caller(const void *at) {
+static int classify(const void *at, int interpreter_too) {
     unsigned h = (unsigned)(((uintptr_t)at >> 3) * 2654435761u) % CALLERS;
-    if (callers[h].at == at) return callers[h].app;
-    Dl_info info;
-    int app = 1;
-    if (dladdr(at, &info) && info.dli_fname) {
-        const char *base = strrchr(info.dli_fname, '/');
-        base = base ? base + 1 : info.dli_fname;
-        for (size_t i = 0; i < sizeof not_application / sizeof *not_application; i++)
-            if (strstr(base, not_application[i])) app = 0;
-        if (interpreter[0] && strcmp(info.dli_fname, interpreter) == 0) app = 0;
+    uintptr_t known = __atomic_load_n(&callers[h], __ATOMIC_RELAXED);
+    if ((known & ~(CALLER_APP | CALLER_INTERP)) != (uintptr_t)at) {
+        Dl_info info;
+        int app = 1, interp = 0;
+        if (dladdr(at, &info) && info.dli_fname) {
+            const char *base = strrchr(info.dli_fname, '/');
+            base = base ? base + 1 : info.dli_fname;
+            for (size_t i = 0; i < sizeof not_application / sizeof *not_application; i++)
+                if (strstr(base, not_application[i])) app = 0;
+            interp = interpreter[0] && strcmp(info.dli_fname, interpreter) == 0;
+        }
+        known = (uintptr_t)at | (app ? CALLER_APP : 0) | (interp ? CALLER_INTERP : 0);
+        __atomic_store_n(&callers[h], known, __ATOMIC_RELAXED);
     }
-    callers[h].at = at;
-    callers[h].app = app;
-    return app;
+    return (known & CALLER_APP) && (interpreter_too || !(known & CALLER_INTERP));
 }
+
+static int application_caller(const void *at) { return classify(at, 0); }
+
+/* Whose a call is, for readings that are not clocks (echo_pid.c): the program's code, the interpreter's included
+ * (Python's os.getpid and os.kill are the interpreter's calls of libc: its own reads of its pid are as rare as they
+ * are harmless, unlike its clock reads) */
+int echo_application_code(const void *at) { return classify(at, 1); }
 
 /* a reading to virtualize: copies exist, the job runs, the thread is MPI's (any thread of a threaded program), not
  * inside an MPI call */
@@ -211,6 +229,7 @@ void echo_clock_setup(void) {
     on = 1;
     echo_clock_python_setup(); /* a Python program's clocks are its time module's */
     echo_tsc_setup();
+    echo_pid_setup();
 }
 
 void echo_clock_teardown(void) {

@@ -446,8 +446,9 @@ static const char *snapshot(const char *path, int flags, const void *at, char *b
 static const char *opening(int dirfd, const char *path, int flags, char *buf, int *fail, const void *at) {
     char logical[PATH_MAX];
     *fail = 0;
+    if (!echo_depth) path = echo_pid_proc_path(path, buf, at); /* a copy's /proc/<pid> is its own (echo_pid.c) */
     if (side != OFF && !echo_depth && path && path[0] == '/' && strncmp(path, "/proc/", 6) == 0)
-        return snapshot(path, flags, at, buf);
+        return snapshot(path, flags, at, buf); /* reads `path` before it writes `buf`, which may be it */
     if (!program_path(dirfd, path, logical)) return path;
     if ((flags & __O_TMPFILE) == __O_TMPFILE) { /* an unnamed file in a directory: it has no name to keep apart */
         if (side == COPY && view(logical, buf) == V_ABSENT) { errno = ENOENT; *fail = 1; }
@@ -712,8 +713,10 @@ INTERPOSED int symlinkat(const char *target, int dirfd, const char *path) {
 
 /* ---- calls that only look: a copy looks at its view ---- */
 /* the path a copy's look at (dirfd, path) uses: the path itself, or `buf`; NULL: absent in its view */
-static const char *looking(int dirfd, const char *path, char *buf) {
+static const char *looking(int dirfd, const char *path, char *buf, const void *at) {
     char logical[PATH_MAX];
+    const char *proc = echo_depth ? path : echo_pid_proc_path(path, buf, at); /* a copy's /proc/<pid>: echo_pid.c */
+    if (proc != path) return proc;
     if (side != COPY || !program_path(dirfd, path, logical)) return path;
     if (view(logical, buf) == V_ABSENT) {
         errno = ENOENT;
@@ -723,7 +726,7 @@ static const char *looking(int dirfd, const char *path, char *buf) {
 }
 #define LOOK(dirfd, path, fail, real_call, view_call) \
     char buf[PATH_MAX];                                \
-    const char *use = looking(dirfd, path, buf);       \
+    const char *use = looking(dirfd, path, buf, __builtin_return_address(0)); \
     if (!use) return fail;                             \
     return use == (path) ? real_call : view_call
 

@@ -202,6 +202,13 @@ void echo_tsc_trap_again(int lifted);
 int echo_clock_read(clockid_t id, struct timespec *ts);  /* a reading the application takes, shared like libc's */
 void echo_clock_not_application(const char *object_file); /* an interpreter's own libc reads are not shared */
 void echo_clock_python_setup(void);                       /* echo_clock_python.c */
+int echo_application_code(const void *at); /* code at `at` is the program's (its interpreter's too), not MPI's */
+
+/* ---- process ids: a copy's are its representative's (echo_pid.c) ---- */
+void echo_pid_setup(void); /* after clone_comm exists (echo_clock_setup) */
+/* `path` (/proc/<pid>/...) as the program's call at `at` means it: a copy's /proc/<representative's pid> is its own
+ * /proc/self; into `buf` (PATH_MAX) when it changes */
+const char *echo_pid_proc_path(const char *path, char *buf, const void *at);
 
 /* ---- events and metrics of this process (echo_events.c) ---- */
 void echo_event(const char *kind, const char *fn, uint64_t seq, int32_t comm, int32_t peer, uint64_t bytes, int copy,

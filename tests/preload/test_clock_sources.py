@@ -83,8 +83,8 @@ def test_gathered_cycle_counts_outvoted_nowhere_say_how_to_share_the_counter(pro
     assert all("--tsc share gives them their representative's" in ln for ln in stops), stops
 
 
-def test_a_number_made_from_a_pid_is_not_called_a_counter_value(programs, tmp_path):
-    """A run tag made from the process id differs between copies by nature; --sdc stop describes the differing
+def test_a_random_number_is_not_called_a_counter_value(programs, tmp_path):
+    """A run tag made from a random number differs between copies by nature; --sdc stop describes the differing
     bytes, and must not call them a time-stamp counter value (before: on a host up for less than a day, any
     integer below the counter was)."""
     r = echorun(["--no-store", "--sdc", "stop", "-n", "2", "--clones", "2", *programs["run_tag"]], tmp_path / "run")

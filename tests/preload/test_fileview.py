@@ -113,23 +113,23 @@ def test_vote_on_a_clean_program_leaves_a_native_runs_files(programs, tmp_path, 
 
 
 def test_vote_without_a_majority_is_a_divergence(programs, tmp_path):
-    """A log whose first line holds the process id: each of three copies wrote another one, no majority agrees,
-    so the vote names the file and the offset of the process id and keeps the representative's; exit 20."""
+    """A log whose first line holds a random id of the run: each of three copies drew another one, no majority
+    agrees, so the vote names the file and the offset of the id and keeps the representative's; exit 20."""
     work = tmp_path / "work"
     work.mkdir()
-    r = echorun(["--no-store", "--sdc", "vote", "-n", "1", "--clones", "3", *programs["fileio_pid"], str(work)],
+    r = echorun(["--no-store", "--sdc", "vote", "-n", "1", "--clones", "3", *programs["fileio_runid"], str(work)],
                 tmp_path / "run")
     assert r.returncode == EXIT_DIVERGED, r.stderr
     log = work / "md.0.log"
-    at = len("log of rank 0, process ")
+    at = len("log of rank 0, run ")
     events = sorted((e.copy, e.kind, e.first_byte, e.detail) for e in read_events(r.run_dir) if e.function == "file")
     assert [e[:2] for e in events] == [(1, "divergence"), (2, "divergence")]
-    pids = [(r.run_dir / "fileview" / f"rank0.copy{c}" / str(log).lstrip("/")).read_text().split()[5] for c in (1, 2)]
-    for (_, _, offset, detail), pid in zip(events, pids, strict=True):
-        rep_pid = log.read_text().split()[5]
-        assert offset == at + first_difference(rep_pid.encode(), pid.encode()), detail
+    ids = [(r.run_dir / "fileview" / f"rank0.copy{c}" / str(log).lstrip("/")).read_text().split()[5] for c in (1, 2)]
+    for (_, _, offset, detail), run_id in zip(events, ids, strict=True):
+        rep_id = log.read_text().split()[5]
+        assert offset == at + first_difference(rep_id.encode(), run_id.encode()), detail
         assert detail == f"file {log}: first differing offset {offset}"
-    assert log.read_text().startswith("log of rank 0, process ")
+    assert log.read_text().startswith("log of rank 0, run ")
 
 
 def test_vote_replaces_an_outvoted_representatives_file(programs, tmp_path, native_app):

@@ -193,16 +193,16 @@ def test_a_flip_that_changes_a_copys_path_ends_that_copy_not_the_job(programs, t
 
 @pytest.mark.parametrize("mode,copies", [("detect", 2), ("vote", 3), ("stop", 2)])
 def test_a_copy_whose_path_parts_never_hangs_the_job(mpi, programs, tmp_path, mode, copies):
-    """Rank 0's copies have process ids of their own, so they skip the step rank 1 names rank 0's process for: their
+    """Rank 0's copies draw random tokens of their own, so they skip the step rank 1 names rank 0's process for: their
     paths part from their representative's at a call that carries no data. Under detect the copies end and the
     application finishes; under stop and vote the representative waits for every copy's data at each checked call,
     so the parted copy stops the job (exit 20, said): it waited for ever before."""
-    native = mpirun_native(mpi, 2, programs["pid_leader"])
+    native = mpirun_native(mpi, 2, programs["token_leader"])
     assert native.returncode == 0, native.stderr
     run = tmp_path / "run"
-    # the pid a copy sends differs by nature: left out, as the divergence's message advises
+    # the token a copy sends differs by nature: left out, as the divergence's message advises
     r = echorun(["--no-store", "--sdc", mode, "--sdc-exclude", "MPI_Send", "-n", "2", "--clones", str(copies),
-                 *programs["pid_leader"]], run, timeout=90)
+                 *programs["token_leader"]], run, timeout=90)
     assert r.returncode == EXIT_DIVERGED, r.stderr
     parted = events(run, "copy-parted")
     assert parted and {e.app_rank for e in parted} == {0}, r.stderr

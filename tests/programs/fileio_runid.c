@@ -1,8 +1,9 @@
-/* A code whose log starts with the process that wrote it, as many production codes' logs do ("process 4242 on
- * node12"): a header that differs in every process of a run, then its results.  Usage: fileio_pid DIR */
+/* A code whose log starts with a random id of its run, as codes that name each run by a UUID do: a header that
+ * differs in every process (each draws its own random bytes from the kernel), then its results.
+ * Usage: fileio_runid DIR */
 #include <mpi.h>
 #include <stdio.h>
-#include <unistd.h>
+#include <stdint.h>
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
@@ -15,7 +16,11 @@ int main(int argc, char **argv) {
         perror(path);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    fprintf(log, "log of rank %d, process %d\n", rank, (int)getpid());
+    uint64_t id = 0;
+    FILE *random = fopen("/dev/urandom", "rb");
+    if (!random || fread(&id, sizeof id, 1, random) != 1) MPI_Abort(MPI_COMM_WORLD, 1);
+    fclose(random);
+    fprintf(log, "log of rank %d, run %016llx\n", rank, (unsigned long long)id);
     double local = 1.5 * (rank + 1), total = 0;
     MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     fprintf(log, "total %.6f\n", total);
