@@ -16,6 +16,9 @@
  *           the odd copy's buffer is overwritten with it, and a corrected
  *           divergence is recorded.
  *
+ * Where the hashes differ, each process's own addresses of the same place are told from data
+ * (echo_sdc_addr.c): no divergence, and never voted on.
+ *
  * Plan keys: sdc (detect|stop|vote), sdc_every N, sdc_only (all|collectives),
  * inject (bitflip:... / memflip:..., parsed and checked by echo/sdc.py). */
 #define _GNU_SOURCE
