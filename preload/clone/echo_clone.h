@@ -72,6 +72,10 @@ static inline int echo_gets_from_root(const echo_comm_t *c, int root) { return c
 /* a message of a replicated communicator's Mprobe/Improbe (and forget it): 0 for a local one (echo_p2p.c) */
 int echo_message_take(MPI_Message m, int32_t *comm, int *self); /* 0: a local message; else its comm and rank */
 
+/* MPI's memory, i-th (MPI_Alloc_mem's blocks, then windows' regions, in the order made; echo_win.c): 0 past the
+ * last.  SDC knows the same block in a representative and its copies by it. */
+int echo_mpi_memory(int i, const void **base, MPI_Aint *size);
+
 /* ---- echo requests (echo_requests.c) ----
  * With clones, a request on a replicated object is an echo request: on a
  * representative it wraps `real`; on a copy `real` is MPI_REQUEST_NULL.  When a

@@ -16,14 +16,19 @@
  *           the odd copy's buffer is overwritten with it, and a corrected
  *           divergence is recorded.
  *
+ * Where the hashes differ, each process's own addresses of the same place are told from data
+ * (echo_sdc_addr.c): no divergence, and never voted on.
+ *
  * Plan keys: sdc (detect|stop|vote), sdc_every N, sdc_only (all|collectives),
  * inject (bitflip:... / memflip:..., parsed and checked by echo/sdc.py). */
 #define _GNU_SOURCE
 #include "echo_clone.h"
 #include "echo_hash.h"
 #include "echo_records.h"
+#include "echo_sdc_addr.h"
 
 #include <malloc.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +39,7 @@ enum { VERDICT_OK, VERDICT_TAKE, VERDICT_GIVE }; /* to a copy: fine / receive th
 #define TAG_HASH (1 << 24)
 #define TAG_VERDICT (TAG_HASH + 1)
 #define TAG_DATA (TAG_HASH + 2)
+#define TAG_MAPS (TAG_HASH + 3)
 /* Copies see other ranks' stores into a shared window, and updates of MPI's window memory, at their next
  * synchronization call only (docs/rma.md): a program that reads them with plain loads and no MPI_Win_sync gives
  * its copies older values than its representative.  Where copy 0 holds such memory its copies have not been
@@ -193,8 +199,9 @@ static int tsc_shared(void) {
     return v && strcmp(v, "share") == 0;
 }
 
-static void describe_bytes(const unsigned char *a, const unsigned char *b, int odd, size_t n, long at, char *out,
-                           size_t len) {
+/* ma, mb: each side's memory map (NULL: it could not be read, and `why` says why) */
+static void describe_bytes(const unsigned char *a, const echo_maps_t *ma, const unsigned char *b,
+                           const echo_maps_t *mb, const char *why, int odd, size_t n, long at, char *out, size_t len) {
     *out = 0;
     if (at < 0) return;
     size_t from = (size_t)at, run_a = 0, run_b = 0;
@@ -224,8 +231,18 @@ static void describe_bytes(const unsigned char *a, const unsigned char *b, int o
     /* user-space addresses of x86-64 and AArch64 (47/48 bits) beyond 4 GiB, where heaps and mappings are: no
      * small integer, and no double (whose exponent sets the top bits) */
     if (va >= (1ull << 32) && vb >= (1ull << 32) && va < (1ull << 48) && vb < (1ull << 48)) {
-        snprintf(out, len, "; the 8 bytes at %zu look like an address (0x%llx, 0x%llx): each process's own", w,
-                 (unsigned long long)va, (unsigned long long)vb);
+        /* addresses of the same place in each process were no divergence (echo_sdc_addr.c): these are not */
+        if (!ma || !mb) {
+            snprintf(out, len, "; the 8 bytes at %zu look like addresses (0x%llx, 0x%llx), each process's own, but "
+                     "could not be matched: %s", w, (unsigned long long)va, (unsigned long long)vb, why);
+            return;
+        }
+        char wa[160], wb[160];
+        echo_sdc_where(ma, va, wa, sizeof wa);
+        echo_sdc_where(mb, vb, wb, sizeof wb);
+        snprintf(out, len, "; the 8 bytes at %zu look like addresses (0x%llx, 0x%llx) but could not be matched as "
+                 "each process's own address of the same place: copy 0's points to %s, copy %d's to %s", w,
+                 (unsigned long long)va, (unsigned long long)vb, wa, odd, wb);
         return;
     }
 #if defined(__x86_64__)
@@ -282,6 +299,255 @@ static void flip(const char *fn, const void *buf, int count, MPI_Datatype dt, ui
     event("injection", fn, seq, comm, peer, 0, echo.copy, bitflip.byte, detail);
 }
 
+/* ---- detect: a hash, and the bytes themselves when they are few ----
+ * Addresses are published in small messages (a word per buffer, a struct with a pointer in it), so up to
+ * SDC_INLINE bytes the representative sends its bytes with its hash, and the mappings its addresses among them
+ * point into (echo_sdc_addr.c: described at the call, since its memory may have changed by the time a copy
+ * compares): one small eager message as before, and a copy whose hash differs tells addresses from data without
+ * waiting for anybody, on any host.  Beyond that only the hash travels and a difference stays a divergence
+ * (--sdc stop matches addresses at any size). */
+#define SDC_INLINE 256
+#define SDC_INLINE_MAPS (SDC_INLINE / 8)
+typedef struct {
+    uint64_t hash;
+    int32_t n, nmaps; /* n: how many bytes follow, -1 for none */
+    unsigned char bytes[SDC_INLINE];
+    echo_map_t maps[SDC_INLINE_MAPS];
+} rep_hash_t;
+
+/* A copy whose hash differs from its representative's: 1 if the bytes differ only by addresses of the same place
+ * in each, else 0, the first differing byte (-1: unknown) and what the bytes look like. */
+static int only_addresses(rep_hash_t *theirs, const unsigned char *mine, size_t n, long *byte, char *looks,
+                          size_t len) {
+    *byte = -1;
+    *looks = 0;
+    if (theirs->n < 0 || (size_t)theirs->n != n) return 0;
+    echo_maps_t ma, mb = {0};
+    echo_maps_of(theirs->maps, theirs->nmaps, &ma);
+    size_t tlen;
+    char *text = echo_maps_text(0, &tlen);
+    int mapped = echo_maps_parse(text, &mb);
+    free(text);
+    /* without its own map a copy cannot match addresses: the first byte that differs at all */
+    *byte = mapped ? echo_sdc_unlike(theirs->bytes, &ma, mine, &mb, n, NULL) : first_difference(theirs->bytes, mine, n);
+    if (*byte >= 0)
+        describe_bytes(theirs->bytes, mapped ? &ma : NULL, mine, mapped ? &mb : NULL,
+                       "this copy's memory map (/proc/self/maps) could not be read", echo.copy, n, *byte, looks, len);
+    echo_maps_free(&mb);
+    return *byte < 0;
+}
+
+static void detect(const char *fn, const unsigned char *bytes, size_t n, uint64_t h, uint64_t seq, int32_t comm,
+                   int32_t peer) {
+    rep_hash_t msg;
+    if (echo_is_rep()) {
+        msg.hash = h;
+        msg.n = n <= SDC_INLINE ? (int32_t)n : -1;
+        msg.nmaps = 0;
+        size_t len = offsetof(rep_hash_t, bytes);
+        if (msg.n >= 0) {
+            memcpy(msg.bytes, bytes, n);
+            msg.nmaps = echo_sdc_addr_maps(bytes, n, msg.maps, SDC_INLINE_MAPS);
+            len = offsetof(rep_hash_t, maps) + sizeof(echo_map_t) * (size_t)msg.nmaps;
+        }
+        echo_to_copies(&msg, (int)len, MPI_BYTE, TAG_HASH);
+        return;
+    }
+    /* matched in program order, like every message from the representative */
+    echo_from_rep(&msg, (int)sizeof msg, MPI_BYTE, TAG_HASH, MPI_STATUS_IGNORE);
+    if (msg.hash == h) return;
+    long byte;
+    char looks[512];
+    if (only_addresses(&msg, bytes, n, &byte, looks, sizeof looks)) return;
+    diverged = 1;
+    char detail[1024];
+    if (byte >= 0)
+        snprintf(detail, sizeof detail, "differs from copy 0 from byte %ld%s%s%s", byte, looks,
+                 *looks ? "; if that is the program's nature, not a corruption: --sdc-exclude " : "", *looks ? fn : "");
+    else
+        snprintf(detail, sizeof detail,
+                 "hash differs from copy 0's (detect mode: the byte is not known beyond %d bytes; --sdc stop names it "
+                 "and what it looks like, and tells each process's own addresses from data at any size: if the call "
+                 "sends what differs by nature, such as a time-stamp counter, --sdc-exclude %s leaves it out%s)",
+                 SDC_INLINE, fn, tsc_shared() ? "" : "; cycle counts read with rdtsc: --tsc share gives copies their "
+                 "representative's counter");
+    event("divergence", fn, seq, comm, peer, n, echo.copy, byte, detail);
+}
+
+/* ---- stop and vote ----
+ * Each copy sends its hash; where any differs, every copy sends its bytes and its memory map (so it works with
+ * copies on another host), the representative tells addresses from data (echo_sdc_addr.c) and sends each copy
+ * its final verdict.  A copy given other data keeps its own addresses (a patch of the differing data only), and
+ * so does a representative outvoted: nobody is ever given another process's address. */
+static void copy_check(const void *buf, int count, MPI_Datatype dt, const unsigned char *bytes, size_t n,
+                       uint64_t h) {
+    PMPI_Send(&h, 1, MPI_UINT64_T, 0, TAG_HASH, echo.clone_comm);
+    int verdict;
+    echo_from_rep(&verdict, 1, MPI_INT, TAG_VERDICT, MPI_STATUS_IGNORE);
+    if (verdict != VERDICT_GIVE) return;
+    PMPI_Send(bytes, (int)n, MPI_BYTE, 0, TAG_DATA, echo.clone_comm);
+    size_t len = 0;
+    char *text = echo_maps_text(0, &len);
+    PMPI_Send(text ? text : "", (int)len, MPI_CHAR, 0, TAG_MAPS, echo.clone_comm);
+    free(text);
+    echo_from_rep(&verdict, 1, MPI_INT, TAG_VERDICT, MPI_STATUS_IGNORE);
+    if (verdict != VERDICT_TAKE) return;
+    unsigned char *right = malloc(n ? n : 1);
+    echo_from_rep(right, (int)n, MPI_BYTE, TAG_DATA, MPI_STATUS_IGNORE);
+    write_back((void *)buf, count, dt, right, n);
+    free(right);
+}
+
+typedef struct {
+    int C;
+    const uint64_t *hs;
+    unsigned char *data[64];
+    echo_maps_t maps[64];
+    int mapped[64];
+} group_t;
+
+/* the first byte where copies c and d differ other than by their own addresses, -1 if none */
+static long unlike(const group_t *g, int c, int d, size_t n) {
+    if (g->hs[c] == g->hs[d]) return -1;
+    if (!g->mapped[c] || !g->mapped[d]) return first_difference(g->data[c], g->data[d], n);
+    return echo_sdc_unlike(g->data[c], &g->maps[c], g->data[d], &g->maps[d], n, NULL);
+}
+
+static int support(const group_t *g, int c, size_t n) {
+    int k = 0;
+    for (int d = 0; d < g->C; d++) k += unlike(g, c, d, n) < 0;
+    return k;
+}
+
+/* copy c's bytes with the data where it differs from copy `from` taken from `from`, its own addresses kept */
+static unsigned char *patched(const group_t *g, int from, int c, size_t n) {
+    unsigned char *p = malloc(n ? n : 1);
+    memcpy(p, g->data[c], n);
+    if (g->mapped[from] && g->mapped[c]) echo_sdc_unlike(g->data[from], &g->maps[from], g->data[c], &g->maps[c], n, p);
+    else memcpy(p, g->data[from], n);
+    return p;
+}
+
+static int rep_check(const char *fn, const void *buf, int count, MPI_Datatype dt, const unsigned char *bytes,
+                     size_t n, uint64_t h, uint64_t seq, int32_t comm, int32_t peer) {
+    int C = echo.ncopies;
+    uint64_t hs[64];
+    if (C > 64) echo_fatal("--sdc %s supports up to 64 copies of a rank", mode == SDC_STOP ? "stop" : "vote");
+    hs[0] = h;
+    echo_channel_wake(); /* copies asleep catch up and send their hashes */
+    for (int c = 1; c < C; c++) PMPI_Recv(&hs[c], 1, MPI_UINT64_T, c, TAG_HASH, echo.clone_comm, MPI_STATUS_IGNORE);
+    int agree = 1, verdict = VERDICT_OK;
+    for (int c = 1; c < C; c++) agree &= hs[c] == h;
+    if (agree) {
+        for (int c = 1; c < C; c++) echo_to_copy(c, &verdict, 1, MPI_INT, TAG_VERDICT);
+        return 0;
+    }
+    /* every copy's bytes and map: only on a mismatch */
+    group_t g = {.C = C, .hs = hs};
+    verdict = VERDICT_GIVE;
+    for (int c = 1; c < C; c++) echo_to_copy(c, &verdict, 1, MPI_INT, TAG_VERDICT);
+    echo_channel_wake(); /* the copies asked for their data read their verdict now */
+    size_t len;
+    char *text = echo_maps_text(0, &len);
+    g.data[0] = (unsigned char *)bytes;
+    g.mapped[0] = echo_maps_parse(text, &g.maps[0]);
+    free(text);
+    for (int c = 1; c < C; c++) {
+        g.data[c] = malloc(n ? n : 1);
+        PMPI_Recv(g.data[c], (int)n, MPI_BYTE, c, TAG_DATA, echo.clone_comm, MPI_STATUS_IGNORE);
+        MPI_Status st;
+        int tl = 0;
+        PMPI_Probe(c, TAG_MAPS, echo.clone_comm, &st);
+        PMPI_Get_count(&st, MPI_CHAR, &tl);
+        text = malloc((size_t)tl + 1);
+        PMPI_Recv(text, tl, MPI_CHAR, c, TAG_MAPS, echo.clone_comm, MPI_STATUS_IGNORE);
+        text[tl] = 0;
+        g.mapped[c] = tl > 0 && echo_maps_parse(text, &g.maps[c]);
+        free(text);
+    }
+    int verdicts[64] = {0}, rc = 0, winner = 0, addresses = 0;
+    int rep_support = support(&g, 0, n);
+    if (rep_support == C) goto verdicts; /* each its own addresses, the same data: no divergence */
+    int unseen = mode == SDC_VOTE && echo_win_unseen();
+    winner = unseen || 2 * rep_support > C ? 0 : -1;
+    for (int c = 1; c < C && winner < 0 && mode == SDC_VOTE; c++)
+        if (2 * support(&g, c, n) > C) winner = c;
+    /* Whoever takes another's data keeps its own addresses; an address that could not be matched (each process's
+     * own, pointing to memory of its own, not to the same place) is not voted on: given to another process it
+     * would point into memory that process does not own (a representative outvoted so died of SIGSEGV) */
+    for (int c = 0; c < C && winner >= 0 && mode == SDC_VOTE; c++)
+        if (unlike(&g, winner, c, n) >= 0 && g.mapped[winner] && g.mapped[c] &&
+            echo_sdc_unvotable(g.data[winner], &g.maps[winner], g.data[c], &g.maps[c], n) >= 0) {
+            winner = -1;
+            addresses = 1;
+        }
+    if (unseen && winner == 0) { /* no vote: the copies may have read window memory late */
+        for (int c = 1; c < C; c++) {
+            if (unlike(&g, 0, c, n) < 0) continue;
+            verdicts[c] = VERDICT_TAKE;
+            event("unvoted", fn, seq, comm, peer, n, c, -1, UNVOTED);
+        }
+        goto verdicts;
+    }
+    if (mode == SDC_STOP || winner < 0) {
+        int odd = 1; /* the first copy that differs from the representative in its data */
+        while (odd < C && unlike(&g, 0, odd, n) < 0) odd++;
+        long byte = unlike(&g, 0, odd, n);
+        char looks[512];
+        describe_bytes(bytes, g.mapped[0] ? &g.maps[0] : NULL, g.data[odd], g.mapped[odd] ? &g.maps[odd] : NULL,
+                       "a memory map could not be read", odd, n, byte, looks, sizeof looks);
+        char detail[1024];
+        snprintf(detail, sizeof detail, "copy %d differs from copy 0%s%s%s%s", odd,
+                 mode == SDC_STOP ? "" : addresses ? " in addresses of memory of its own (below): not voted on"
+                 : " and no majority agrees: cannot vote", looks,
+                 *looks ? "; if that is the program's nature, not a corruption: --sdc-exclude " : "", *looks ? fn : "");
+        event("divergence", fn, seq, comm, peer, n, odd, byte, detail);
+        echo_records_flush();
+        char msg[1536];
+        char peer_text[32] = ""; /* collectives have no peer */
+        if (peer >= 0) snprintf(peer_text, sizeof peer_text, ", peer %d", peer);
+        snprintf(msg, sizeof msg,
+                 "echo: SDC: application rank %d: copy %d differs from copy 0 in %s (call #%llu, communicator %d"
+                 "%s, %zu bytes), first differing byte %ld%s; stopping (--sdc %s%s%s)\n",
+                 echo.app_rank, odd, fn, (unsigned long long)seq, comm, peer_text, n, byte, looks,
+                 mode == SDC_STOP ? "stop" : "vote", *looks ? "; to leave this call out: --sdc-exclude " : "",
+                 *looks ? fn : "");
+        if (write(2, msg, strlen(msg)) < 0) { /* the event file has it too */ }
+        echo_events_close();
+        echo_records_close();
+        PMPI_Abort(MPI_COMM_WORLD, ECHO_EXIT_DIVERGED);
+    }
+    /* vote: the majority's data wins, each process keeping its own addresses */
+    for (int c = 0; c < C; c++) {
+        long byte = unlike(&g, winner, c, n);
+        if (byte < 0) continue;
+        rc = 1;
+        if (c == 0) { /* the representative itself is the odd one: the real call sends the majority's data */
+            unsigned char *p = patched(&g, winner, 0, n);
+            write_back((void *)buf, count, dt, p, n);
+            g.data[0] = p; /* freed below */
+            event("corrected", fn, seq, comm, peer, n, 0, byte, "copy 0 was outvoted; its buffer was overwritten");
+        } else {
+            verdicts[c] = VERDICT_TAKE;
+            event("corrected", fn, seq, comm, peer, n, c, byte, "outvoted; its buffer was overwritten");
+        }
+    }
+verdicts:
+    for (int c = 1; c < C; c++) echo_to_copy(c, &verdicts[c], 1, MPI_INT, TAG_VERDICT);
+    for (int c = 1; c < C; c++) {
+        if (verdicts[c] != VERDICT_TAKE) continue;
+        unsigned char *p = patched(&g, winner, c, n);
+        echo_to_copy(c, p, (int)n, MPI_BYTE, TAG_DATA);
+        free(p);
+    }
+    if (g.data[0] != bytes) free(g.data[0]);
+    for (int c = 0; c < C; c++) {
+        if (c) free(g.data[c]);
+        echo_maps_free(&g.maps[c]);
+    }
+    return rc;
+}
+
 int echo_outgoing(const char *fn, int collective, const void *buf, int count, MPI_Datatype dt, int32_t comm,
                    int32_t peer) {
     if (echo_hooks.outgoing && buf != MPI_IN_PLACE && buf && count > 0) echo_hooks.outgoing(buf, count, dt);
@@ -305,146 +571,18 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
     size_t n;
     const unsigned char *bytes = data_bytes(buf, count, dt, &n, &scratch);
     uint64_t h = echo_hash64(bytes, n);
-    int rc = 0;
 
     if (mode == SDC_DETECT) {
-        if (echo_is_rep()) {
-            echo_to_copies(&h, 1, MPI_UINT64_T, TAG_HASH);
-        } else {
-            /* matched in program order, like every message from the representative */
-            uint64_t theirs;
-            echo_from_rep(&theirs, 1, MPI_UINT64_T, TAG_HASH, MPI_STATUS_IGNORE);
-            if (theirs != h) {
-                diverged = 1;
-                char detail[640];
-                snprintf(detail, sizeof detail,
-                         "hash differs from copy 0's (detect mode: the byte is not known; --sdc stop names it and "
-                         "what it looks like: if the call sends what differs by nature, such as an address or a "
-                         "time-stamp counter, --sdc-exclude %s leaves it out%s)", fn,
-                         tsc_shared() ? "" : "; cycle counts read with rdtsc: --tsc share gives copies their "
-                         "representative's counter");
-                event("divergence", fn, seq, comm, peer, n, echo.copy, -1, detail);
-            }
-        }
+        detect(fn, bytes, n, h, seq, comm, peer);
         free(scratch);
         return 0;
     }
-
-    int C = echo.ncopies;
     if (!echo_is_rep()) {
-        PMPI_Send(&h, 1, MPI_UINT64_T, 0, TAG_HASH, echo.clone_comm);
-        int verdict;
-        echo_from_rep(&verdict, 1, MPI_INT, TAG_VERDICT, MPI_STATUS_IGNORE);
-        if (verdict == VERDICT_GIVE) {
-            PMPI_Send(bytes, (int)n, MPI_BYTE, 0, TAG_DATA, echo.clone_comm);
-        } else if (verdict == VERDICT_TAKE) {
-            unsigned char *right = malloc(n ? n : 1);
-            echo_from_rep(right, (int)n, MPI_BYTE, TAG_DATA, MPI_STATUS_IGNORE);
-            write_back((void *)buf, count, dt, right, n);
-            free(right);
-        }
+        copy_check(buf, count, dt, bytes, n, h);
         free(scratch);
         return 0;
     }
-
-    /* representative: hashes of the whole group */
-    uint64_t hs[64];
-    if (C > 64) echo_fatal("--sdc %s supports up to 64 copies of a rank", mode == SDC_STOP ? "stop" : "vote");
-    hs[0] = h;
-    echo_channel_wake(); /* copies asleep catch up and send their hashes */
-    for (int c = 1; c < C; c++) PMPI_Recv(&hs[c], 1, MPI_UINT64_T, c, TAG_HASH, echo.clone_comm, MPI_STATUS_IGNORE);
-    int agree = 1;
-    for (int c = 1; c < C; c++) agree &= hs[c] == h;
-    int verdicts[64] = {0};
-    if (agree) {
-        for (int c = 1; c < C; c++) echo_to_copy(c, &verdicts[c], 1, MPI_INT, TAG_VERDICT);
-        free(scratch);
-        return 0;
-    }
-    if (mode == SDC_VOTE && echo_win_unseen()) { /* no vote: the copies may have read window memory late */
-        for (int c = 1; c < C; c++) {
-            verdicts[c] = hs[c] != h ? VERDICT_TAKE : VERDICT_OK;
-            echo_to_copy(c, &verdicts[c], 1, MPI_INT, TAG_VERDICT);
-        }
-        for (int c = 1; c < C; c++) {
-            if (verdicts[c] != VERDICT_TAKE) continue;
-            echo_to_copy(c, bytes, (int)n, MPI_BYTE, TAG_DATA);
-            event("unvoted", fn, seq, comm, peer, n, c, -1, UNVOTED);
-        }
-        free(scratch);
-        return 0;
-    }
-    /* the majority hash, if any */
-    uint64_t major = 0;
-    int votes = 0;
-    for (int c = 0; c < C; c++) {
-        int k = 0;
-        for (int d = 0; d < C; d++) k += hs[d] == hs[c];
-        if (k > votes) { votes = k; major = hs[c]; }
-    }
-    int donor = -1; /* a copy holding the majority data */
-    for (int c = 0; c < C && donor < 0; c++)
-        if (hs[c] == major) donor = c;
-    if (mode == SDC_STOP || 2 * votes <= C) {
-        /* fetch the data of the first copy that differs from the representative, to name the byte */
-        int odd = 1;
-        while (odd < C && hs[odd] == h) odd++;
-        for (int c = 1; c < C; c++) verdicts[c] = c == odd ? VERDICT_GIVE : VERDICT_OK;
-        for (int c = 1; c < C; c++) echo_to_copy(c, &verdicts[c], 1, MPI_INT, TAG_VERDICT);
-        unsigned char *theirs = malloc(n ? n : 1);
-        MPI_Status st;
-        echo_channel_wake(); /* the copy asked for its data reads its verdict now */
-        PMPI_Recv(theirs, (int)n, MPI_BYTE, odd, TAG_DATA, echo.clone_comm, &st);
-        long byte = first_difference(bytes, theirs, n);
-        char looks[256];
-        describe_bytes(bytes, theirs, odd, n, byte, looks, sizeof looks);
-        free(theirs);
-        char detail[640];
-        snprintf(detail, sizeof detail, "copy %d differs from copy 0%s%s%s%s", odd,
-                 mode == SDC_VOTE ? " and no majority agrees: cannot vote" : "", looks,
-                 *looks ? "; if that is the program's nature, not a corruption: --sdc-exclude " : "", *looks ? fn : "");
-        event("divergence", fn, seq, comm, peer, n, odd, byte, detail);
-        echo_records_flush();
-        char msg[1024];
-        char peer_text[32] = ""; /* collectives have no peer */
-        if (peer >= 0) snprintf(peer_text, sizeof peer_text, ", peer %d", peer);
-        snprintf(msg, sizeof msg,
-                 "echo: SDC: application rank %d: copy %d differs from copy 0 in %s (call #%llu, communicator %d"
-                 "%s, %zu bytes), first differing byte %ld%s; stopping (--sdc %s%s%s)\n",
-                 echo.app_rank, odd, fn, (unsigned long long)seq, comm, peer_text, n, byte, looks,
-                 mode == SDC_STOP ? "stop" : "vote", *looks ? "; to leave this call out: --sdc-exclude " : "",
-                 *looks ? fn : "");
-        if (write(2, msg, strlen(msg)) < 0) { /* the event file has it too */ }
-        echo_events_close();
-        echo_records_close();
-        PMPI_Abort(MPI_COMM_WORLD, ECHO_EXIT_DIVERGED);
-    }
-    /* vote: majority wins */
-    unsigned char *right = NULL;
-    const unsigned char *good = bytes;
-    if (h != major) { /* the representative itself is the odd one: take the donor's data */
-        verdicts[donor] = VERDICT_GIVE;
-    }
-    for (int c = 1; c < C; c++) {
-        if (hs[c] != major) verdicts[c] = VERDICT_TAKE;
-        echo_to_copy(c, &verdicts[c], 1, MPI_INT, TAG_VERDICT);
-    }
-    if (h != major) {
-        right = malloc(n ? n : 1);
-        echo_channel_wake(); /* the copy asked for its data reads its verdict now */
-        PMPI_Recv(right, (int)n, MPI_BYTE, donor, TAG_DATA, echo.clone_comm, MPI_STATUS_IGNORE);
-        long byte = first_difference(bytes, right, n);
-        write_back((void *)buf, count, dt, right, n); /* the real call will send the majority's data */
-        good = right;
-        event("corrected", fn, seq, comm, peer, n, 0, byte, "copy 0 was outvoted; its buffer was overwritten");
-    }
-    for (int c = 1; c < C; c++) {
-        if (verdicts[c] != VERDICT_TAKE) continue;
-        echo_to_copy(c, good, (int)n, MPI_BYTE, TAG_DATA);
-        event("corrected", fn, seq, comm, peer, n, c, -1, "outvoted; its buffer was overwritten");
-    }
-    rc = 1;
-    free(right);
+    int rc = rep_check(fn, buf, count, dt, bytes, n, h, seq, comm, peer);
     free(scratch);
     return rc;
 }

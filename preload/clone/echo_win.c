@@ -1211,3 +1211,24 @@ int echo_MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int 
     else *(MPI_Aint **)attribute_val = &w->my_size;
     return MPI_SUCCESS;
 }
+
+/* MPI's memory this process was given, i-th: MPI_Alloc_mem's blocks, then the windows' memory regions, each in the
+ * order the program made them, which is the same in a representative and its copies (SDC's addresses,
+ * echo_sdc_addr.c: a representative's MPI may place its memory otherwise than a copy's, on another allocator, at
+ * another alignment, so the same block is known by its number, not by the kind of memory it lies in).  0 past
+ * the last. */
+int echo_mpi_memory(int i, const void **base, MPI_Aint *size) {
+    if (i < nallocations) {
+        *base = allocations[i].base;
+        *size = allocations[i].size;
+        return 1;
+    }
+    i -= nallocations;
+    for (int v = 0; v < nwins; i -= wins[v++]->nregions)
+        if (i < wins[v]->nregions) {
+            *base = wins[v]->regions[i].base;
+            *size = wins[v]->regions[i].size;
+            return 1;
+        }
+    return 0;
+}
