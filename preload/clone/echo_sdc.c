@@ -44,6 +44,14 @@ enum { VERDICT_OK, VERDICT_TAKE, VERDICT_GIVE }; /* to a copy: fine / receive th
     "its copies had not been given: they read it late (no MPI_Win_sync), so they did not outvote copy 0; copy 0's " \
     "data stands and this copy took it"
 
+/* A buffer on the stack (a local variable) that a program sends whole but filled in part: the bytes it never wrote
+ * hold what its own earlier calls left there (echo zeroes what MPI and echo leave: core/echo_stack.c), which may
+ * differ between processes by nature: heap addresses, the stack protector's canary. */
+#define ON_STACK                                                                                                   \
+    "the buffer is on the stack (a local variable): if the program sends it whole but filled it in part, the "   \
+    "bytes it never wrote hold what its own earlier calls left there (heap addresses, the stack protector's "     \
+    "canary), each process's own"
+
 static int mode, every = 1, only_collectives;
 static char *excluded; /* ",MPI_X,MPI_Y,": --sdc-exclude */
 static uint64_t checks;       /* data-carrying calls seen (same count on every copy) */
@@ -116,6 +124,9 @@ void echo_sdc_init(void) {
          * the kernel in one process and filled from the heap in another. */
         mallopt(M_PERTURB, ECHO_HEAP_FILL);
         mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+        /* and the stack below the program's frame, where MPI's frames (deep in a representative, echo's channel in
+         * its copies) left different bytes: zeroed when each call returns (core/echo_stack.c) */
+        echo_stack_scrub = ECHO_STACK_SCRUB_DEPTH;
     }
     v = echo_plan_value("sdc_exclude");
     if (v && *v && asprintf(&excluded, ",%s,", v) < 0) excluded = NULL;
@@ -307,6 +318,7 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
     uint64_t h = echo_hash64(bytes, n);
     int rc = 0;
 
+    int on_stack = echo_stack_holds(buf);
     if (mode == SDC_DETECT) {
         if (echo_is_rep()) {
             echo_to_copies(&h, 1, MPI_UINT64_T, TAG_HASH);
@@ -316,13 +328,13 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
             echo_from_rep(&theirs, 1, MPI_UINT64_T, TAG_HASH, MPI_STATUS_IGNORE);
             if (theirs != h) {
                 diverged = 1;
-                char detail[640];
+                char detail[1024];
                 snprintf(detail, sizeof detail,
                          "hash differs from copy 0's (detect mode: the byte is not known; --sdc stop names it and "
                          "what it looks like: if the call sends what differs by nature, such as an address or a "
-                         "time-stamp counter, --sdc-exclude %s leaves it out%s)", fn,
+                         "time-stamp counter, --sdc-exclude %s leaves it out%s)%s%s", fn,
                          tsc_shared() ? "" : "; cycle counts read with rdtsc: --tsc share gives copies their "
-                         "representative's counter");
+                         "representative's counter", on_stack ? "; " : "", on_stack ? ON_STACK : "");
                 event("divergence", fn, seq, comm, peer, n, echo.copy, -1, detail);
             }
         }
@@ -396,16 +408,20 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
         echo_channel_wake(); /* the copy asked for its data reads its verdict now */
         PMPI_Recv(theirs, (int)n, MPI_BYTE, odd, TAG_DATA, echo.clone_comm, &st);
         long byte = first_difference(bytes, theirs, n);
-        char looks[256];
+        char looks[512];
         describe_bytes(bytes, theirs, odd, n, byte, looks, sizeof looks);
+        if (byte >= 0 && echo_stack_holds(buf)) { /* said whatever the bytes look like */
+            size_t used = strlen(looks);
+            snprintf(looks + used, sizeof looks - used, "; %s", ON_STACK);
+        }
         free(theirs);
-        char detail[640];
+        char detail[1024];
         snprintf(detail, sizeof detail, "copy %d differs from copy 0%s%s%s%s", odd,
                  mode == SDC_VOTE ? " and no majority agrees: cannot vote" : "", looks,
                  *looks ? "; if that is the program's nature, not a corruption: --sdc-exclude " : "", *looks ? fn : "");
         event("divergence", fn, seq, comm, peer, n, odd, byte, detail);
         echo_records_flush();
-        char msg[1024];
+        char msg[1536];
         char peer_text[32] = ""; /* collectives have no peer */
         if (peer >= 0) snprintf(peer_text, sizeof peer_text, ", peer %d", peer);
         snprintf(msg, sizeof msg,
