@@ -39,13 +39,13 @@ static double broadcast_params(int rank, int step) {
 }
 
 int main(int argc, char **argv) {
+    int rank, nranks;
+    double check = 0; /* every step's sums, printed at the end */
     MPI_Init(&argc, &argv);
-    int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    double check = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     for (int step = 0; step < 10; step++) {
-        check += exchange(rank, size, step);
+        check += exchange(rank, nranks, step);
         check += broadcast_params(rank, step);
     }
     printf("r%d: checksum %.4f\n", rank, check);
