@@ -251,6 +251,12 @@ static void describe_bytes(const unsigned char *a, const unsigned char *b, int o
 #endif
 }
 
+static size_t differing_bytes(const unsigned char *a, const unsigned char *b, size_t n) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) k += a[i] != b[i];
+    return k;
+}
+
 static long first_difference(const unsigned char *a, const unsigned char *b, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (a[i] != b[i]) return (long)i;
@@ -410,7 +416,8 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
         long byte = first_difference(bytes, theirs, n);
         char looks[512];
         describe_bytes(bytes, theirs, odd, n, byte, looks, sizeof looks);
-        if (byte >= 0 && echo_stack_holds(buf)) { /* said whatever the bytes look like */
+        if (byte >= 0 && differing_bytes(bytes, theirs, n) > 1 && echo_stack_holds(buf)) {
+            /* said whatever the bytes look like; not for one byte, as a flipped bit differs */
             size_t used = strlen(looks);
             snprintf(looks + used, sizeof looks - used, "; %s", ON_STACK);
         }

@@ -81,6 +81,7 @@ __attribute__((noinline)) int echo_stack_zero(int rc, size_t depth) {
 int echo_stack_scrubbed(int rc) {
     if (!stack_floor) find_stack();
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-    size_t room = here > stack_floor ? here - stack_floor : 0;
+    /* not on this stack (an alternate signal stack): left alone */
+    size_t room = here > stack_floor && here <= stack_top ? here - stack_floor : 0;
     return echo_stack_zero(rc, room < echo_stack_scrub ? room : echo_stack_scrub);
 }
