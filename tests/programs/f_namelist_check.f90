@@ -3,9 +3,35 @@
 ! which is written only when the check failed.  On good input the line is never written, and the whole
 ! CHARACTER(512) local is broadcast as the stack left it after the routines called before (natively harmless: the
 ! other ranks look at it only when the status says the check failed).
-module input_check
+
+program namelist_check
   use mpi
   implicit none
+  integer :: ierr, rank, ios, step, nat
+  double precision :: ecut, energy
+  character(len=80) :: text
+  namelist /system/ nat, ecut
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  nat = 4
+  ecut = 25.0d0
+  ios = 0
+  text = '&system nat=4, ecut=30.0 /'
+  if (rank == 0) read(text, nml=system, iostat=ios)
+  call MPI_Bcast(nat, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+  call MPI_Bcast(ecut, 1, MPI_DOUBLE_PRECISION, 0, MPI_COMM_WORLD, ierr)
+  energy = 0
+  do step = 1, 5
+    energy = energy + setup_energy(nat * step) * ecut
+    ios = 0
+    if (rank == 0 .and. nat * step > 64) then
+      ios = 1
+      write(text, '(A,I0)') 'nat=', nat * step
+    end if
+    call check_input(ios, text, 'system')
+  end do
+  print '(A,I0,A,F14.4)', 'r', rank, ': energy ', energy
+  call MPI_Finalize(ierr)
 contains
   subroutine check_input(ios, text, what)
     integer, intent(in) :: ios
@@ -33,35 +59,4 @@ contains
     call MPI_Allreduce(sum(pos(:, 1:nat)), total, 1, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
     setup_energy = total
   end function
-end module
-
-program namelist_check
-  use mpi
-  use input_check
-  implicit none
-  integer :: ierr, rank, ios, step, nat
-  double precision :: ecut, energy
-  character(len=80) :: text
-  namelist /system/ nat, ecut
-  call MPI_Init(ierr)
-  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
-  nat = 4
-  ecut = 25.0d0
-  ios = 0
-  text = '&system nat=4, ecut=30.0 /'
-  if (rank == 0) read(text, nml=system, iostat=ios)
-  call MPI_Bcast(nat, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
-  call MPI_Bcast(ecut, 1, MPI_DOUBLE_PRECISION, 0, MPI_COMM_WORLD, ierr)
-  energy = 0
-  do step = 1, 5
-    energy = energy + setup_energy(nat * step) * ecut
-    ios = 0
-    if (rank == 0 .and. nat * step > 64) then
-      ios = 1
-      write(text, '(A,I0)') 'nat=', nat * step
-    end if
-    call check_input(ios, text, 'system')
-  end do
-  print '(A,I0,A,F14.4)', 'r', rank, ': energy ', energy
-  call MPI_Finalize(ierr)
 end program
