@@ -10,6 +10,7 @@ program namelist_check
   integer :: ierr, rank, ios, step, nat
   double precision :: ecut, energy
   character(len=80) :: text
+  double precision, external :: setup_energy
   namelist /system/ nat, ecut
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -32,31 +33,35 @@ program namelist_check
   end do
   print '(A,I0,A,F14.4)', 'r', rank, ': energy ', energy
   call MPI_Finalize(ierr)
-contains
-  subroutine check_input(ios, text, what)
-    integer, intent(in) :: ios
-    character(len=*), intent(in) :: text, what
-    character(len=512) :: line
-    integer :: rank, status, ierr
-    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
-    status = ios
-    if (rank == 0 .and. ios /= 0) line = text
-    call MPI_Bcast(status, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
-    call MPI_Bcast(line, 512, MPI_CHARACTER, 0, MPI_COMM_WORLD, ierr)
-    if (status /= 0) then
-      print '(A,A,A,A)', 'bad input ', what, ': ', trim(line)
-      call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
-    end if
-  end subroutine
-
-  double precision function setup_energy(nat)
-    integer, intent(in) :: nat
-    double precision :: pos(3, 64), total
-    integer :: ierr, i
-    do i = 1, nat
-      pos(:, i) = [0.1d0 * i, 0.2d0 * i, 0.3d0 * i]
-    end do
-    call MPI_Allreduce(sum(pos(:, 1:nat)), total, 1, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
-    setup_energy = total
-  end function
 end program
+
+subroutine check_input(ios, text, what)
+  use mpi
+  implicit none
+  integer, intent(in) :: ios
+  character(len=*), intent(in) :: text, what
+  character(len=512) :: line
+  integer :: rank, status, ierr
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  status = ios
+  if (rank == 0 .and. ios /= 0) line = text
+  call MPI_Bcast(status, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+  call MPI_Bcast(line, 512, MPI_CHARACTER, 0, MPI_COMM_WORLD, ierr)
+  if (status /= 0) then
+    print '(A,A,A,A)', 'bad input ', what, ': ', trim(line)
+    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+  end if
+end subroutine
+
+double precision function setup_energy(nat)
+  use mpi
+  implicit none
+  integer, intent(in) :: nat
+  double precision :: pos(3, 64), total
+  integer :: ierr, i
+  do i = 1, nat
+    pos(:, i) = [0.1d0 * i, 0.2d0 * i, 0.3d0 * i]
+  end do
+  call MPI_Allreduce(sum(pos(:, 1:nat)), total, 1, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+  setup_energy = total
+end function
