@@ -208,9 +208,28 @@ def run(opts: Options) -> int:
     return rc
 
 
+# personality(2): the persona's flag that turns address space randomization off for the programs exec'd after it
+ADDR_NO_RANDOMIZE = 0x0040000
+PERSONALITY_QUERY = 0xFFFFFFFF
+
+
+def randomization_off() -> bool:
+    """Address space randomization off for every program echorun starts from now on (mpirun, its daemons and the
+    ranks they start on this host inherit it, as `setarch -R` gives it), so that they are laid out alike: the
+    code addresses a program leaves in memory it never wrote are then the same in a representative and its
+    copies (docs/sdc.md).  False where the kernel refuses it (a seccomp filter): the run goes on as before."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    current = libc.personality(PERSONALITY_QUERY)
+    return current != -1 and libc.personality(current | ADDR_NO_RANDOMIZE) != -1
+
+
 def launch(plan: Plan, env: dict[str, str], opts: Options, stopper: JobStopper) -> int:
     """Start mpirun and relay the job's output until it ends (again if mpirun failed to start, which loses
     nothing); returns its exit status once every process's status is final."""
+    if plan.same_layout:
+        randomization_off()
     for attempt in range(1, LAUNCH_TRIES + 1):
         if opts.output == "all" or tagged_output(opts):
             rc, launcher_failed = _run_relabelled(plan, env, stopper,

@@ -106,6 +106,7 @@ class Plan:
     files: dict[str, str] = field(default_factory=dict)  # more files of the run directory (a rankfile)
     mpi: str = ""  # Machine.mpi
     flavor: str = ""  # Machine.flavor: how mpirun tags its lines (tagged_line)
+    same_layout: bool = False  # Mode.same_layout: the job's processes start with address space randomization off
 
     @property
     def nprocs(self) -> int:
@@ -242,7 +243,7 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     # LD_PRELOAD goes to the application through the launcher's options only, so
     # the launcher and its daemons do not load the library themselves.
     return Plan(argv, {"ECHO_PLAN": plan_path}, plan_text(opts, procs, extra), procs, opts.nranks, copies,
-                tuple(notes), files, machine.mpi, machine.flavor)
+                tuple(notes), files, machine.mpi, machine.flavor, mode.same_layout(opts))
 
 
 def refuse_overload(opts: Options, machine: Machine, nprocs: int) -> None:

@@ -121,8 +121,16 @@ class Clones(Mode):
         # under --sdc, bytes the program never wrote are alike in every copy (echo/sdc.py)
         return {"GLIBC_TUNABLES": sdc.heap_tunables(os.environ.get("GLIBC_TUNABLES"))} if opts.sdc else {}
 
+    def same_layout(self, opts: Any) -> bool:
+        # under --sdc, the code addresses a program leaves on its stack (its calls' return addresses) are alike in a
+        # representative and its copies only where their programs and libraries are loaded at the same addresses
+        return opts.sdc is not None
+
     def notes(self, opts: Any, copies: list[int]) -> list[str]:
         notes = [n for n in [fileview.describe(copies, opts.file_view, opts.run_dir)] if n]
+        if self.same_layout(opts):
+            notes.append("address space randomization off (--sdc: what a program never wrote holds the same addresses "
+                         "in every copy; docs/sdc.md)")
         if tsc_lines(opts, copies):
             notes.append("time-stamp counter: copies read their representative's (the application's rdtsc traps)")
         return notes

@@ -76,6 +76,11 @@ class Mode:
         """What every process of the job gets in its environment besides the plan and the library."""
         return {}
 
+    def same_layout(self, opts: Any) -> bool:
+        """Whether every process of the job is laid out in memory alike (address space randomization off), so
+        that addresses the program leaves in memory it never wrote are alike in processes that are compared."""
+        return False
+
     def notes(self, opts: Any, copies: list[int]) -> list[str]:
         """What the plan's summary says of what the mode chose that the user did not ask for."""
         return []

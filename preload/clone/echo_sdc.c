@@ -49,6 +49,13 @@ enum { VERDICT_OK, VERDICT_TAKE, VERDICT_GIVE }; /* to a copy: fine / receive th
     "differs from copy 0, which holds window memory (other ranks' stores into a shared window, or MPI's updates) " \
     "its copies had not been given: they read it late (no MPI_Win_sync), so they did not outvote copy 0; copy 0's " \
     "data stands and this copy took it"
+/* A buffer on the stack (a local variable) that a program sends whole but filled in part: the bytes it never wrote
+ * hold what its own earlier calls left there (echo zeroes what MPI and echo leave: core/echo_stack.c), which may
+ * differ between processes by nature: heap addresses, the stack protector's canary. */
+#define ON_STACK                                                                                                   \
+    "the buffer is on the stack (a local variable): if the program sends it whole but filled it in part, the "   \
+    "bytes it never wrote hold what its own earlier calls left there (heap addresses, the stack protector's "     \
+    "canary), each process's own"
 
 static int mode, every = 1, only_collectives;
 static char *excluded; /* ",MPI_X,MPI_Y,": --sdc-exclude */
@@ -122,6 +129,9 @@ void echo_sdc_init(void) {
          * the kernel in one process and filled from the heap in another. */
         mallopt(M_PERTURB, ECHO_HEAP_FILL);
         mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+        /* and the stack below the program's frame, where MPI's frames (deep in a representative, echo's channel in
+         * its copies) left different bytes: zeroed when each call returns (core/echo_stack.c) */
+        echo_stack_scrub = ECHO_STACK_SCRUB_DEPTH;
     }
     v = echo_plan_value("sdc_exclude");
     if (v && *v && asprintf(&excluded, ",%s,", v) < 0) excluded = NULL;
@@ -200,6 +210,12 @@ static int tsc_shared(void) {
 }
 
 /* ma, mb: each side's memory map (NULL: it could not be read, and `why` says why) */
+static size_t differing_bytes(const unsigned char *a, const unsigned char *b, size_t n) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) k += a[i] != b[i];
+    return k;
+}
+
 static void describe_bytes(const unsigned char *a, const echo_maps_t *ma, const unsigned char *b,
                            const echo_maps_t *mb, const char *why, int odd, size_t n, long at, char *out, size_t len) {
     *out = 0;
@@ -338,7 +354,7 @@ static int only_addresses(rep_hash_t *theirs, const unsigned char *mine, size_t 
 }
 
 static void detect(const char *fn, const unsigned char *bytes, size_t n, uint64_t h, uint64_t seq, int32_t comm,
-                   int32_t peer) {
+                   int32_t peer, int on_stack) {
     rep_hash_t msg;
     if (echo_is_rep()) {
         msg.hash = h;
@@ -362,15 +378,16 @@ static void detect(const char *fn, const unsigned char *bytes, size_t n, uint64_
     diverged = 1;
     char detail[1024];
     if (byte >= 0)
-        snprintf(detail, sizeof detail, "differs from copy 0 from byte %ld%s%s%s", byte, looks,
-                 *looks ? "; if that is the program's nature, not a corruption: --sdc-exclude " : "", *looks ? fn : "");
+        snprintf(detail, sizeof detail, "differs from copy 0 from byte %ld%s%s%s%s%s", byte, looks,
+                 *looks ? "; if that is the program's nature, not a corruption: --sdc-exclude " : "", *looks ? fn : "",
+                 on_stack ? "; " : "", on_stack ? ON_STACK : "");
     else
         snprintf(detail, sizeof detail,
                  "hash differs from copy 0's (detect mode: the byte is not known beyond %d bytes; --sdc stop names it "
                  "and what it looks like, and tells each process's own addresses from data at any size: if the call "
-                 "sends what differs by nature, such as a time-stamp counter, --sdc-exclude %s leaves it out%s)",
+                 "sends what differs by nature, such as a time-stamp counter, --sdc-exclude %s leaves it out%s)%s%s",
                  SDC_INLINE, fn, tsc_shared() ? "" : "; cycle counts read with rdtsc: --tsc share gives copies their "
-                 "representative's counter");
+                 "representative's counter", on_stack ? "; " : "", on_stack ? ON_STACK : "");
     event("divergence", fn, seq, comm, peer, n, echo.copy, byte, detail);
 }
 
@@ -496,6 +513,11 @@ static int rep_check(const char *fn, const void *buf, int count, MPI_Datatype dt
         char looks[512];
         describe_bytes(bytes, g.mapped[0] ? &g.maps[0] : NULL, g.data[odd], g.mapped[odd] ? &g.maps[odd] : NULL,
                        "a memory map could not be read", odd, n, byte, looks, sizeof looks);
+        if (byte >= 0 && differing_bytes(bytes, g.data[odd], n) > 1 && echo_stack_holds(buf)) {
+            /* said whatever the bytes look like; not for one byte, as a flipped bit differs */
+            size_t used = strlen(looks);
+            snprintf(looks + used, sizeof looks - used, "; %s", ON_STACK);
+        }
         char detail[1024];
         snprintf(detail, sizeof detail, "copy %d differs from copy 0%s%s%s%s", odd,
                  mode == SDC_STOP ? "" : addresses ? " in addresses of memory of its own (below): not voted on"
@@ -573,7 +595,7 @@ int echo_outgoing(const char *fn, int collective, const void *buf, int count, MP
     uint64_t h = echo_hash64(bytes, n);
 
     if (mode == SDC_DETECT) {
-        detect(fn, bytes, n, h, seq, comm, peer);
+        detect(fn, bytes, n, h, seq, comm, peer, echo_stack_holds(buf));
         free(scratch);
         return 0;
     }

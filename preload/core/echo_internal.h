@@ -198,6 +198,11 @@ int echo_tsc_lift(void);        /* 1 */
 void echo_tsc_restore(void);
 /* around starting a process (echo_tsc_children.c): the child reads its own counter; 1: lifted, trap again */
 int echo_tsc_lift_for_child(void);
+/* ---- the stack an MPI call leaves below its caller, zeroed under --sdc (echo_stack.c) ---- */
+#define ECHO_STACK_SCRUB_DEPTH (32 * 1024) /* bytes below the caller's stack pointer: echo_stack.c says why */
+extern size_t echo_stack_scrub; /* bytes the wrappers zero when they return (0: none) */
+int echo_stack_scrubbed(int rc); /* the wrappers' tail call: zeroes the stack below their caller, returns rc */
+int echo_stack_holds(const void *p); /* p is on this thread's stack: a local variable */
 void echo_tsc_trap_again(int lifted);
 int echo_clock_read(clockid_t id, struct timespec *ts);  /* a reading the application takes, shared like libc's */
 void echo_clock_not_application(const char *object_file); /* an interpreter's own libc reads are not shared */

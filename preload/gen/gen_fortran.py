@@ -272,6 +272,8 @@ def entry_point(p, calls: dict[str, str]) -> list[str] | None:  # noqa: ANN001 (
     return body + _exported(p, base, names, fparams)
 
 
+SCRUB = "if (echo_stack_scrub) echo_stack_scrubbed(0);"
+
 # mpi_f08's `type(c_ptr)` arguments: addresses, not choice buffers
 C_POINTERS = ("baseptr", "buffer_addr")
 
@@ -284,7 +286,8 @@ def _exported(p, base: str, names: list[str], fparams: list[str], strings: bool 
     params = ", ".join(fparams)
     fargs = [re.sub(r".*[ *]", "", f) for f in fparams]
     out = ["#if ECHO_FORTRAN_ENTRY_POINTS"]
-    out += [f"ECHO_PUBLIC void {n}({params}) {{ f_{base}({', '.join(fargs)}); }}" for n in names]
+    # the stack below the program's frame zeroed again after this entry point's own frame (core/echo_stack.c)
+    out += [f"ECHO_PUBLIC void {n}({params}) {{ f_{base}({', '.join(fargs)}); {SCRUB} }}" for n in names]
     if strings:
         return [*out, "#endif"]
     bufs = [n for n, t in zip(p.names, p.types, strict=True)
@@ -293,9 +296,9 @@ def _exported(p, base: str, names: list[str], fparams: list[str], strings: bool 
     if bufs and p.name not in ("MPI_Init", "MPI_Init_thread"):
         dparams = ", ".join(f"f_desc *{n}" if n in bufs else f for n, f in zip(fargs, fparams, strict=True))
         call = ", ".join(f'f_desc_buf({n}, "{p.name}")' if n in bufs else n for n in fargs)
-        f08 = f"ECHO_PUBLIC void {lower}_f08ts_({dparams}) {{ f_{base}({call}); }}"
+        f08 = f"ECHO_PUBLIC void {lower}_f08ts_({dparams}) {{ f_{base}({call}); {SCRUB} }}"
     else:
-        f08 = f"ECHO_PUBLIC void {lower}_f08_({params}) {{ f_{base}({', '.join(fargs)}); }}"
+        f08 = f"ECHO_PUBLIC void {lower}_f08_({params}) {{ f_{base}({', '.join(fargs)}); {SCRUB} }}"
     return out + ["#elif ECHO_FORTRAN_F08_ENTRY_POINTS", f08, "#endif"]
 
 

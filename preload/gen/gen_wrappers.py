@@ -601,7 +601,7 @@ def render(protos: dict[str, Prototype], kinds: dict[str, list[str]], written: d
             "    if (tsc) echo_tsc_restore();",
             "    if (serial) echo_serial_leave();",
             "    echo_depth = 0;",
-            "    return rc;",
+            "    return echo_stack_scrub ? echo_stack_scrubbed(rc) : rc;  /* a tail call: core/echo_stack.c */",
             "}",
             "",
         ]

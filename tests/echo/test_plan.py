@@ -126,6 +126,15 @@ def test_sdc_turns_malloc_s_unfilled_cache_off_after_the_program_s_tunables(monk
     assert "GLIBC_TUNABLES" not in p.env
 
 
+def test_sdc_lays_every_process_out_alike():
+    """Under --sdc the job starts with address space randomization off, and the summary says so (docs/sdc.md):
+    return addresses a program leaves in memory it never wrote are then alike in every copy."""
+    p = plan(clones="2", sdc="detect")
+    assert p.same_layout and "address space randomization off" in p.summary()
+    q = plan(clones="2")
+    assert not q.same_layout and "randomization" not in q.summary()
+
+
 def test_sdc_exclude_is_a_plan_line():
     p = plan(clones="2", sdc="stop", sdc_exclude="MPI_Bcast, MPI_Allgather")
     assert "sdc_exclude MPI_Bcast,MPI_Allgather" in p.text.splitlines()

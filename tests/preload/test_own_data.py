@@ -3,6 +3,7 @@ parts 2 and 4): real runs under mpirun, each program written the way the codes t
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -100,6 +101,66 @@ def test_bytes_the_program_never_wrote_are_no_divergence(mpi, programs, tmp_path
 def test_a_flip_in_the_bytes_it_wrote_is_still_caught(programs, tmp_path):
     r = echorun(["--no-store", "-n", "2", "--clones", "2", "--sdc", "detect", "--inject",
                  "bitflip:rank=0,copy=1,call=30,byte=0,bit=3", *programs["partly_packed"]], tmp_path / "run")
+    assert r.returncode == EXIT_DIVERGED, r.stderr
+    div = [e for e in read_events(tmp_path / "run") if e.kind == "divergence"]
+    assert div and (div[0].app_rank, div[0].copy) == (0, 1)
+
+
+# Debian's Open MPI 4.1 (scripts/mpis.sh), which issue 31's production codes are built against, and Debian's MPICH 4
+STACK_MPIS = {
+    "openmpi4-debian": (Path("/usr/bin/mpicc.openmpi"), Path("/usr/bin/mpirun.openmpi"),
+                        "apt-get install libopenmpi-dev openmpi-bin: scripts/mpis.sh"),
+    "mpich4-debian": (MPICH_CC, MPICH_RUN, "apt-get install libmpich-dev mpich: scripts/mpis.sh"),
+}
+
+
+def test_a_struct_on_the_stack_sent_whole_is_no_divergence(mpi, programs, tmp_path):
+    """A struct on the stack filled in part and broadcast whole: the bytes it never wrote held what the calls before
+    left there, MPI's frames in the representative and echo's (its channel, its clocks) in the copy, and a clean run
+    was flagged (exit 20).  The stack below the program's frame is zeroed when each call returns, and every process
+    is laid out alike (the program's own return addresses agree)."""
+    native = mpirun_native(mpi, 2, programs["stack_struct"])
+    assert native.returncode == 0, native.stderr
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", "--sdc", "detect", *programs["stack_struct"]],
+                tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert [e for e in read_events(tmp_path / "run") if e.kind != "injection"] == []
+    assert lines_by_rank(r.stdout) == lines_by_rank(native.stdout)
+
+
+@pytest.mark.parametrize("other", sorted(STACK_MPIS))
+@pytest.mark.parametrize("program", ["stack_struct.c", "f_namelist_check.f90"])
+def test_unwritten_stack_bytes_on_debian_mpis(tmp_path, other, program):
+    """The struct, and a DFT code's check of its input (a CHARACTER(512) local broadcast whole, written only when
+    the check failed, after other routines ran), built with Debian's MPIs as the production codes are."""
+    mpicc, mpirun, install = STACK_MPIS[other]
+    compiler = mpicc.with_name(mpicc.name.replace("mpicc", "mpifort")) if program.endswith(".f90") else mpicc
+    if not compiler.exists() or not mpirun.exists():
+        pytest.skip(f"{other} is not installed ({install})")
+    exe = tmp_path / "prog"
+    subprocess.run([str(compiler), "-O1", "-g", "-o", str(exe), str(PROGRAMS / program)], check=True)
+    native = subprocess.run([str(mpirun), "-n", "2", *mpirun_options_for(other), str(exe)], capture_output=True,
+                            text=True, timeout=120)
+    assert native.returncode == 0, native.stderr
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", "--sdc", "detect", str(exe)], tmp_path / "run",
+                timeout=300, env={"ECHO_MPICC": str(mpicc)})
+    assert r.returncode == 0, r.stderr
+    assert [e for e in read_events(tmp_path / "run") if e.kind != "injection"] == []
+    assert lines_by_rank(r.stdout) == lines_by_rank(native.stdout)
+
+
+def mpirun_options_for(other: str) -> list[str]:
+    """What Debian's Open MPI needs to start 2 ranks here (as root, on fewer cores than ranks)."""
+    if not other.startswith("openmpi"):
+        return []
+    return ["--oversubscribe", *(["--allow-run-as-root"] if os.geteuid() == 0 else [])]
+
+
+def test_a_flip_in_the_struct_it_wrote_is_still_caught(programs, tmp_path):
+    """Zeroing the stack MPI left hides nothing the program wrote: a bit flipped in the struct's first field, in one
+    copy, is a divergence."""
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", "--sdc", "detect", "--inject",
+                 "bitflip:rank=0,copy=1,call=12,byte=0,bit=2", *programs["stack_struct"]], tmp_path / "run")
     assert r.returncode == EXIT_DIVERGED, r.stderr
     div = [e for e in read_events(tmp_path / "run") if e.kind == "divergence"]
     assert div and (div[0].app_rank, div[0].copy) == (0, 1)
