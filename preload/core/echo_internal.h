@@ -193,9 +193,10 @@ uint64_t echo_clock_tsc(uint64_t tsc, const void *at); /* a time-stamp counter r
 long echo_clock_share_bytes(char *buf, long len, long cap, const void *at); /* a /proc file's content */
 void echo_tsc_setup(void);      /* the application's rdtsc faults, and is emulated (echo_tsc.c) */
 void echo_tsc_teardown(void);
-extern int echo_tsc_trapped;    /* the counter faults outside MPI calls: the wrappers lift it around each call */
-int echo_tsc_lift(void);        /* 1 */
-void echo_tsc_restore(void);
+extern int echo_tsc_trapped;    /* the application's counter faults: the wrappers mark each call (echo_tsc.c) */
+int echo_tsc_enter(void);       /* 1 */
+void echo_tsc_leave(void);
+void echo_records_rate(void);   /* ticks per ns measured while the counter reads freely (echo_records.c) */
 /* around starting a process (echo_tsc_children.c): the child reads its own counter; 1: lifted, trap again */
 int echo_tsc_lift_for_child(void);
 /* ---- the stack an MPI call leaves below its caller, zeroed under --sdc (echo_stack.c) ---- */

@@ -90,6 +90,27 @@ static uint64_t mono_ns(void) {
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+ECHO_TLS int echo_tsc_coarse;
+static double ticks_per_ns = 1; /* the counter's rate, measured by echo_records_rate */
+
+/* Measured before the application's rdtsc traps (echo_tsc.c), from the library's load on (MPI_Init takes
+ * milliseconds at least, so the rate is good to a few parts in a million). */
+void echo_records_rate(void) {
+#if defined(__x86_64__)
+    uint64_t ns = mono_ns() - mono_origin_ns, ticks = __rdtsc() - tick_origin;
+    if (ns > 0) ticks_per_ns = (double)ticks / (double)ns;
+#endif
+}
+
+/* The kernel's coarse monotonic clock (the vDSO's: neither the counter nor a system call; a few ms resolution) in
+ * ticks since the same origin, for an MPI call made while the counter traps. */
+uint64_t echo_ticks_coarse(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+    uint64_t ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+    return tick_origin + (ns > mono_origin_ns ? (uint64_t)((double)(ns - mono_origin_ns) * ticks_per_ns) : 0);
+}
+
 __attribute__((constructor)) static void start_clock(void) {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -184,10 +205,15 @@ static void say_stopped(void) {
 }
 
 /* The tick rate over the run so far (ticks -> ns for the reader), written in
- * place.  Async-signal-safe: clock reads and stores only. */
+ * place.  Async-signal-safe: clock reads and stores only.  The counter itself, never
+ * a call's coarse ticks (echo_records.h): those are derived from this rate. */
 void echo_records_flush(void) {
     if (!map) return;
+#if defined(__x86_64__)
+    uint64_t pair[2] = {mono_ns() - mono_origin_ns, __rdtsc() - tick_origin};
+#else
     uint64_t pair[2] = {mono_ns() - mono_origin_ns, echo_ticks() - tick_origin};
+#endif
     memcpy(map + CALIBRATION_OFFSET, pair, sizeof pair);
 }
 

@@ -3,24 +3,28 @@
  * Codes read cycle counts with the instruction itself (an MD code's load balancing gathers them), so no call can
  * be interposed.  Linux can make the instruction fault instead (prctl PR_SET_TSC, PR_TSC_SIGSEGV: a flag of the
  * thread, which threads it starts inherit); echo sets it on the thread that initialized MPI, in every process of a
- * rank with copies when the plan says `tsc share` (echorun --tsc share: the trap costs microseconds per read and
- * per MPI call; Linux keeps it across fork and exec, which echo_tsc_children.c lifts for the processes the
- * program starts), and emulates the faulting `rdtsc` (0F 31) and `rdtscp` (0F 01 F9) in a SIGSEGV handler: the
- * real counter (read with the flag lifted for that instruction), which echo_clock.c shares as a clock reading
- * when the instruction is the application's (decided by its address, as a libc clock's caller decides: MPI's,
- * its runtime's, the vDSO's and echo's own reads keep their real counter and consume no reading).  Any other
- * fault goes to the handler that was there before (the MPI's, the Fortran runtime's, echo's own), or kills the
- * process with SIGSEGV as it would have; a SIGSEGV handler installed later (sigaction, signal: a crash reporter
- * set up after MPI_Init) becomes the one echo's chains to, for echo's must stay first to see the counter's faults.  Between MPI_Init and MPI_Finalize only; threads started before MPI_Init
- * (a pool the program made earlier) are not trapped: docs/sdc.md.
+ * rank with copies when the plan says `tsc share` (under --sdc unless --tsc own; Linux keeps it across fork and
+ * exec, which echo_tsc_children.c lifts for the processes the program starts), and emulates the faulting `rdtsc`
+ * (0F 31) and `rdtscp` (0F 01 F9) in a SIGSEGV handler: the real counter (read with the flag lifted for that
+ * instruction), which echo_clock.c shares as a clock reading when the instruction is the application's (decided
+ * by its address, as a libc clock's caller decides: MPI's, its runtime's, the vDSO's and echo's own reads keep
+ * their real counter and consume no reading).  Any other fault goes to the handler that was there before (the
+ * MPI's, the Fortran runtime's, echo's own), or kills the process with SIGSEGV as it would have; a SIGSEGV handler
+ * installed later (sigaction, signal: a crash reporter set up after MPI_Init) becomes the one echo's chains to,
+ * for echo's must stay first to see the counter's faults.  Between MPI_Init and MPI_Finalize only; threads started
+ * before MPI_Init (a pool the program made earlier) are trapped from their first MPI call on: docs/sdc.md.
  *
- * Inside an application's MPI call the flag is lifted (the generated wrappers: echo_tsc_lift), so the MPI's own
- * reads of the counter and of the vDSO's clocks, and echo's time stamps of the call, cost what they cost without
- * copies.  Outside, a trapped read is a signal and two system calls (bench/results/tsc_trap.md), and the vDSO's
- * clocks would fault too, so the libc clocks the application calls go to the kernel by a system call
- * (echo_clock.c). */
+ * The flag stays set inside an application's MPI call: setting it and lifting it are two system calls, which
+ * doubled a cheap call's cost when every call paid them (bench/results/tsc_trap.md).  Most calls read no clock:
+ * echo times them with the kernel's coarse clock (echo_records.h), and they cost what they cost without the trap.
+ * A call in which the MPI (its progress engine, MPI_Wtime, the vDSO's clocks) or echo reads the counter faults
+ * once: the handler lifts the flag for the rest of that call and the instruction runs again, natively; the
+ * wrapper sets it again when the call returns.  Outside MPI calls a trapped read is a signal and two system calls,
+ * and the vDSO's clocks would fault too, so the libc clocks the application calls go to the kernel by a system
+ * call (echo_clock.c). */
 #define _GNU_SOURCE
 #include "echo_internal.h"
+#include "echo_records.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -29,7 +33,10 @@
 #include <sys/prctl.h>
 #include <ucontext.h>
 
-int echo_tsc_trapped; /* between MPI_Init and MPI_Finalize, outside MPI calls, the counter faults on this thread */
+int echo_tsc_trapped; /* between MPI_Init and MPI_Finalize the application's counter faults */
+static ECHO_TLS int in_call;  /* this thread is inside an application's MPI call (the wrappers: echo_tsc_enter) */
+static ECHO_TLS int lifted;   /* ... and the counter read freely since its first read in it */
+static ECHO_TLS int armed;    /* this thread's flag is known to be set (its own, or inherited from its creator) */
 static struct sigaction before; /* the handler the program, its runtime or echo had */
 static int trapping;
 /* the libc's: echo's own changes of SIGSEGV's action are real */
@@ -106,6 +113,11 @@ static void on_segv(int sig, siginfo_t *si, void *ctx) {
         chain(sig, si, ctx);
         return;
     }
+    if (in_call) { /* the MPI's, echo's (or a callback's it runs): the rest of the call reads the counter freely */
+        prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
+        lifted = 1;
+        return; /* the instruction runs again, without the flag */
+    }
     /* lifted while echo reads the counter and shares it: the channel's own clock reads must not fault */
     prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
     uint64_t aux, tsc = real_counter(len == 3, &aux);
@@ -128,12 +140,13 @@ void echo_tsc_setup(void) {
     sa.sa_sigaction = on_segv;
     sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
     sigemptyset(&sa.sa_mask);
+    echo_records_rate(); /* while the counter reads freely: the coarse clock's ticks (echo_records.h) */
     if (real_sigaction(SIGSEGV, &sa, &before) != 0) return;
     if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) != 0) { /* a kernel without it: the counter is the copy's own */
         real_sigaction(SIGSEGV, &before, NULL);
         return;
     }
-    trapping = echo_tsc_trapped = 1;
+    trapping = echo_tsc_trapped = armed = 1;
     pthread_atfork(NULL, NULL, forked_child);
 }
 
@@ -144,7 +157,7 @@ void echo_tsc_setup(void) {
  * (echo_tsc_children.c).  Only system calls: a vfork child (posix_spawn's, Python's subprocess) runs this in the
  * parent's memory. */
 static void forked_child(void) {
-    echo_tsc_trapped = 0;
+    echo_tsc_trapped = in_call = lifted = echo_tsc_coarse = 0;
     prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
 }
 
@@ -160,13 +173,23 @@ void echo_tsc_trap_again(int lifted) {
 }
 
 /* around an application's MPI call, on its thread (which may be one started before MPI_Init: it is trapped from
- * its first call on) */
-int echo_tsc_lift(void) {
-    prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
+ * its first call on).  No system call but a thread's first: the flag stays set, and is lifted only if something
+ * in the call reads the counter (on_segv). */
+int echo_tsc_enter(void) {
+    if (!armed) {
+        int state = 0;
+        if (prctl(PR_GET_TSC, &state, 0, 0, 0) == 0 && state != PR_TSC_SIGSEGV)
+            prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
+        armed = 1;
+    }
+    in_call = echo_tsc_coarse = 1;
     return 1;
 }
 
-void echo_tsc_restore(void) {
+void echo_tsc_leave(void) {
+    in_call = echo_tsc_coarse = 0;
+    if (!lifted) return;
+    lifted = 0;
     if (echo_tsc_trapped) prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0); /* not after MPI_Finalize */
 }
 
@@ -183,6 +206,6 @@ int echo_tsc_lift_for_child(void) { return 0; }
 void echo_tsc_trap_again(int lifted) { (void)lifted; }
 void echo_tsc_setup(void) {}
 void echo_tsc_teardown(void) {}
-int echo_tsc_lift(void) { return 0; }
-void echo_tsc_restore(void) {}
+int echo_tsc_enter(void) { return 0; }
+void echo_tsc_leave(void) {}
 #endif
