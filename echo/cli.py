@@ -86,10 +86,11 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "directory, so the representative's are the program's real output (docs/fileview.md); "
                         "off: copies do the program's file I/O in its own files, as before")
     p.add_argument("--tsc", choices=("share", "own"),
-                   help="share: a copy's rdtsc reads its representative's time-stamp counter, so codes that gather "
-                        "cycle counts are no SDC false alarm (the instruction traps: microseconds per read and per MPI "
-                        "call, bench/results/tsc_trap.md; processes the program starts read their own); own "
-                        "(default): each copy reads its own counter at native cost")
+                   help="share (the default under --sdc): a copy's rdtsc reads its representative's time-stamp "
+                        "counter, so codes that gather cycle counts are no SDC false alarm (the application's rdtsc "
+                        "traps: microseconds per read, and per MPI call in which the MPI reads the counter, "
+                        "bench/results/tsc_trap.md; processes the program starts read their own); own (the default "
+                        "without --sdc): each copy reads its own counter at native cost")
     g = p.add_argument_group("silent data corruption (compare what copies hand to MPI)")
     g.add_argument("--sdc", choices=("detect", "stop", "vote"),
                    help="detect: report divergence and go on; stop: end the job at the first; "

