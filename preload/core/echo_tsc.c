@@ -193,6 +193,29 @@ void echo_tsc_leave(void) {
     if (echo_tsc_trapped) prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0); /* not after MPI_Finalize */
 }
 
+/* Echo's own work outside an application's MPI call (sharing a clock reading with the copies, reading MPI's
+ * clock) calls MPI, which may read the counter many times while it waits: as inside an application's call, the
+ * first read lifts the trap for the rest of it, or `lift_now` lifts it at once (two system calls, less than a
+ * fault, where the counter is read for sure).  Nests in a call or in a fault's emulation (the flag already lifted)
+ * as nothing.  1: held, echo_tsc_release sets the trap again. */
+int echo_tsc_hold(int lift_now) {
+    if (!echo_tsc_trapped || in_call || !armed) return 0;
+    in_call = 1;
+    if (lift_now) {
+        prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
+        lifted = 1;
+    }
+    return 1;
+}
+
+void echo_tsc_release(int held) {
+    if (!held) return;
+    in_call = 0;
+    if (!lifted) return;
+    lifted = 0;
+    if (echo_tsc_trapped) prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
+}
+
 /* at MPI_Finalize: this thread reads the counter freely again; threads it started stay trapped, and the handler
  * stays to give them their real counter */
 void echo_tsc_teardown(void) {
@@ -208,4 +231,6 @@ void echo_tsc_setup(void) {}
 void echo_tsc_teardown(void) {}
 int echo_tsc_enter(void) { return 0; }
 void echo_tsc_leave(void) {}
+int echo_tsc_hold(int lift_now) { (void)lift_now; return 0; }
+void echo_tsc_release(int held) { (void)held; }
 #endif
