@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* The file is mapped (MAP_SHARED) and records are written into the mapping: the
@@ -90,7 +91,7 @@ static uint64_t mono_ns(void) {
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-ECHO_TLS int echo_tsc_coarse;
+ECHO_TLS int echo_ticks_by_kernel;
 static double ticks_per_ns = 1; /* the counter's rate, measured by echo_records_rate */
 
 /* Measured before the application's rdtsc traps (echo_tsc.c), from the library's load on (MPI_Init takes
@@ -102,11 +103,14 @@ void echo_records_rate(void) {
 #endif
 }
 
-/* The kernel's coarse monotonic clock (the vDSO's: neither the counter nor a system call; a few ms resolution) in
- * ticks since the same origin, for an MPI call made while the counter traps. */
-uint64_t echo_ticks_coarse(void) {
+/* The kernel's monotonic clock, asked by a system call (the kernel reads the counter in its own mode, which the
+ * trap does not stop; the vDSO's clock_gettime would read it here and fault), in ticks since the same origin, for
+ * an MPI call made while the counter traps.  Two system calls a call, where the trap's lifting took two prctl: the
+ * vDSO's coarse clock costs neither but has a few milliseconds' resolution, which left every call of an --sdc run
+ * 0 s long and its compute phases in steps of 4 ms. */
+uint64_t echo_ticks_trapped(void) {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &t);
     uint64_t ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
     return tick_origin + (ns > mono_origin_ns ? (uint64_t)((double)(ns - mono_origin_ns) * ticks_per_ns) : 0);
 }
@@ -206,7 +210,7 @@ static void say_stopped(void) {
 
 /* The tick rate over the run so far (ticks -> ns for the reader), written in
  * place.  Async-signal-safe: clock reads and stores only.  The counter itself, never
- * a call's coarse ticks (echo_records.h): those are derived from this rate. */
+ * a trapped call's ticks (echo_records.h): those are derived from this rate. */
 void echo_records_flush(void) {
     if (!map) return;
 #if defined(__x86_64__)

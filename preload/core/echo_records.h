@@ -49,13 +49,13 @@ enum { ECHO_REC_ERROR = 1 }; /* the call returned an error code */
 /* The clock of the records: the TSC where it is constant (x86-64), else
  * CLOCK_MONOTONIC in ns.  Calls are timed with two reads, so it must be cheap.
  * While the application's rdtsc traps (echo_tsc.c) an MPI call's own reads of the
- * counter would fault: that call is timed by the kernel's coarse clock in ticks
- * (echo_records.c), which costs no fault and no system call. */
-uint64_t echo_ticks_coarse(void);
-extern __thread __attribute__((tls_model("initial-exec"))) int echo_tsc_coarse; /* set by echo_tsc_enter */
+ * counter would fault: that call is timed by the kernel's monotonic clock through a
+ * system call, in ticks (echo_records.c). */
+uint64_t echo_ticks_trapped(void);
+extern __thread __attribute__((tls_model("initial-exec"))) int echo_ticks_by_kernel; /* set by echo_tsc_enter */
 static inline uint64_t echo_ticks(void) {
 #if defined(__x86_64__)
-    if (__builtin_expect(echo_tsc_coarse, 0)) return echo_ticks_coarse();
+    if (__builtin_expect(echo_ticks_by_kernel, 0)) return echo_ticks_trapped();
     return __rdtsc();
 #else
     struct timespec t;

@@ -16,7 +16,7 @@
  *
  * The flag stays set inside an application's MPI call: setting it and lifting it are two system calls, which
  * doubled a cheap call's cost when every call paid them (bench/results/tsc_trap.md).  Most calls read no clock:
- * echo times them with the kernel's coarse clock (echo_records.h), and they cost what they cost without the trap.
+ * echo times them with the kernel's clock through a system call (echo_records.h), which the trap does not stop.
  * A call in which the MPI (its progress engine, MPI_Wtime, the vDSO's clocks) or echo reads the counter faults
  * once: the handler lifts the flag for the rest of that call and the instruction runs again, natively; the
  * wrapper sets it again when the call returns.  Outside MPI calls a trapped read is a signal and two system calls,
@@ -140,7 +140,7 @@ void echo_tsc_setup(void) {
     sa.sa_sigaction = on_segv;
     sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    echo_records_rate(); /* while the counter reads freely: the coarse clock's ticks (echo_records.h) */
+    echo_records_rate(); /* while the counter reads freely: a trapped call's ticks (echo_records.h) */
     if (real_sigaction(SIGSEGV, &sa, &before) != 0) return;
     if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) != 0) { /* a kernel without it: the counter is the copy's own */
         real_sigaction(SIGSEGV, &before, NULL);
@@ -157,7 +157,7 @@ void echo_tsc_setup(void) {
  * (echo_tsc_children.c).  Only system calls: a vfork child (posix_spawn's, Python's subprocess) runs this in the
  * parent's memory. */
 static void forked_child(void) {
-    echo_tsc_trapped = in_call = lifted = echo_tsc_coarse = 0;
+    echo_tsc_trapped = in_call = lifted = echo_ticks_by_kernel = 0;
     prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
 }
 
@@ -182,12 +182,12 @@ int echo_tsc_enter(void) {
             prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
         armed = 1;
     }
-    in_call = echo_tsc_coarse = 1;
+    in_call = echo_ticks_by_kernel = 1;
     return 1;
 }
 
 void echo_tsc_leave(void) {
-    in_call = echo_tsc_coarse = 0;
+    in_call = echo_ticks_by_kernel = 0;
     if (!lifted) return;
     lifted = 0;
     if (echo_tsc_trapped) prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0); /* not after MPI_Finalize */
