@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from echo.build import detect_mpi
+from echo.records import read
 from echo.sdc import read_events
 from tests.conftest import compile_programs, copy_output, echorun, lines_by_rank, mpirun_native
 
@@ -42,6 +43,22 @@ def test_rdtsc_cycle_counts_are_shared_by_default_under_detect(programs, tmp_pat
     gathered cycle counts are the representative's and the run is clean (before: exit 20, the MPI_Allgather of
     cycle counts flagged unless --tsc share was given)."""
     run_clean_in_step(programs["tsc_balance"], tmp_path / "run", "detect", 2, "cycles")
+
+
+def test_calls_made_while_the_counter_traps_are_timed_to_the_microsecond(programs, tmp_path):
+    """Under --sdc the application's rdtsc traps, so echo cannot time a call with the counter: it asks the kernel.
+    Every call of the run must still have its own duration, and the compute between calls its own length (the
+    vDSO's coarse clock, used before, gave every call 0 s and every gap a multiple of 4 ms: the pages' time in MPI
+    was empty and the copies' phases compared by rounding)."""
+    run = tmp_path / "run"
+    r = echorun(["--no-store", "--sdc", "detect", "-n", "2", "--clones", "2", *programs["tsc_balance"]], run)
+    assert r.returncode == 0, r.stderr
+    for real in range(4):
+        f = read(run / "records" / f"{real}.rec")
+        calls = f.durations()[1:-1]  # MPI_Init and MPI_Finalize aside
+        assert len(calls) > 10 and (calls > 0).mean() > 0.9, (real, calls)
+        gaps = (f.records["t_start"][1:] - f.records["t_end"][:-1]) * f.seconds_per_tick
+        assert len(set((gaps * 1e6).round().tolist())) > len(gaps) // 2, (real, gaps)
 
 
 @pytest.mark.parametrize("which", OTHER_MPIS)
