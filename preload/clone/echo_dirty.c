@@ -53,8 +53,7 @@ static void open_tracker(void) {
     tried = 1;
     syspage = (uintptr_t)sysconf(_SC_PAGESIZE);
     /* Valgrind knows neither the descriptor's ioctls nor what PAGEMAP_SCAN writes: a copy under it compares */
-    const char *pre = getenv("LD_PRELOAD");
-    if (pre && strstr(pre, "vgpreload")) {
+    if (echo_under_valgrind()) {
         why = "the process runs under Valgrind";
         return;
     }

@@ -71,6 +71,7 @@ void echo_copy_ends(void) __attribute__((noreturn));
 void echo_copy_aborts(int errorcode) __attribute__((noreturn)); /* a copy's own MPI_Abort: it ends with the job */
 void echo_copy_exits(int status);  /* a copy's own exit(non-zero) before Finalize: too (returns under --sdc stop|vote) */
 int echo_copies_awaited(void);     /* --sdc stop|vote: the representative waits for its copies' data at checked calls */
+int echo_under_valgrind(void);     /* the process runs under Valgrind (its preload is in LD_PRELOAD) */
 void echo_mark_stopped(void); /* SDR stopped this excluded replica at the end (not a failure) */
 /* the status this process ends with, recorded before it ends without exit() (an abort, echo's _exit) */
 void echo_record_exit_status(int code);
