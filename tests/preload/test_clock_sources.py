@@ -58,7 +58,8 @@ def test_calls_made_while_the_counter_traps_are_timed_to_the_microsecond(program
         calls = f.durations()[1:-1]  # MPI_Init and MPI_Finalize aside
         assert len(calls) > 10 and (calls > 0).mean() > 0.9, (real, calls)
         gaps = (f.records["t_start"][1:] - f.records["t_end"][:-1]) * f.seconds_per_tick
-        assert len(set((gaps * 1e6).round().tolist())) > len(gaps) // 2, (real, gaps)
+        off_grid = [g for g in gaps.tolist() if abs(g * 1e3 - round(g * 1e3)) > 1e-3]  # not whole ms, to 1 us
+        assert len(off_grid) > len(gaps) // 2, (real, gaps)
 
 
 @pytest.mark.parametrize("which", OTHER_MPIS)

@@ -71,10 +71,9 @@ def test_only_changed_pages_travel(run):
 def test_sdc_checks_the_data_of_puts(programs, tmp_path):
     clean = echorun(["--no-store", "--sdc", "detect", "-n", "2", "--clones", "2", *programs["rma"]],
                     tmp_path / "clean")
-    # the one divergence of a clean run: the dynamic window's addresses, which are each process's own
-    # (the representatives' reach the other ranks, so the run itself is right; docs/rma.md)
-    div = [(e.app_rank, e.copy, e.function) for e in read_events(tmp_path / "clean")]
-    assert sorted(div) == [(0, 1, "MPI_Allgather"), (1, 1, "MPI_Allgather")], clean.stderr
+    # the dynamic window's addresses the ranks allgather are each process's own: no divergence (docs/sdc.md,
+    # addresses; before that, both copies' MPI_Allgather was flagged in every clean run)
+    assert clean.returncode == 0 and read_events(tmp_path / "clean") == [], clean.stderr
     # rank 1's first call that carries data out is its first MPI_Put
     flipped = echorun(["--no-store", "--sdc", "detect", "--inject", "bitflip:rank=1,copy=1,call=1", "-n", "2",
                        "--clones", "2", *programs["rma"]], tmp_path / "flipped")
