@@ -31,7 +31,8 @@ from echo.resources import PRELOAD_DIR, cache_root
 LAYER_DIRS = [PRELOAD_DIR / d for d in ("core", "clone", "sdr", "reinit", "compat")]
 GENERATOR = PRELOAD_DIR / "gen" / "gen_wrappers.py"
 # How the library is compiled, besides its sources: both are in its cache key, so that a change rebuilds it
-CFLAGS = ["-O2", "-g", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall"]
+CFLAGS = ["-O2", "-g", "-fPIC", "-fvisibility=hidden", "-Wall"]
+LINK_FLAGS = ["-shared", "-ldl", "-lpthread"]
 # The environment settings of the MPIs' compiler wrappers that change the compiler or its flags (Open MPI's, MPICH's
 # and Intel MPI's): in the MPI's identity, as the headers and the compiler they give are
 WRAPPER_SETTINGS = re.compile(r"^(OMPI|MPICH|I_MPI)_(CC|CFLAGS|CPPFLAGS|LDFLAGS|LIBS)$")
@@ -248,7 +249,7 @@ def source_hash() -> str:
     # so are the roles' C parts (their Role.c; the rest of a Role is Python's, and holds types and functions)
     c_specs = [[role.name, dataclasses.asdict(role.c)] for role in roles.declared() if role.c]
     h.update(b"roles\0" + json.dumps(c_specs, sort_keys=True).encode())
-    h.update(b"cflags\0" + json.dumps(CFLAGS).encode())
+    h.update(b"cflags\0" + json.dumps([CFLAGS, LINK_FLAGS]).encode())
     h.update(b"pympistandard\0" + metadata.version("pympistandard").encode())  # the generator's list of calls
     return h.hexdigest()[:16]
 
@@ -295,20 +296,23 @@ def _build(mpi: MPI, out_dir: Path, lib: Path) -> None:
     (out_dir / "echo_roles.c").write_text(roles_source(built))
     extra.append(out_dir / "echo_roles.c")
     link_only = [f for f in flags if f.startswith(("-l", "-L", "-Wl,"))]
-    compile_flags = [f for f in CFLAGS if f != "-shared"] + [f"-I{PRELOAD_DIR}", *[f"-I{d}" for d in LAYER_DIRS],
-                                                              f"-I{out_dir}",  # echo_declared.h, echo_constants.h
-                                                              *[f for f in flags if f not in link_only]]
+    compile_flags = [*CFLAGS, f"-I{PRELOAD_DIR}", *[f"-I{d}" for d in LAYER_DIRS],
+                     f"-I{out_dir}",  # echo_declared.h, echo_constants.h
+                     *[f for f in flags if f not in link_only]]
     # each source compiled on its own, as many at once as there are cores (the generated wrappers, half the work,
     # first), then linked: a build takes the wrappers' time, not the sum
     units = [wrappers, *sources, *extra]
     objects = [out_dir / f"{i:03d}-{u.stem}.o" for i, u in enumerate(units)]
-    compile_one = lambda unit, obj: subprocess.run([mpi.mpicc, *compile_flags, "-c", "-o", str(obj), str(unit)],  # noqa: E731
-                                                    capture_output=True, text=True)
+
+    def compile_one(unit: Path, obj: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([mpi.mpicc, *compile_flags, "-c", "-o", str(obj), str(unit)], capture_output=True,
+                              text=True)
+
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
         done = list(pool.map(compile_one, units, objects))
     failed = next(((u, r) for u, r in zip(units, done, strict=True) if r.returncode != 0), None)
     if failed is None:
-        cmd = [mpi.mpicc, *CFLAGS, "-o", str(tmp), *map(str, objects), *link_only, "-ldl", "-lpthread"]
+        cmd = [mpi.mpicc, *CFLAGS, "-o", str(tmp), *map(str, objects), *link_only, *LINK_FLAGS]
         r = subprocess.run(cmd, capture_output=True, text=True)
     else:
         cmd, r = [mpi.mpicc, *compile_flags, "-c", str(failed[0])], failed[1]

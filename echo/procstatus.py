@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from echo.runfiles import PLAN, status_file
+from echo.runfiles import PLAN, read_if_there, status_file
 
 
 @dataclass
@@ -58,10 +58,10 @@ class ProcessEnd:
 
 def read_status(run_dir: Path, real: int) -> ProcessEnd | None:
     """None for a process that never loaded the library."""
-    try:  # one open, no stat before it: a run of thousands of processes reads as many of these
-        words = status_file(run_dir, real).read_text().split()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+    data = read_if_there(status_file(run_dir, real))
+    if data is None:
         return None
+    words = data.decode().split()
     state = words[0] if words else "started"
     sig = int(words[1]) if len(words) > 1 and words[1].isdigit() and int(words[1]) else None
     when = float(words[2]) if len(words) > 2 and words[2].replace(".", "", 1).isdigit() else 0.0

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from echo.constants import RECORD_MAX_SLOTS, RECORD_VERSION
-from echo.runfiles import lost_file, record_files, restart_lost_files
+from echo.runfiles import lost_file, read_if_there, record_files, restart_lost_files
 
 if TYPE_CHECKING:  # numpy is imported where records are read: a run whose records nobody reads never loads it
     import numpy as np
@@ -209,9 +209,8 @@ def read_restart_lost(run_dir: str | Path) -> list[tuple[int, int, LostCalls | R
 def read_lost_file(path: Path) -> LostCalls | None:
     """A .lost file: the mapped one the library reserves before the first call (layout 2, docs/records.md), or
     the text one of echo before it (layout 1); None when there is none or its records never stopped."""
-    try:  # one open, no stat before it: every process of a run has one
-        data = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+    data = read_if_there(path)
+    if data is None:
         return None
     if data.startswith(b"echo-lost 1\n"):
         return _read_lost_text(path, data.decode("utf-8", "replace"))

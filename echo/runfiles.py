@@ -77,6 +77,15 @@ def record_file(run_dir: Path, real: int) -> Path:
     return Path(run_dir, "records", f"{real}.rec")  # one Path made, not three: called per process
 
 
+def read_if_there(path: Path) -> bytes | None:
+    """A per-process file's bytes, None when the process left none: one open and no stat before it (a run of
+    thousands of processes reads thousands of these)."""
+    try:
+        return Path(path).read_bytes()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
 def record_sizes(run_dir: Path) -> dict[int, int]:
     """Each record file's size in bytes, by real rank, from one listing of the folder (a stat per process would
     cost more than reading the records of a run of thousands of processes)."""

@@ -24,6 +24,7 @@ from echo.runfiles import (
     perf_json_file,
     plan_procs,
     plan_value,
+    read_if_there,
     read_meta,
     record_file,
     record_sizes,
@@ -81,13 +82,9 @@ def summarize(f: RecordFile) -> dict[str, np.ndarray]:
 
 def read_metrics(run_dir: Path, real: int) -> list[tuple[str, float, str]]:
     """What a process reported about itself: "name<TAB>value<TAB>unit" lines."""
-    path = metrics_file(run_dir, real)
-    try:  # one open, no stat before it: a run of thousands of processes reads as many of these
-        lines = path.read_text().splitlines()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-        return []
+    data = read_if_there(metrics_file(run_dir, real))
     out = []
-    for line in lines:
+    for line in data.decode().splitlines() if data is not None else []:
         name, value, unit = line.split("\t")
         out.append((name, float(value), unit))
     return out
