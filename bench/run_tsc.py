@@ -99,8 +99,9 @@ def main() -> None:
         "`clock_gettime` goes to the kernel by a system call (and is forwarded, as without the trap). "
         f"*Old* (commit {a.baseline}): the trap lifted and set again around every MPI call (two system calls a "
         "call). *New* (this checkout): the trap stays set; a call in which the MPI or echo reads the counter "
-        "faults once and reads it freely for the rest of the call, and echo times calls with the kernel's coarse "
-        "clock. `MPI_Wtime` reads the MPI's clock, which goes through echo's `clock_gettime` (the kernel's, while "
+        "faults once and reads it freely for the rest of the call, and echo times calls with the kernel's monotonic "
+        "clock by a system call (two a call). `MPI_Wtime` reads the MPI's clock, which goes through echo's "
+        "`clock_gettime` (the kernel's, while "
         "the counter traps) under both. With `--tsc own` each copy reads its own counter and the vDSO's clocks.", "",
         "| operation | native | --clones 2 --tsc own | --tsc share, old | --tsc share, new | new / old |",
         "|---|---|---|---|---|---|", *rows, ""])
