@@ -52,7 +52,8 @@ def known(test: str) -> bool:
 def test_same_tests_pass_under_echo(config, tmp_path):
     testdir = suite_dir()
     chosen = os.environ.get("ECHO_MPI4PY_MODULES")
-    modules = chosen.split(",") if chosen else suite_modules(testdir)
+    # a module whose every difference is known would only cost time (test_spawn's alone: two minutes here): left out
+    modules = chosen.split(",") if chosen else [m for m in suite_modules(testdir) if f"{m}." not in KNOWN]
     native = run_config(Config(config.nranks, 0), testdir, modules, tmp_path, STALL, RETRIES, log=False)
     # the comparison means something only if the suite itself runs cleanly natively
     assert not native.interruptions, native.interruptions
