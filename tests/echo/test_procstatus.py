@@ -6,13 +6,20 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 from echo.procstatus import read_status, wait_final
 
-# a process of the run (its environment names the run's plan) that writes its last word a moment later
-LATE_WRITER = """import sys, time
+# a process of the run (its environment names the run's plan) that says it started, as the library does in
+# MPI_Init, and writes its last word a moment later; each line replaces the last whole (the library rewrites its
+# line in place: never an empty file)
+LATE_WRITER = """import os, sys, time
+def say(line):
+    open(sys.argv[1] + ".new", "w").write(line % os.getpid())
+    os.replace(sys.argv[1] + ".new", sys.argv[1])
+say("started 0 1.0 %d -\\n")
 time.sleep(1.0)
-open(sys.argv[1], "w").write("finalized 0 12.5 %d 3\\n" % __import__("os").getpid())
+say("finalized 0 12.5 %d 3\\n")
 """
 
 
@@ -36,7 +43,10 @@ def test_wait_final_waits_for_a_process_of_the_run_still_running(tmp_path):
     status = tmp_path / "procs" / "0.status"
     writer = subprocess.Popen([sys.executable, "-c", LATE_WRITER, str(status)],
                               env=dict(os.environ, ECHO_PLAN=f"{tmp_path}//plan"))
-    status.write_text(f"started 0 1.0 {writer.pid} -\n")
+    # the process names itself once it runs (written here for it, the pid could be read before its exec, in this
+    # test's environment, not the run's: the wait would rightly end at once)
+    while writer.poll() is None and not status.exists():
+        time.sleep(0.01)
     try:
         wait_final(tmp_path, 1, limit=60)
         end = read_status(tmp_path, 0)
