@@ -404,6 +404,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker("quick")
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """Real headless Chromium (Debian's, driven by Selenium) for the web pages' tests (tests/web/, and a role's
+    sections of the pages in its own folder's tests)."""
+    from bench.chromium import headless
+
+    driver = headless()
+    if driver is None:
+        pytest.skip("Chromium is not installed (apt-get install chromium chromium-driver; scripts/setup.sh does it)")
+    yield driver
+    driver.quit()
+
+
 # ---- simulated hosts: network namespaces, each with its own host name (UTS namespace) and address on a bridge, which
 # Open MPI's launcher reaches through an agent that enters the namespace (as ssh would reach a node) ----
 

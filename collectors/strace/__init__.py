@@ -1,6 +1,6 @@
 """strace on copies: the copies named run under `strace -f`, which writes every system call they make (and their
 children's) into the run directory, strace/rankR.copyC.strace; the store keeps each copy's count per system call,
-and `mpiecho report` and echorun say them.
+`mpiecho report` and echorun say them, and a rank's page sets them side by side (pages.py).
 
 A role that wraps copies in a tool is this folder and its line in collectors/roles.py: its Wrap says the command
 (echo/exec.sh runs it before the program) and the folder the tool writes in (made, kept, uploaded by echo/runfiles.py).
@@ -15,7 +15,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from collectors.role import Role, Wrap
+from collectors.role import Pages, Role, Section, Wrap
+from collectors.strace import pages
 from echo import runfiles
 
 FOLDER = "strace"  # the run directory's folder of its traces, a file per copy (runfiles.copy_file)
@@ -156,4 +157,7 @@ ROLE = Role(
     wrap=Wrap(folder=FOLDER, commands=wrapped),
     slow_roles=(PROCESS_ROLE,),  # a traced copy is slow by design: neither judged nor the reference
     machine=machine, machine_fields={"strace": (None, str | None)},
-)  # its counts are rows of the run page's table of results (no label: they stand under "other results")
+    # a rank's page sets its traced copies' system calls side by side (pages.py, rank.html beside this file); on the
+    # run page its counts are rows of the table of results (no label: they stand under "other results")
+    pages=Pages(rank=(Section("rank.html", pages.rank_context),)),
+)
