@@ -35,8 +35,8 @@ from pathlib import Path
 from results_file import RESULTS_DIR, measured_by, write  # bench/ itself is on the path of a script run from it
 
 from echo.build import PRELOAD_DIR, detect_mpi, ensure_library
-from echo.constants import EXIT_NOT_FIRED
 from echo.launch import LAUNCH_TRIES, LAUNCHER_FAILED_TO_START
+from echo.runformat.constants import EXIT_NOT_FIRED
 
 HERE = Path(__file__).resolve().parent
 PROGRAMS = HERE.parent / "tests" / "programs"
@@ -234,7 +234,7 @@ def lines_of(text: str, rank: int) -> list[str]:
 
 def sdr_verdict(run: Run, run_dir: Path, stdout: str, native: str) -> str:
     """'' when every replica that finished printed the native lines and every rank finished in one."""
-    from echo.procstatus import read_status
+    from echo.runformat.procstatus import read_status
 
     for rank in range(run.ranks):
         finished = [k for k in range(run.replicas)

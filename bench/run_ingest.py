@@ -18,7 +18,7 @@ from pathlib import Path
 from results_file import measured_by, write  # bench/ itself is on the path of a script run from it
 
 from echo.build import detect_mpi, ensure_library
-from echo.records import read_run
+from echo.runformat.records import read_run
 from echo.store.db import open_store
 from echo.store.ingest import ingest
 

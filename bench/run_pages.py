@@ -1,9 +1,9 @@
-"""Pages at the sizes clusters run: stores of 128 x 2, 1024 x 4 and 4096 x 4 ranks x copies, their record files
-written in the preload library's format (bench/synthetic_run.py, with echo/records.py's writer) and stored by the
-real ingest; a history of 1,000 runs. For each: ingest time, the run page's bytes and time to serve from a real
-`mpiecho serve` (the median of 5), the rank page's, and the time to first paint in headless Chromium; with
---baseline, the same pages served by another echo's mpiecho from the same stores (requests alternating: both see the
-same load) and the ratio of their times; with --screenshots, the top of each page as a PNG.
+"""Pages at the sizes clusters run: stores of 128 x 2, 1024 x 4 and 4096 x 4 ranks x copies, their record files written
+in the preload library's format (bench/synthetic_run.py, with echo/runformat/records.py's writer) and stored by the real
+ingest; a history of 1,000 runs. For each: ingest time, the run page's bytes and time to serve from a real `mpiecho
+serve` (the median of 5), the rank page's, and the time to first paint in headless Chromium; with --baseline, the same
+pages served by another echo's mpiecho from the same stores (requests alternating: both see the same load) and the ratio
+of their times; with --screenshots, the top of each page as a PNG.
 
     .venv/bin/python bench/run_pages.py [--sizes 128x2,1024x4,4096x4] [--history 1000] [--iterations 60]
         [--baseline OTHER/.venv/bin/mpiecho] [--screenshots DIR] [--keep DIR]

@@ -20,7 +20,7 @@ from results_file import measured_by, write  # bench/ itself is on the path of a
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-import collectors.papi as papi
+import echo.collectors.papi as papi
 from echo.build import detect_mpi, ensure_library
 from echo.store.db import open_store
 from echo.store.models import Metric

@@ -85,7 +85,7 @@ def run(cmd: list[str], run_dir: Path, inject: str | None, limit: float = 120) -
 
 def calls_made(run_dir: Path) -> int:
     """MPI calls of rank 0's representative in a clean run (to draw injection calls from)."""
-    from echo.records import read
+    from echo.runformat.records import read
 
     return len(read(run_dir / "records" / "0.rec").records)
 

@@ -25,9 +25,9 @@ from results_file import measured_by, write  # bench/ itself is on the path of a
 from sqlalchemy.orm import Session
 
 from echo.build import detect_mpi, ensure_library
-from echo.runfiles import pack
+from echo.runformat.runfiles import pack
+from echo.server.tokens import create_token
 from echo.store.db import open_store
-from server.tokens import create_token
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent

@@ -1,9 +1,9 @@
-"""Run directories of thousands of ranks, as echorun and the preload library leave them (plan, run.json, a record
-file, a status and an event file per process), for the benchmarks and tests of the pages at sizes this machine
-cannot run. Record files are written by echo/records.py (the format's owner), the plan by echo/runfiles.py; the
-store reads them with its real ingest. The program modelled: an iterative halo exchange (Irecv, Isend, Waitall
-with both neighbours, an Allreduce of the residual) between compute phases, each copy a little slower than its
-representative in MPI (it waits for what the representative received)."""
+"""Run directories of thousands of ranks, as echorun and the preload library leave them (plan, run.json, a record file,
+a status and an event file per process), for the benchmarks and tests of the pages at sizes this machine cannot run.
+Record files are written by echo/runformat/records.py (the format's owner), the plan by echo/runformat/runfiles.py; the
+store reads them with its real ingest. The program modelled: an iterative halo exchange (Irecv, Isend, Waitall with both
+neighbours, an Allreduce of the residual) between compute phases, each copy a little slower than its representative in
+MPI (it waits for what the representative received)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from echo.records import RECORD, write
-from echo.runfiles import plan_text, record_file, status_file, write_meta, write_run_dir
+from echo.runformat.records import RECORD, write
+from echo.runformat.runfiles import plan_text, record_file, status_file, write_meta, write_run_dir
 
 FUNCTIONS = ["MPI_Init", "MPI_Comm_rank", "MPI_Comm_size", "MPI_Irecv", "MPI_Isend", "MPI_Waitall", "MPI_Allreduce",
              "MPI_Finalize"]

@@ -1,4 +1,4 @@
-"""Drawing helpers of the web pages' charts, shared by server/plots.py and the roles' page sections: matplotlib as
+"""Drawing helpers of the web pages' charts, shared by echo/server/plots.py and the roles' page sections: matplotlib as
 SVG (offline, no script in the page), text kept as text so that a reader (or a test) can read the values off the
 page, a legend right of the axes, and bars grouped per label with a slot per copy; and the cells of a table that
 sets copies side by side (compared), drawn in HTML: a page with many of them stays quick to serve."""

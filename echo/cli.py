@@ -10,12 +10,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from collectors import roles
-from echo import __version__, modes, runfiles
+from echo import __version__, modes
 from echo.build import BuildError, ensure_library
-from echo.copymap import CopyMapError
+from echo.collectors import roles
 from echo.modes.clones import junit_says
 from echo.plan import Options
+from echo.runformat import runfiles
+from echo.runformat.copymap import CopyMapError
 
 
 class Parser(argparse.ArgumentParser):
@@ -106,7 +107,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    "numbered as mpiecho report numbers them (0: MPI_Init)")
     g.add_argument("--junit", metavar="FILE",
                    help=f"write the verdicts as JUnit XML (for nightly CI): {junit_says(' and ')}")
-    roles.add_options(p)  # every role's options, from its Role (collectors/roles.py)
+    roles.add_options(p)  # every role's options, from its Role (echo/collectors/roles.py)
     p.add_argument("--mode", choices=modes.NAMES, default=modes.NAMES[0],
                    help="reinit: on a process failure, restart the failed ranks and return every rank to its "
                         "MPI_Reinit / echo.reinit restart point (Open MPI's ULFM); --inject kill:rank=R,after=T "
@@ -120,18 +121,18 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
 def run_command(args: argparse.Namespace) -> int:
     from echo.launch import new_run_id, run
     from echo.placement import read_hosts
-    from echo.runfiles import runs_root
+    from echo.runformat.runfiles import runs_root
 
     if not args.program:
         print("echorun: no program given, e.g. echorun -n 4 --clones 2 ./app arg1", file=sys.stderr)
         return 2
-    token = getattr(args, "token", None) or os.environ.get("ECHO_TOKEN")
-    if getattr(args, "server", None):  # before the job: a wrong token or a server that is down is found now
+    token = args.token or os.environ.get("ECHO_TOKEN")
+    if args.server:  # before the job: a wrong token or a server that is down is found now
         from echo.uploads import check_server
 
         check_server(args.server, token)
     store = None
-    if not getattr(args, "no_store", False):  # before the job too: a run is stored after it, when a store that
+    if not args.no_store:  # before the job too: a run is stored after it, when a store that
         from echo.store.db import check_store, default_url  # cannot take it would lose it
 
         store = args.db or default_url()
@@ -139,7 +140,7 @@ def run_command(args: argparse.Namespace) -> int:
     if args.nranks is None:  # inside a Slurm allocation: fill it, as mpirun's default does
         from echo.slurm import default_ranks
 
-        mode = modes.of(getattr(args, "mode", modes.NAMES[0]))
+        mode = modes.of(args.mode)
         args.nranks, how = default_ranks(lambda: mode.per_rank(args.clones, args))
         print(f"echo: {how}", file=sys.stderr)
     run_id = new_run_id(args.program[0])
@@ -155,23 +156,23 @@ def run_command(args: argparse.Namespace) -> int:
         run_id=run_id,
         run_dir=str(Path(args.run_dir).absolute() if args.run_dir else runs_root() / run_id),
         store=store,
-        sdc=getattr(args, "sdc", None),
-        sdc_every=getattr(args, "sdc_every", 1),
-        sdc_only=getattr(args, "sdc_only", "all"),
-        sdc_exclude=getattr(args, "sdc_exclude", ""),
-        inject=getattr(args, "inject", None),
-        junit=str(Path(args.junit).absolute()) if getattr(args, "junit", None) else None,
-        records_max_mb=getattr(args, "records_max_mb", 1024),
-        perf_tests=getattr(args, "perf_tests", 0),
-        mode=getattr(args, "mode", modes.NAMES[0]),
-        server=getattr(args, "server", None),
+        sdc=args.sdc,
+        sdc_every=args.sdc_every,
+        sdc_only=args.sdc_only,
+        sdc_exclude=args.sdc_exclude,
+        inject=args.inject,
+        junit=str(Path(args.junit).absolute()) if args.junit else None,
+        records_max_mb=args.records_max_mb,
+        perf_tests=args.perf_tests,
+        mode=args.mode,
+        server=args.server,
         token=token,
-        launcher=getattr(args, "launcher", "mpirun"),
-        copies_policy=getattr(args, "copies_policy", None),
+        launcher=args.launcher,
+        copies_policy=args.copies_policy,
         host_slots=tuple(read_hosts(args.hosts, args.hostfile)),
-        max_per_core=getattr(args, "max_per_core", 32),
-        file_view=getattr(args, "file_view", "on"),
-        tsc=getattr(args, "tsc", None),
+        max_per_core=args.max_per_core,
+        file_view=args.file_view,
+        tsc=args.tsc,
         **role_options,
         **modes.option_values(args),
     )
@@ -189,13 +190,12 @@ def demo_command(args: argparse.Namespace) -> int:
     exe = cache_root() / "examples" / "ring"
     exe.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([mpi.mpicc, "-O2", "-o", str(exe), str(EXAMPLES_DIR / "ring.c"), "-lm"], check=True)
-    run_args = argparse.Namespace(nranks=args.nranks, clones=str(args.clones), hosts=None, hostfile=None,
-                                  mpirun_args="", output="rep", run_dir=None, program=[str(exe)],
-                                  db=args.db, no_store=False)
-    rc = run_command(run_args)
+    # echorun's own parser: every option at its default, as `echorun -n N --clones C ring` has them
+    rc = run_command(run_parser().parse_args(["-n", str(args.nranks), "--clones", str(args.clones), "--output", "rep",
+                                              *(["--db", args.db] if args.db else []), str(exe)]))
     if rc == 0:
         print()
-        rc = report_command(argparse.Namespace(db=args.db, run=None, json=False))
+        rc = report_command(argparse.Namespace(db=args.db, run=None, html=None))
     return rc
 
 
@@ -220,11 +220,11 @@ def runs_command(args: argparse.Namespace) -> int:
 def report_command(args: argparse.Namespace) -> int:
     from echo.report import report
 
-    if getattr(args, "html", None):
+    if args.html:
         from sqlalchemy.orm import Session
 
         from echo.report import find_run
-        from server.pages import run_page
+        from echo.server.pages import run_page
 
         with Session(_engine(args)) as s:
             run = find_run(s, args.run)
@@ -240,7 +240,7 @@ def serve_command(args: argparse.Namespace) -> int:
 
     import uvicorn
 
-    from server.app import create_app
+    from echo.server.app import create_app
 
     if not 1 <= args.port <= 65535:
         raise ValueError(f"--port {args.port}: a TCP port is 1..65535 (default 8080)")
@@ -265,7 +265,7 @@ def token_command(args: argparse.Namespace) -> int:
 
     from sqlalchemy.orm import Session
 
-    from server.tokens import create_token, list_tokens, revoke_token
+    from echo.server.tokens import create_token, list_tokens, revoke_token
 
     if args.token_command == "create":
         with Session(_engine(args, create=True)) as s:
@@ -334,7 +334,7 @@ def export_command(args: argparse.Namespace) -> int:
 def upload_command(args: argparse.Namespace) -> int:
     """Send a stored run (by id, or its directory) to an echo server again."""
 
-    from echo.constants import EXIT_NOT_UPLOADED
+    from echo.runformat.constants import EXIT_NOT_UPLOADED
     from echo.uploads import check_server, upload_run
 
     server = args.server or os.environ.get("ECHO_SERVER")
@@ -455,13 +455,17 @@ def _guarded(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace, 
         return 2
 
 
-def echorun_main(argv: list[str] | None = None) -> int:
+def run_parser() -> Parser:
+    """echorun's parser (`mpiecho demo` runs the example through it too)."""
     p = Parser(prog="echorun", description="Run an MPI program with every rank transparently cloned. The documents "
                "named docs/NAME.md here and in messages: mpiecho docs NAME.")
     p.add_argument("--version", action="version", version=f"echo {__version__}")
     add_run_options(p)
-    args = p.parse_args(argv)
-    return _guarded(run_command, args, "echorun")
+    return p
+
+
+def echorun_main(argv: list[str] | None = None) -> int:
+    return _guarded(run_command, run_parser().parse_args(argv), "echorun")
 
 
 def mpiecho_main(argv: list[str] | None = None) -> int:

@@ -18,7 +18,7 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from echo import runfiles
+from echo.runformat import runfiles
 from echo.sdc import SdcEvent
 
 MECHANISM = "libc interposition"  # preload/core/echo_fileview.c says why not a mount namespace

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from echo.runfiles import HOSTLOAD_JSON
+from echo.runformat.runfiles import HOSTLOAD_JSON
 
 if TYPE_CHECKING:  # numpy is imported by the functions that compute: sampling the load does not load it
     import numpy as np

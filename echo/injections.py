@@ -13,11 +13,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from echo import junit
-from echo.records import RecordsError, read
-from echo.runfiles import PLAN, parse_plan, plan_procs, record_file
+from echo.runformat import junit
+from echo.runformat.records import RecordsError, read
+from echo.runformat.runfiles import PLAN, parse_plan, plan_procs, record_file
+from echo.runformat.spec import parse_spec, split_specs
 from echo.sdc import SdcEvent
-from echo.spec import parse_spec, split_specs
 
 # what each kind of --inject needs: the one place that says it (each kind's settings stay with its owner)
 NEEDS = {"bitflip": "--sdc detect|stop|vote in --mode clones (copies compared: --clones 2 or more)",

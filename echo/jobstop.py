@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-from echo.runfiles import ECHO_STOPPED, status_files
+from echo.runformat.runfiles import ECHO_STOPPED, status_files
 
 GRACE = 3.0  # seconds mpirun has to end the job itself before echo kills what is left
 STOPPED_GRACE = 10.0  # seconds mpirun has to end a job echo stopped itself (runfiles.ECHO_STOPPED)

@@ -16,15 +16,16 @@ import threading
 import time
 from pathlib import Path
 
-from collectors import roles
-from echo import modes, runfiles
+from echo import modes
 from echo.build import detect_mpi, ensure_library
-from echo.constants import EXIT_NOT_FIRED, EXIT_NOT_STORED, EXIT_NOT_UPLOADED
+from echo.collectors import roles
 from echo.hostload import LoadSampler
 from echo.jobstop import JobStopper
 from echo.plan import Machine, Options, Plan, make_plan, tagged_line, tagged_output
-from echo.procstatus import read_status, wait_final
 from echo.progress import say
+from echo.runformat import runfiles
+from echo.runformat.constants import EXIT_NOT_FIRED, EXIT_NOT_STORED, EXIT_NOT_UPLOADED
+from echo.runformat.procstatus import read_status, wait_final
 from echo.uploads import not_uploaded, upload_run
 
 # mpirun itself failing to start, before any process exists: PRRTE's PMIx listener occasionally fails to bind
@@ -185,7 +186,8 @@ def run(opts: Options) -> int:
         for line in verdict(opts, Path(opts.run_dir)):
             say(line)
     if opts.junit and junit_written:  # the roles' verdicts (memcheck's, sensitivity's) beside SDC's
-        from echo import injections, junit
+        from echo import injections
+        from echo.runformat import junit
 
         suites = [suite(opts, Path(opts.run_dir), meta["program_path"], meta["duration"])
                   for suite in roles.hooks("junit_suite", "registry")]
@@ -259,7 +261,7 @@ def never_started(rc: int, run_dir: str) -> list[str]:
 def records_stopped(plan: Plan, run_dir: Path) -> list[str]:
     """Per process whose records stopped (a full disk, a quota, their bound), what it kept and what it lost: its
     calls after are in the store as per-function totals only (docs/records.md)."""
-    from echo.records import RecordsError, read_lost, read_restart_lost
+    from echo.runformat.records import RecordsError, read_lost, read_restart_lost
 
     lines = []
     for real in range(plan.nprocs):

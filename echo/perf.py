@@ -32,9 +32,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from echo import constants, hostload, runfiles
-from echo.records import RecordFile, read_run
-from echo.spec import parse_spec
+from echo import hostload
+from echo.runformat import constants, runfiles
+from echo.runformat.records import RecordFile, read_run
+from echo.runformat.spec import parse_spec
 
 if TYPE_CHECKING:  # numpy is imported by the functions that compute: planning a run does not load it
     import numpy as np
@@ -174,7 +175,7 @@ def slow_by_design(role: str) -> bool:
     """Whether a process role makes a copy slow by design (a Valgrind tool or a slice of one, timing jitter: its
     Role's slow_roles): against its rank's other copies it would always look slow, so it is neither judged
     nor the reference."""
-    from collectors import roles
+    from echo.collectors import roles
 
     return role.split("-")[0] in roles.slow_roles()
 

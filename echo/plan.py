@@ -14,11 +14,12 @@ import re
 import shlex
 from dataclasses import dataclass, field, make_dataclass, replace
 
-from collectors import roles
-from echo import fileview, injections, modes, perf, placement, runfiles
+from echo import fileview, injections, modes, perf, placement
+from echo.collectors import roles
 from echo.modes.mode import Mode
+from echo.runformat import runfiles
+from echo.runformat.spec import split_specs
 from echo.slurm import allocation_tasks, srun_command
-from echo.spec import split_specs
 
 
 @dataclass(frozen=True)
@@ -65,12 +66,12 @@ class BaseOptions:
 
 
 # Options: the base, one field per role option (papi_sets, valgrind, perturb, ...), declared by each role's Role
-# (collectors/roles.py), and one per mode option (replicas, checkpoint, ...), declared by each mode (echo/modes/), so
-# that a new role's or mode's options reach the plan without an edit here
+# (echo/collectors/roles.py), and one per mode option (replicas, checkpoint, ...), declared by each mode (echo/modes/),
+# so that a new role's or mode's options reach the plan without an edit here
 Options = make_dataclass("Options", [(name, kind, field(default=default))
                                      for name, kind, default in roles.fields() + modes.fields()],
                          bases=(BaseOptions,), frozen=True)
-Options.__doc__ = "A run's options: BaseOptions, every role's fields (collectors/roles.py) and every mode's."
+Options.__doc__ = "A run's options: BaseOptions, every role's fields (echo/collectors/roles.py) and every mode's."
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ class BaseMachine:
 # ("machine_fields") and found by its "machine" hook when echorun starts (echo/launch.py)
 Machine = make_dataclass("Machine", [(name, kind, field(default=default)) for name, kind, default in
                                      roles.machine_fields()], bases=(BaseMachine,), frozen=True)
-Machine.__doc__ = "The machine a job starts on: BaseMachine and every role's fields (collectors/roles.py)."
+Machine.__doc__ = "The machine a job starts on: BaseMachine and every role's fields (echo/collectors/roles.py)."
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ class Plan:
 
 def assigned(opts: Options, copies: list[int]) -> dict[tuple[int, int], str]:
     """(rank, copy) -> the role that names it, from every role's assign function; where several roles take a
-    copy, the role first in precedence (collectors/roles.py) names it."""
+    copy, the role first in precedence (echo/collectors/roles.py) names it."""
     out: dict[tuple[int, int], str] = {}
     for assign in reversed(roles.hooks("assign", "precedence")):
         out.update(assign(opts, copies))
@@ -179,7 +180,7 @@ def plan_text(opts: Options, procs: list[Proc], extra: list[str] = ()) -> str:
 
 
 def wrap_lines(opts: Options, copies: list[int], procs: list[Proc], machine: Machine) -> list[str]:
-    """The plan's lines for the copies that run under a role's tool (collectors/role.py's Wrap): each tool's folder
+    """The plan's lines for the copies that run under a role's tool (echo/collectors/role.py's Wrap): each tool's folder
     and each wrapped process's command (echo/exec.sh runs it). A process two roles would wrap is refused."""
     folders: dict[str, tuple[str, ...]] = {}
     commands: dict[int, list[str]] = {}

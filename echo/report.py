@@ -1,5 +1,5 @@
 """Reading runs back from the store: listing and the terminal report (exports: echo/export/); each role's section
-of the report is the role's own (its Role's report, through collectors/roles.py)."""
+of the report is the role's own (its Role's report, through echo/collectors/roles.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from collectors import roles
+from echo.collectors import roles
 from echo.store.models import CallSummary, Event, Proc, Run
 from echo.tables import table
 

@@ -15,7 +15,7 @@ PRELOAD_DIR = PACKAGE / "preload"
 WEB_DIR = PACKAGE / "web"
 EXAMPLES_DIR = PACKAGE / "examples"
 DOCS_DIR = PACKAGE / "docs"
-COLLECTORS_DIR = Path(str(files("collectors")))
+COLLECTORS_DIR = PACKAGE / "collectors"
 
 
 def cache_root() -> Path:

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from echo.constants import EXIT_CORRECTED, EXIT_DIVERGED
-from echo.runfiles import event_files
-from echo.spec import parse_spec
+from echo.runformat.constants import EXIT_CORRECTED, EXIT_DIVERGED
+from echo.runformat.runfiles import event_files
+from echo.runformat.spec import parse_spec
 
 MODES = ("detect", "stop", "vote")
 INJECTORS_NAMED = ("memflip", "kill", "slow")  # the function field of these injectors' events

@@ -1,7 +1,7 @@
 """Sending runs to an echo server (`mpiecho serve`): the server and the token are checked before a job starts
 (a wrong token or a server that is down is found before hours of computing, not after), the run is uploaded when
-it ends, and `mpiecho upload RUN` sends a stored run again. The upload's format is echo/runfiles.py's (pack);
-the server unpacks it (server/upload.py)."""
+it ends, and `mpiecho upload RUN` sends a stored run again. The upload's format is echo/runformat/runfiles.py's (pack);
+the server unpacks it (echo/server/upload.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from echo.progress import Progress, say
-from echo.runfiles import pack
+from echo.runformat.runfiles import pack
 
 CHUNK = 1 << 20  # bytes sent at a time, so that the upload's progress can be said
 

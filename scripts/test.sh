@@ -3,7 +3,7 @@
 # options select (README.md: -m quick, the quick ones).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-.venv/bin/ruff check echo collectors server preload tests bench
+.venv/bin/ruff check echo preload tests bench
 status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
 if [ "$status" -eq 5 ]; then  # pytest's "no tests collected": a run that tested nothing never passes

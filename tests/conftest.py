@@ -58,10 +58,9 @@ def _stale_install() -> str | None:
 
     def files(root: Path) -> dict[str, bytes]:
         out = {}
-        for top in ("echo", "collectors", "server"):
-            for d, _, names in os.walk(root / top, followlinks=True):
-                out.update({str(Path(d, n).relative_to(root)): Path(d, n).read_bytes() for n in names
-                            if n.endswith((".py", ".c", ".h", ".html", ".css", ".sh"))})
+        for d, _, names in os.walk(root / "echo", followlinks=True):
+            out.update({str(Path(d, n).relative_to(root)): Path(d, n).read_bytes() for n in names
+                        if n.endswith((".py", ".c", ".h", ".html", ".css", ".sh"))})
         return out
 
     mine, theirs = files(repo), files(site)
@@ -219,9 +218,9 @@ def server_with(base: Path, runs: list[tuple[Path, str]], *args: str) -> Iterato
     over HTTP; yields (URL, token)."""
     from sqlalchemy.orm import Session
 
-    from echo.runfiles import pack
+    from echo.runformat.runfiles import pack
+    from echo.server.tokens import create_token
     from echo.store.db import open_store
-    from server.tokens import create_token
 
     db = f"sqlite:///{base / 'echo.db'}"
     with Session(open_store(db)) as s:
@@ -290,7 +289,7 @@ PAPI_SETS = "perf::TASK-CLOCK,perf::PAGE-FAULTS;perf::TASK-CLOCK,perf::CONTEXT-S
 def papi_cannot_count() -> str | None:
     """Why PAPI counts no perf:: software event on this machine, in PAPI's words (e.g. its perf_event component
     disabled because libpfm4 does not know the CPU model), or None where they count."""
-    import collectors.papi as papi
+    import echo.collectors.papi as papi
 
     try:
         status = {name: s for _, name, s, _ in papi.available_events()}
@@ -362,7 +361,7 @@ STARTS_A_JOB = re.compile(r"\b(echorun|mpirun_native|run_group)\(|[\"'/](echorun
                           r"|\.mpirun\b")
 # representative real jobs of seconds each, so that the quick set still runs echo under mpirun: mpi4py programs,
 # as the `programs` fixture's compiling every test program alone would take a minute
-QUICK_JOBS = ("tests/echo/test_cli.py::", "tests/echo/test_bad_input.py::", "tests/collectors/test_roles.py::",
+QUICK_JOBS = ("tests/echo/test_cli.py::", "tests/echo/test_bad_input.py::", "tests/echo/collectors/test_roles.py::",
               "tests/echo/test_launch.py::test_library_api_from_python",
               "tests/echo/test_launch.py::test_terminating_echorun_ends_the_job")
 
@@ -415,6 +414,18 @@ def browser():
         pytest.skip("Chromium is not installed (apt-get install chromium chromium-driver; scripts/setup.sh does it)")
     yield driver
     driver.quit()
+
+
+def follow(browser, element) -> None:
+    """Click a link or a form's button and wait for the page it leads to: read at once, an element could still be
+    the old page's (then stale, or its text the old text)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old = browser.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(browser, 60).until(ec.staleness_of(old))
 
 
 # ---- simulated hosts: network namespaces, each with its own host name (UTS namespace) and address on a bridge, which

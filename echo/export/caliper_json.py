@@ -4,7 +4,7 @@ Thicket.from_caliper and Hatchet's CaliperReader read) per copy of each rank, ra
 Each profile is a tree: the program at the root, under it one node per MPI function the copy called and one for
 its compute phases (the time between MPI calls). Metrics per node: time (sum#time.duration, seconds), calls,
 bytes, errors, the longest call, and each event the copy counted (<role>.<event>, e.g. papi.PAPI_TOT_INS, in the
-event's unit: the counts of the roles that count events, through collectors/roles.py). An
+event's unit: the counts of the roles that count events, through echo/collectors/roles.py). An
 event a copy did not count is absent from its profile, so Thicket shows it as missing, never as 0. The run's
 metadata (run, program, rank, copy, role, counter set, mode, MPI) is in each file, so a notebook can group
 profiles by copy, role or run. Reads the store only."""
@@ -17,7 +17,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from collectors import roles
+from echo.collectors import roles
 from echo.export.source import counter_sets, procs_of
 from echo.store.models import CallSummary, Metric, Run
 

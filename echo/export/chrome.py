@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from echo.export.source import Process, counter_sets, iter_with_progress, procs_of, record_processes
-from echo.records import FLAG_ERROR
+from echo.runformat.records import FLAG_ERROR
 from echo.store.models import Event, Metric, Run
 
 PEERS = {-2: "MPI_ANY_SOURCE", -3: "MPI_PROC_NULL"}

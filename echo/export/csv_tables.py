@@ -11,7 +11,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from collectors import roles
+from echo.collectors import roles
 from echo.export.source import procs_of
 from echo.store.models import CallSummary, Metric, Run
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from collectors import roles
-from echo import runfiles
+from echo.collectors import roles
 from echo.progress import Progress
-from echo.records import RecordFile, RecordsError, read
+from echo.runformat import runfiles
+from echo.runformat.records import RecordFile, RecordsError, read
 from echo.store.models import Proc, Run
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from collectors.roles import add_option, option_default, option_dest
+from echo.collectors.roles import add_option, option_default, option_dest
 from echo.modes import clones, reinit, sdr
 from echo.modes.mode import Mode, ModeError
 

@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from collectors import roles
 from echo import fileview, sdc
-from echo.constants import EXIT_COPY_FAILED, EXIT_DIVERGED
+from echo.collectors import roles
 from echo.modes.mode import Ending, Mode, Say
-from echo.procstatus import read_status
+from echo.runformat.constants import EXIT_COPY_FAILED, EXIT_DIVERGED
+from echo.runformat.procstatus import read_status
 
 
 def junit_says(last: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from echo.copymap import parse_copies
+from echo.runformat.copymap import parse_copies
 
 Say = Callable[[str], None]  # how a mode tells the user something after the job (echorun's "echo: ..." lines)
 
@@ -61,7 +61,7 @@ class Mode:
         return parse_copies(opts.clones, opts.nranks)
 
     def role(self, copy: int) -> str:
-        """The word naming copy `copy` of a rank when no role (collectors/) names it."""
+        """The word naming copy `copy` of a rank when no role (echo/collectors/) names it."""
         return "representative" if copy == 0 else "copy"
 
     def injections(self, opts: Any) -> tuple[str, ...]:

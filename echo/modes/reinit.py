@@ -12,11 +12,11 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from collectors import roles
-from echo import runfiles
+from echo.collectors import roles
 from echo.modes.mode import Ending, Mode, Say
-from echo.procstatus import read_status
-from echo.spec import parse_spec, seconds, split_specs
+from echo.runformat import runfiles
+from echo.runformat.procstatus import read_status
+from echo.runformat.spec import parse_spec, seconds, split_specs
 
 # A job whose every process failed is started again (deployed anew) at most this often in all; the library reads
 # the deployment's number from this variable, and every process of a later deployment starts RESTARTED

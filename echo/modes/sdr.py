@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from collectors import roles
-from echo.constants import SDR_MAX_REPLICAS
+from echo.collectors import roles
 from echo.modes.mode import Ending, Mode, Say
-from echo.runfiles import ECHO_STOPPED, SDR_LOST, SDR_SLOW
-from echo.spec import parse_spec, seconds, split_specs
+from echo.runformat.constants import SDR_MAX_REPLICAS
+from echo.runformat.runfiles import ECHO_STOPPED, SDR_LOST, SDR_SLOW
+from echo.runformat.spec import parse_spec, seconds, split_specs
 
 if TYPE_CHECKING:
-    from echo.procstatus import ProcessEnd
+    from echo.runformat.procstatus import ProcessEnd
 
 MAX_REPLICAS = SDR_MAX_REPLICAS  # acks are tracked in a bit mask per message
 
@@ -130,7 +130,7 @@ class Outcome:
 def application_failure(run_dir: Path, nprocs: int) -> tuple[int, ProcessEnd] | None:
     """The first process (by time) whose program exited with a non-zero status, with its real rank: mpirun ends
     every other process once one does, and then reports replicas it ended as failures, or none at all."""
-    from echo.procstatus import read_status
+    from echo.runformat.procstatus import read_status
 
     failed = [(end.time, real, end) for real in range(nprocs)
               if (end := read_status(run_dir, real)) and end.exit_status]
@@ -142,7 +142,7 @@ def verdict(run_dir: Path, nranks: int, replicas: int, rc: int) -> Outcome:
     application's, the exit status of the replicas that finished (non-zero if a process of the application
     exited non-zero), when every rank finished in at least one replica; the output of a rank whose replica 0
     died continues in a file."""
-    from echo.procstatus import read_status
+    from echo.runformat.procstatus import read_status
 
     lost, ended_early = [], False
     lines = describe_exclusions(exclusions(run_dir))

@@ -10,7 +10,7 @@ from pathlib import Path
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError, OperationalError, SQLAlchemyError
 
-from echo.runfiles import cannot_create, runs_root
+from echo.runformat.runfiles import cannot_create, runs_root
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 

@@ -12,13 +12,13 @@ import numpy as np
 from sqlalchemy import Engine, delete, insert
 from sqlalchemy.orm import Session
 
-from collectors import roles
 from echo import fileview, injections, modes
-from echo.constants import EXIT_NOT_FIRED
-from echo.procstatus import read_status
+from echo.collectors import roles
 from echo.progress import Progress
-from echo.records import FLAG_ERROR, LostCalls, RecordFile, RecordsError, read, read_lost, read_restart_lost
-from echo.runfiles import (
+from echo.runformat.constants import EXIT_NOT_FIRED
+from echo.runformat.procstatus import read_status
+from echo.runformat.records import FLAG_ERROR, LostCalls, RecordFile, RecordsError, read, read_lost, read_restart_lost
+from echo.runformat.runfiles import (
     lost_file,
     metrics_file,
     perf_json_file,

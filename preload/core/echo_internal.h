@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "echo_constants.h" /* generated at build time from echo/constants.py (echo/build.py) */
+#include "echo_constants.h" /* generated at build time from echo/runformat/constants.py (echo/build.py) */
 
 #define ECHO_TLS __thread __attribute__((tls_model("initial-exec")))
 
@@ -226,7 +226,7 @@ void echo_metric(const char *name, double value, const char *unit);
 void echo_events_close(void);
 
 /* ---- role collectors: hooks around every intercepted call ----
- * A collector (collectors/<name>/) subscribes its hooks at MPI_Init when the plan
+ * A collector (echo/collectors/<name>/) subscribes its hooks at MPI_Init when the plan
  * gives this copy its role (echo_hooks_subscribe: any number of collectors per
  * event); the generated wrappers call echo_hooks' entries around the real call.
  * Each entry is NULL when nobody subscribed to that event, the one subscriber's

@@ -47,7 +47,7 @@ static uint64_t pending[ECHO_REC_MAX_SLOTS];
 
 /* The calls not in the file (the records stopped: bound or disk), per function: what the store's call summaries
  * hold, so that the run's totals stay whole.  They live in <real>.lost (layout in docs/records.md, read by
- * echo/records.py), reserved (posix_fallocate) and mapped MAP_SHARED when the records open, before the program's
+ * echo/runformat/records.py), reserved (posix_fallocate) and mapped MAP_SHARED when the records open, before the program's
  * first call: the page cache holds each total the moment it is counted, so a process killed after its records
  * stopped (SIGKILL, a crash, mpirun ending the job) leaves them too.  Only where the disk refuses even this one page
  * are they kept in memory and written at the end. */

@@ -1,5 +1,5 @@
 /* Record files: what every process of a run did, one fixed-size record per
- * intercepted MPI call.  Layout version 2 (read by echo/records.py; documented
+ * intercepted MPI call.  Layout version 2 (read by echo/runformat/records.py; documented
  * in docs/records.md):
  *
  *   header, header_size bytes (ECHO_REC_HEADER_SIZE or a multiple that holds the function table; the
@@ -27,7 +27,7 @@
 #include <x86intrin.h>
 #endif
 
-#include "echo_constants.h" /* ECHO_REC_VERSION, ECHO_REC_MAX_SLOTS (generated from echo/constants.py) */
+#include "echo_constants.h" /* ECHO_REC_VERSION, ECHO_REC_MAX_SLOTS (generated from echo/runformat/constants.py) */
 #define ECHO_REC_HEADER_SIZE 16384 /* at least; doubled until the function table fits */
 #define ECHO_REC_TABLE_OFFSET 1048 /* where the function table starts */
 

@@ -22,7 +22,7 @@
 
 #include "echo_internal.h"
 
-/* SDR_MAX_REPLICAS: in echo_constants.h (generated from echo/constants.py) */
+/* SDR_MAX_REPLICAS: in echo_constants.h (generated from echo/runformat/constants.py) */
 /* the generated wrappers' SDR-mode calls of functions with written semantics (`echo_sdr_MPI_X`) */
 enum { SDR_DATA = 0, SDR_COLL = 1 }; /* a communicator's two channels: application p2p, collectives */
 

@@ -117,7 +117,7 @@ def test_bad_input_gets_one_line_and_the_right_status(programs, tmp_path):
                 time.sleep(0.1)
         assert status == 200
         status, body = get(f"http://127.0.0.1:{port}/?since=notadate")
-        # a page's bad date is a page that says it (the API's is JSON: tests/server/test_queries.py)
+        # a page's bad date is a page that says it (the API's is JSON: tests/echo/server/test_queries.py)
         assert status == 422 and "is not a date" in body and "YYYY-MM-DD" in body and "<html" in body.lower(), body
         assert get(f"http://127.0.0.1:{port}/?since=2020-01-01")[0] == 200
     finally:

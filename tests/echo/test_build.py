@@ -33,11 +33,10 @@ def test_builds_once_then_cached(tmp_path, monkeypatch, capsys):
 
 
 def _echo_copy(tmp_path: Path, change: Callable[[Path], None]) -> Path:
-    """A copy of echo's Python packages and the library's sources (as another version installs them), changed."""
+    """A copy of echo's Python package and the library's sources (as another version installs them), changed."""
     src = tmp_path / "src"
-    for package in ("echo", "collectors"):
-        shutil.copytree(Path(PACKAGE).parent / package, src / package,
-                        ignore=shutil.ignore_patterns("__pycache__"))  # echo/preload: the files, as a wheel has them
+    shutil.copytree(PACKAGE, src / "echo",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # echo/preload: the files, as a wheel has them
     change(src)
     return src
 

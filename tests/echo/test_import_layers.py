@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("echo", "server", "collectors")
+PACKAGES = ("echo",)  # one top-level package: the roles (echo/collectors) and the server (echo/server) inside
 
 
 def module_name(path: Path) -> str:
@@ -71,8 +71,8 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_sees_the_imports() -> None:
     graph = import_graph()
-    assert "echo.runfiles" in graph["echo.launch"]
-    assert "echo.store.ingest" in graph["server.upload"]
+    assert "echo.runformat.runfiles" in graph["echo.launch"]
+    assert "echo.store.ingest" in graph["echo.server.upload"]
 
 
 def test_no_import_circles() -> None:
@@ -82,28 +82,31 @@ def test_no_import_circles() -> None:
 def test_the_client_does_not_import_the_server() -> None:
     """echorun packs and sends a run without the server's code; only the command line starts the server."""
     graph = import_graph()
-    up = {m: sorted(t for t in deps if t.startswith("server")) for m, deps in graph.items()
-          if m.startswith(("echo", "collectors")) and m != "echo.cli"}
+    up = {m: sorted(t for t in deps if in_package(t, "echo.server")) for m, deps in graph.items()
+          if not in_package(m, "echo.server") and m != "echo.cli"}
     assert {m: deps for m, deps in up.items() if deps} == {}
 
 
 # docs/architecture.md's table of layers (Python packages): a module imports only modules of its layer or below
 LAYERS = {
-    0: ("echo", "echo.store", "echo.constants", "echo.runfiles", "echo.spec", "echo.resources", "echo.store.models",
-        "echo.copymap", "echo.placement", "echo.progress", "echo.reliability", "echo.slurm", "echo.tables",
-        "echo.charts", "echo.userdocs"),
-    1: ("echo.records", "echo.procstatus", "echo.sdc", "echo.hostload", "echo.jobstop", "echo.store.db",
-        "echo.uploads", "echo.lib", "echo.junit"),
-    2: ("echo.perf", "echo.modes", "echo.reinit", "echo.injections", "echo.fileview", "collectors"),
+    -1: ("echo.runformat",),  # the run format: below everything, importing nothing else of echo
+    0: ("echo", "echo.store", "echo.resources", "echo.store.models", "echo.placement", "echo.progress",
+        "echo.reliability", "echo.slurm", "echo.tables", "echo.charts", "echo.userdocs"),
+    1: ("echo.sdc", "echo.hostload", "echo.jobstop", "echo.store.db", "echo.uploads", "echo.lib"),
+    2: ("echo.perf", "echo.modes", "echo.reinit", "echo.injections", "echo.fileview", "echo.collectors"),
     3: ("echo.build", "echo.plan", "echo.store.ingest", "echo.export", "echo.report"),
     4: ("echo.launch",),
-    5: ("server",),
+    5: ("echo.server",),
     6: ("echo.cli", "echo.__main__"),
 }
 
 
+def in_package(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
 def layer(module: str) -> int | None:
-    """The layer of a module: its own entry, else its package's (collectors.papi is in collectors')."""
+    """The layer of a module: its own entry, else its package's (echo.collectors.papi is in echo.collectors')."""
     for name in (module, *[module.rsplit(".", k)[0] for k in range(1, module.count(".") + 1)]):
         for level, names in LAYERS.items():
             if name in names:
@@ -121,33 +124,43 @@ def test_imports_go_down() -> None:
     assert up == []
 
 
+def test_the_run_format_is_the_bottom() -> None:
+    """echo.runformat imports nothing of echo outside itself; the roles reach the run format there, never through the
+    modules of planning and launching (the arrows of the packages all point down)."""
+    graph = import_graph()
+    assert {m: sorted(d for d in deps if not in_package(d, "echo.runformat")) for m, deps in graph.items()
+            if in_package(m, "echo.runformat") and any(not in_package(d, "echo.runformat") for d in deps)} == {}
+    assert any(in_package(d, "echo.runformat") for m, deps in graph.items() if in_package(m, "echo.collectors")
+               for d in deps)
+
+
 def role_modules() -> set[str]:
-    """The registered roles' packages (collectors.papi, ...): each role's folder."""
-    from collectors import roles
+    """The registered roles' packages (echo.collectors.papi, ...): each role's folder."""
+    from echo.collectors import roles
 
     return {role.__name__ for role in roles.ROLES}
 
 
 def test_echo_and_server_import_no_role() -> None:
-    """echo/ and server/ reach a role only through the registry (collectors/roles.py), never by importing it: a role
-    is its folder and its registry line (docs/architecture.md)."""
+    """echo/ and echo/server/ reach a role only through the registry (echo/collectors/roles.py), never by importing it:
+    a role is its folder and its registry line (docs/architecture.md)."""
     named = role_modules()
     graph = import_graph()
-    found = {m: sorted(d for d in deps if any(d == r or d.startswith(r + ".") for r in named))
-             for m, deps in graph.items() if m.startswith(("echo", "server"))}
+    found = {m: sorted(d for d in deps if any(in_package(d, r) for r in named))
+             for m, deps in graph.items() if not in_package(m, "echo.collectors")}
     assert {m: deps for m, deps in found.items() if deps} == {}
 
 
 def role_words() -> dict[str, list[str]]:
     """What names a role in code, per role: its name, its event kinds and the prefixes of the metrics its own
-    sections show (collectors/role.py's Role)."""
-    from collectors import roles
+    sections show (echo/collectors/role.py's Role)."""
+    from echo.collectors import roles
 
     return {role.name: [role.name, *role.events, *role.pages.apart] for role in roles.declared()}
 
 
 # the run directory's format has one owner, which names every file of a run (its docstrings give the tools' as examples)
-NAMES_FILES_OF_ROLES = ("echo/runfiles.py",)
+NAMES_FILES_OF_ROLES = ("echo/runformat/runfiles.py",)
 
 
 def named_roles(paths: list[Path]) -> list[str]:
@@ -182,19 +195,20 @@ def named_roles(paths: list[Path]) -> list[str]:
 
 
 def test_the_server_names_no_role() -> None:
-    """No identifier or string of server/ names a role: its pages, queries and routes iterate the registry."""
-    assert named_roles(sorted((ROOT / "server").rglob("*.py"))) == []
+    """No identifier or string of echo/server/ names a role: its pages, queries and routes iterate the registry."""
+    assert named_roles(sorted((ROOT / "echo" / "server").rglob("*.py"))) == []
 
 
 def test_echo_names_no_role() -> None:
     """Nor does echo/ (its migrations aside: they are history), but for the owner of the run directory's format."""
     paths = [p for p in sorted((ROOT / "echo").rglob("*.py")) if "migrations" not in p.parts
-             and str(p.relative_to(ROOT)) not in NAMES_FILES_OF_ROLES]
+             and str(p.relative_to(ROOT)) not in NAMES_FILES_OF_ROLES and COLLECTORS not in p.parents]
     assert named_roles(paths) == []
 
 
 # the modes' package: the one place that tests which mode a run is in (docs/architecture.md, "A new mode")
 MODES_PACKAGE = ROOT / "echo" / "modes"
+COLLECTORS = ROOT / "echo" / "collectors"  # the roles' package: each role names itself
 
 
 def mode_branches(paths: list[Path]) -> list[str]:
@@ -235,9 +249,9 @@ def test_the_check_sees_a_mode_branch(tmp_path: Path) -> None:
 
 
 def test_no_mode_branch_outside_the_modes() -> None:
-    """echo/, collectors/ and server/ ask the run's mode object (echo/modes/: its plan lines, copies, relaunch,
-    verdict, what the pages call its processes) and never test which mode it is: a new mode is its module and its
-    registry line. The store's migrations are history."""
-    paths = [p for pkg in ("echo", "collectors", "server") for p in sorted((ROOT / pkg).rglob("*.py"))
+    """echo/, echo/collectors/ and echo/server/ ask the run's mode object (echo/modes/: its plan lines, copies,
+    relaunch, verdict, what the pages call its processes) and never test which mode it is: a new mode is its module and
+    its registry line. The store's migrations are history."""
+    paths = [p for p in sorted((ROOT / "echo").rglob("*.py"))
              if "migrations" not in p.parts and MODES_PACKAGE not in p.parents]
     assert mode_branches(paths) == []

@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from echo.constants import EXIT_NOT_FIRED
 from echo.injections import planned
+from echo.runformat.constants import EXIT_NOT_FIRED
 from echo.store.db import open_store
 from echo.store.models import Event, Run
 from tests.conftest import VENV_BIN, copy_output, echorun, lines_by_rank

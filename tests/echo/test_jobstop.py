@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.orm import Session
 
-from echo.records import RecordsError, read
+from echo.runformat.records import RecordsError, read
 from echo.store.db import open_store
 from echo.store.models import Proc, Run
 

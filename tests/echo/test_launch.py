@@ -25,7 +25,7 @@ def test_a_copys_own_exit_never_ends_the_application(programs, tmp_path):
     """Rank 1's copy exits(3) in the middle of the loop (as a code does when a write of its own fails): mpirun would
     end every process; the copy ends with the job instead, the representatives finish the program, and the run
     says which copy did not finish and how (exit 22, never a success)."""
-    from echo.constants import EXIT_COPY_FAILED
+    from echo.runformat.constants import EXIT_COPY_FAILED
 
     r = echorun(["-n", "2", "--clones", "2", *programs["crash"], "1", "1", "exit"], tmp_path / "run")
     assert r.returncode == EXIT_COPY_FAILED, r.stderr

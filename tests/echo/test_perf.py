@@ -243,7 +243,7 @@ def test_phases_while_the_host_was_busy_are_left_out(programs, tmp_path):
     """The injected slow stretch of a real run, said afterwards to have run while other work kept the host busy
     (as hostload.json says of a burst): those phases are left out, so nothing is flagged, and echo says why."""
     from echo.perf import analyse, describe
-    from echo.records import read_run
+    from echo.runformat.records import read_run
 
     r = echorun(["-n", "1", "--clones", "2", "--inject", "slow:rank=0,copy=1,factor=4,from=10,to=25",
                  *programs["phases"]], tmp_path / "run")

@@ -8,7 +8,7 @@ import re
 from tests.conftest import VENV_BIN, compile_programs, run_group
 
 # the server's and the pages' modules: a run never serves nor draws
-NEVER_IN_A_RUN = {"matplotlib", "fastapi", "uvicorn", "starlette", "jinja2"}
+NEVER_IN_A_RUN = {"echo.server", "matplotlib", "fastapi", "uvicorn", "starlette", "jinja2"}
 # the store's (SQLAlchemy, Alembic) and the records' (numpy): loaded only by a run that stores or reads records
 STORE_AND_RECORDS = {"sqlalchemy", "alembic", "numpy"}
 ECHORUN = "import sys; from echo.cli import echorun_entry; sys.argv[0] = 'echorun'; echorun_entry()"
@@ -16,7 +16,7 @@ ECHORUN = "import sys; from echo.cli import echorun_entry; sys.argv[0] = 'echoru
 
 def imported(mpi, work, *args: str) -> set[str]:
     """The top-level packages echorun imported to run the trivial job `hostname` with `args` (its files in `work`,
-    its store beside it)."""
+    its store beside it), and echo's own subpackages (echo.collectors, echo.server, ...) by their names."""
     (work / "bin").mkdir(parents=True)
     exe = compile_programs(mpi, work / "bin", None, ["hostname"])["hostname"]
     argv = [str(VENV_BIN / "python"), "-X", "importtime", "-c", ECHORUN, "--run-dir", str(work / "run"), *args,
@@ -24,14 +24,15 @@ def imported(mpi, work, *args: str) -> set[str]:
     p = run_group(argv, 120, dict(os.environ, ECHO_DB=f"sqlite:///{work.parent / 'echo.db'}"))
     assert p.returncode == 0, p.stderr
     assert "host " in p.stdout and "sum 1" in p.stdout  # the job ran
-    return {m.group(1).split(".")[0] for m in re.finditer(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", p.stderr, re.M)}
+    names = [m.group(1) for m in re.finditer(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", p.stderr, re.M)]
+    return {".".join(n.split(".")[:2]) if n.startswith("echo.") else n.split(".")[0] for n in names}
 
 
 def test_a_run_without_the_store_loads_neither_the_store_nor_numpy(mpi, tmp_path):
     """--no-store: nothing is stored and no record is read (no copies to compare), so SQLAlchemy, Alembic and numpy,
     most of echorun's own time on a trivial job, stay unloaded."""
     mods = imported(mpi, tmp_path / "job", "--no-store")
-    assert "echo" in mods and "collectors" in mods  # what -X importtime says is read right
+    assert "echo" in mods and "echo.collectors" in mods  # what -X importtime says is read right
     assert not mods & (NEVER_IN_A_RUN | STORE_AND_RECORDS), sorted(mods & (NEVER_IN_A_RUN | STORE_AND_RECORDS))
     assert not (tmp_path / "echo.db").exists()
 

@@ -61,13 +61,13 @@ def test_sdist_and_wheel_carry_every_file(user):
         sdist = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
     shipped = [f"echo/preload/{p.relative_to(REPO / 'preload')}" for p in (REPO / "preload").rglob("*")
                if p.suffix in (".c", ".h", ".py")]
-    shipped += [f"collectors/{p.parent.name}/{p.name}" for pattern in ("*/*.c", "*/*.h", "*/*.supp", "*/*.html")
-                for p in (REPO / "collectors").glob(pattern)]
+    shipped += [f"echo/collectors/{p.parent.name}/{p.name}" for pattern in ("*/*.c", "*/*.h", "*/*.supp", "*/*.html")
+                for p in (REPO / "echo" / "collectors").glob(pattern)]
     shipped += [f"echo/web/{p.relative_to(REPO / 'web')}" for p in (REPO / "web").rglob("*") if p.is_file()]
     shipped += [f"echo/docs/{p.name}" for p in (REPO / "docs").glob("*.md")]  # what --help and messages name
     shipped += ["echo/examples/ring.c", "echo/exec.sh", "echo/store/migrations/env.py"]
     assert "echo/preload/gen/gen_wrappers.py" in shipped and "echo/web/templates/run.html" in shipped
-    assert "collectors/papi/run.html" in shipped  # a role's page sections are its own templates
+    assert "echo/collectors/papi/run.html" in shipped  # a role's page sections are its own templates
     assert not [f for f in shipped if f not in wheel], "the wheel misses files"
     assert not [f for f in shipped if f not in sdist], "the sdist misses files"
 

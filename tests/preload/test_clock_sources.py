@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from echo.build import detect_mpi
-from echo.records import read
+from echo.runformat.records import read
 from echo.sdc import read_events
 from tests.conftest import compile_programs, copy_output, echorun, lines_by_rank, mpirun_native
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.orm import Session
 
-from echo.constants import EXIT_COPY_FAILED
+from echo.runformat.constants import EXIT_COPY_FAILED
 from echo.store.db import open_store
 from echo.store.models import Event, Metric, Proc, Run
 from tests.conftest import VENV_BIN, echorun, lines_by_rank, mpirun_native

@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PRELOAD = ROOT / "preload"
-COLLECTORS = ROOT / "collectors"
+COLLECTORS = ROOT / "echo" / "collectors"
 
 # what each folder may use besides itself: a role uses core only; Reinit's world is a clone world
 BELOW = {

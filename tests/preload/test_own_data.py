@@ -188,7 +188,7 @@ def test_vote_does_not_outvote_a_representative_its_copies_cannot_see(programs, 
 def test_the_heap_fill_is_glibc_s(programs, tmp_path):
     """Under --sdc, what malloc returns is filled alike in every process (the fill the messages name): a program
     prints the bytes of a recycled small chunk it never wrote."""
-    from echo.constants import HEAP_FILL
+    from echo.runformat.constants import HEAP_FILL
 
     r = echorun(["--no-store", "-n", "1", "--clones", "2", "--sdc", "detect", *programs["heap_fill"]],
                 tmp_path / "run")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from echo.runfiles import plan_procs
+from echo.runformat.runfiles import plan_procs
 from echo.sdc import EXIT_DIVERGED, read_events
 from echo.store.ingest import read_metrics
 from tests.conftest import Result, copy_output, echorun, lines_by_rank, mpirun_native

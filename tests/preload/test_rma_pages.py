@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from echo.runfiles import plan_procs
+from echo.runformat.runfiles import plan_procs
 from echo.store.ingest import read_metrics
 from tests.conftest import copy_output, echorun, lines_by_rank, mpirun_native
 

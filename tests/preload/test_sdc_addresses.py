@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from echo.build import detect_mpi
-from echo.constants import EXIT_CORRECTED, EXIT_DIVERGED
+from echo.runformat.constants import EXIT_CORRECTED, EXIT_DIVERGED
 from echo.sdc import read_events
 from tests.conftest import compile_programs, copy_output, echorun, lines_by_rank, mpirun_native
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from echo.constants import EXIT_NOT_FIRED
+from echo.runformat.constants import EXIT_NOT_FIRED
 from tests.conftest import copy_output, echorun, lines_by_rank, mpirun_native
 from tests.preload.test_replication import deterministic, native
 
@@ -26,7 +26,7 @@ def replica_output(r, rank: int, k: int) -> list[str]:
 
 def stopped(r, rank: int, k: int, n: int) -> bool:
     """Excluded as slow and stopped at the end (when noise makes a replica look slow): its output is a prefix."""
-    from echo.procstatus import read_status
+    from echo.runformat.procstatus import read_status
 
     end = read_status(r.run_dir, k * n + rank)
     return end is not None and end.state == "stopped"
@@ -103,7 +103,7 @@ def assert_survivors_native(mpi, programs, r, n: int, replicas: int, name: str =
                             compared: Callable[[list[str]], list[str]] = list) -> None:
     """Every replica that finished printed the native output (the lines `compared` keeps); every rank finished in
     some replica."""
-    from echo.procstatus import read_status
+    from echo.runformat.procstatus import read_status
 
     assert r.returncode == 0, r.stderr
     expected = native(mpi, programs, name, n)
@@ -234,7 +234,7 @@ def test_a_call_refused_on_one_rank_ends_the_job(programs, tmp_path):
 
 def test_python_replica_killed_by_time(mpi, programs, tmp_path):
     """mpi4py under SDR: one replica killed 0.4 s after MPI_Init (by time, not call); the output stays native."""
-    from echo.procstatus import read_status
+    from echo.runformat.procstatus import read_status
 
     r = echorun(["-n", "3", "--mode", "sdr", "--inject", "kill:rank=2,replica=0,after=0.4s",
                  *programs["py_sdr_loop"]], tmp_path / "run")
@@ -290,7 +290,7 @@ def test_a_slowed_replica_is_excluded_and_taken_back(mpi, programs, tmp_path):
 def test_a_replica_slow_to_the_end_is_stopped(mpi, programs, tmp_path):
     """Slow throughout: excluded, never taken back, stopped when its siblings finish (nobody waits for it); the
     job succeeds with every other replica's output native and the stopped one's a prefix of it."""
-    from echo.procstatus import read_status
+    from echo.runformat.procstatus import read_status
 
     r = echorun(["-n", "2", "--mode", "sdr", "--replicas", "2", "--exclude-slow", "2",
                  "--inject", "slow:rank=1,copy=0,factor=8", *programs["sdr_slow"], "400"], tmp_path / "run")
@@ -305,7 +305,7 @@ def test_a_replica_slow_to_the_end_is_stopped(mpi, programs, tmp_path):
 
 def test_exclusion_off_waits_for_the_slow_replica(programs, tmp_path):
     """--exclude-slow 0: the same slowdown excludes nobody; every replica finishes."""
-    from echo.procstatus import read_status
+    from echo.runformat.procstatus import read_status
 
     r = echorun(["-n", "2", "--mode", "sdr", "--replicas", "2", "--exclude-slow", "0",
                  "--inject", "slow:rank=1,copy=0,factor=8", *programs["sdr_slow"], "200"], tmp_path / "run")
@@ -318,8 +318,8 @@ def test_a_plan_longer_than_any_fixed_table_reaches_every_process(mpi, programs,
     """The library reads every line of the plan: 40 kill injections (with the plan's own keys, more than the 32
     lines an earlier reader kept); only the last one fires, so the job shows it was read. Its victim's records
     hold every call before the kill (SIGKILL runs no handler)."""
-    from echo.procstatus import read_status
-    from echo.records import read
+    from echo.runformat.procstatus import read_status
+    from echo.runformat.records import read
 
     never = [f"kill:rank=0,replica=1,call={10**9 + i}" for i in range(39)]
     r = echorun(["-n", "3", "--mode", "sdr", "--inject", ";".join([*never, "kill:rank=1,replica=1,call=30"]),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from echo.records import read_run
+from echo.runformat.records import read_run
 from echo.sdc import EXIT_DIVERGED, read_events
 from tests.conftest import echorun
 

@@ -8,8 +8,8 @@ import re
 import pytest
 from sqlalchemy.orm import Session
 
+from echo.server import crud
 from echo.store.db import open_store
-from server import crud
 from tests.conftest import echorun, server_with, serving
 from tests.web.test_pages import shot
 

@@ -1,5 +1,5 @@
 """A role is one folder and one registry line: a role written here into a temporary folder, with an option, one
-metric and one section of the run page, registered by adding its module to collectors/roles.py's ROLES (in the
+metric and one section of the run page, registered by adding its module to echo/collectors/roles.py's ROLES (in the
 processes that run echorun, the report and the server, before anything reads the registry), shows its option, its
 metric and its section on the run page in a real Chromium, and its section in `mpiecho report`, with no other file
 of the project edited."""
@@ -10,8 +10,8 @@ import sys
 import textwrap
 import urllib.request
 
-from echo.records import read
-from echo.runfiles import plan_procs, record_file
+from echo.runformat.records import read
+from echo.runformat.runfiles import plan_procs, record_file
 from tests.conftest import run_group, serving
 
 ROLE = '''
@@ -31,8 +31,8 @@ def meta(opts: Any) -> dict:
 def ingest_rows(run_dir: Path, procs: list, meta: dict) -> tuple[list, list]:
     if not meta.get("tally"):
         return [], []
-    from echo.records import read
-    from echo.runfiles import record_file
+    from echo.runformat.records import read
+    from echo.runformat.runfiles import record_file
 
     return [], [dict(app_rank=app, copy=copy, name="tally calls", value=float(len(read(record_file(run_dir, real))
                                                                                    .records)), unit="calls")
@@ -58,7 +58,7 @@ def run_context(session: Any, run: Any, procs: list, events: list) -> dict | Non
     return {"tally": [(m.app_rank, m.copy, int(m.value)) for m in rows]} if rows else None
 
 
-from collectors.role import Pages, Role, Section
+from echo.collectors.role import Pages, Role, Section
 
 ROLE = Role(
     name="tally", description="the MPI calls each copy recorded",
@@ -72,13 +72,13 @@ TEMPLATE = '''<h2>Calls recorded per copy</h2><table id="tally"><tr><th>rank</th
 {% for rank, copy, n in tally %}<tr><td>{{ rank }}</td><td>{{ copy }}</td><td>{{ n }}</td></tr>{% endfor %}</table>
 '''
 
-# what collectors/roles.py's one registry line does, in a process that is echorun, mpiecho or the server
+# what echo/collectors/roles.py's one registry line does, in a process that is echorun, mpiecho or the server
 REGISTERED = '''
 import importlib
 import sys
 
 sys.path.insert(0, sys.argv[1])
-from collectors import roles
+from echo.collectors import roles
 
 roles.ROLES = roles.registered(*roles.ROLES, importlib.import_module("tally"))
 from echo import cli

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from echo.server.plots import STARTUP
 from echo.store.db import open_store
-from server.plots import STARTUP
-from tests.conftest import need_papi_counting, server_with
+from tests.conftest import follow, need_papi_counting, server_with
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 TOKENS: dict[str, str] = {}  # the upload token of each served URL
@@ -81,7 +81,7 @@ def test_the_documents_a_run_page_names_open(browser, served, real_runs):
 
     for run, doc, first in (("slowed", "perf", "# Slow processes and hosts"), ("excluded", "sdr", "# SDR mode")):
         browser.get(f"{served}/runs/{real_runs[run][1]}")
-        browser.find_element(By.LINK_TEXT, f"docs/{doc}.md").click()
+        follow(browser, browser.find_element(By.LINK_TEXT, f"docs/{doc}.md"))
         assert browser.find_element(By.TAG_NAME, "body").text.startswith(first), browser.current_url
 
 
@@ -141,7 +141,7 @@ def test_runs_list_filters_and_history(browser, served, real_runs):
 
 def mpi_seconds(run_dir: Path) -> dict[tuple[int, int], float]:
     """Seconds each copy spent in MPI calls other than MPI_Init and MPI_Finalize, from its record file."""
-    from echo.records import read_run
+    from echo.runformat.records import read_run
 
     return {(f.app_rank, f.copy): float(f.durations()[~np.isin(f.function_names(), STARTUP)].sum())
             for f in read_run(run_dir)}
@@ -237,7 +237,7 @@ def test_a_perturbed_run_is_not_said_to_agree(browser, programs, tmp_path):
     value lock-step could not measure (the sum copy 0 received from MPI_Allreduce) is given no digits."""
     from selenium.webdriver.common.by import By
 
-    from collectors.perturb import NUMBER
+    from echo.collectors.perturb import NUMBER
     from tests.conftest import echorun
 
     db = f"sqlite:///{tmp_path / 'echo.db'}"
@@ -261,7 +261,7 @@ def test_a_perturbed_run_is_not_said_to_agree(browser, programs, tmp_path):
     # the digits chart: calls on a numeric axis, the rank's fewest digits as the store has them
     from sqlalchemy.orm import Session
 
-    from server import crud
+    from echo.server import crud
 
     run_id = json.loads((tmp_path / "run" / "run.json").read_text())["run_id"]
     with Session(open_store(db, create=False)) as s:

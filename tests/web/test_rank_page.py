@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from echo.records import read_run
-from echo.runfiles import metrics_file
+from echo.runformat.records import read_run
+from echo.runformat.runfiles import metrics_file
 from tests.conftest import PAPI_SETS, echorun, papi_cannot_count, server_with
 
 # the two sets of tests/conftest.py, the first asking for cycles too: no VM without a PMU counts them (the planner

@@ -91,7 +91,7 @@ def test_rank_page_compares_the_calls_of_a_killed_replica(browser, programs, tmp
     reached is said (no calls), not drawn as 0."""
     from selenium.webdriver.common.by import By
 
-    from echo.records import read_run
+    from echo.runformat.records import read_run
     from tests.conftest import echorun, server_with
 
     r = echorun(["--no-store", "-n", "2", "--mode", "sdr", "--inject", "kill:rank=1,replica=1,call=40",

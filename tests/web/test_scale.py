@@ -10,7 +10,7 @@ import pytest
 
 from bench.synthetic_run import Divergence, Plan, store_runs
 from echo.store.db import open_store
-from tests.conftest import serving
+from tests.conftest import follow, serving
 from tests.web.test_history import point_labels
 from tests.web.test_pages import shot
 
@@ -82,7 +82,7 @@ def test_big_run_table_is_paged(browser, big):
     assert browser.find_element(By.ID, "ranks-pager").text.startswith("Ranks 0 to 63 of 256 (page 1 of 4).")
     ranks = {int(c.get_attribute("data-rank")) for c in browser.find_elements(By.CSS_SELECTOR, "#matrix td[data-rank]")}
     assert ranks == set(range(64))
-    browser.find_element(By.CSS_SELECTOR, "#ranks-pager a[rel=next]").click()
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "#ranks-pager a[rel=next]"))
     assert browser.find_element(By.ID, "ranks-pager").text.startswith("Ranks 64 to 127 of 256 (page 2 of 4).")
     browser.get(f"{big}/runs/big?page=3")
     bad = browser.find_element(By.CSS_SELECTOR, '#matrix td[data-rank="137"][data-copy="1"]')
@@ -95,7 +95,7 @@ def test_timeline_of_a_range_of_ranks(browser, big):
 
     browser.get(f"{big}/runs/big")
     assert not browser.find_elements(By.ID, "call-timeline")
-    browser.find_element(By.CSS_SELECTOR, "#timeline-form button").click()
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "#timeline-form button"))
     labels = [t.get_attribute("textContent") for t in browser.find_elements(By.CSS_SELECTOR, "#call-timeline svg text")]
     assert "rank 137 copy 1 (clone)" in labels and "rank 144 copy 0 (rep)" in labels
     assert not any(t.startswith("rank 136 ") or t.startswith("rank 145 ") for t in labels)
@@ -137,14 +137,14 @@ def test_runs_list_is_paged_and_filtered(browser, many):
     browser.get(many)
     assert browser.find_element(By.ID, "runs-count").text.startswith("Runs 1 to 100 of 130 (page 1 of 2).")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#runs tr")) == 101
-    browser.find_element(By.CSS_SELECTOR, "#runs-count a[rel=next]").click()
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "#runs-count a[rel=next]"))
     assert browser.find_element(By.ID, "runs-count").text.startswith("Runs 101 to 130 of 130 (page 2 of 2).")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#runs tr")) == 31
     # filters: the program exactly, a mode, a date range; the pages keep them
     browser.get(many)
     browser.find_element(By.NAME, "program").send_keys("ring")
     Select(browser.find_element(By.NAME, "mode")).select_by_visible_text("clones")
-    browser.find_element(By.CSS_SELECTOR, "#filters button").click()
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "#filters button"))
     ring_clones = sum(1 for i in range(110) if i % 7 != 3)
     assert browser.find_element(By.ID, "runs-count").text.startswith(f"Runs 1 to {ring_clones} of {ring_clones}.")
     assert set(texts(browser, "#runs td:nth-child(2)")) == {"ring"}
@@ -179,7 +179,7 @@ def test_program_links_are_encoded(browser, many):
     browser.get(f"{many}/?program=my+prog%232")
     link = browser.find_element(By.CSS_SELECTOR, "#runs td:nth-child(2) a")
     assert link.get_attribute("href") == f"{many}/programs/{quote('my prog#2')}"
-    link.click()
+    follow(browser, link)
     assert browser.find_element(By.TAG_NAME, "h1").text == "History of my prog#2"
     assert sum(int(s.get_attribute("data-runs")) for s in browser.find_elements(By.CSS_SELECTOR, "section.series")) == 8
 

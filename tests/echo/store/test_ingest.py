@@ -154,7 +154,7 @@ def test_tokens_of_an_older_store_stay_valid_and_revoked_ones_keep_their_row(sto
     from alembic import command
     from sqlalchemy import text
 
-    from server.tokens import digest, is_valid, list_tokens, revoke_token
+    from echo.server.tokens import digest, is_valid, list_tokens, revoke_token
 
     engine, cfg = store_at(store_url, "0004")
     with engine.begin() as conn:

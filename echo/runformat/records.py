@@ -1,0 +1,265 @@
+"""Reading record files (layout: preload/core/echo_records.h, docs/records.md), and the summaries of the calls a
+process made after its records stopped (<real>.lost, written by preload/core/echo_records.c).
+
+A file is read in bulk into a numpy structured array. A damaged file is
+rejected with a clear message, but every whole record before the damage is
+kept: `RecordFile.damage` says what was wrong and where, `records` holds what
+came before it.
+"""
+
+from __future__ import annotations
+
+import functools
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from echo.runformat.constants import RECORD_MAX_SLOTS, RECORD_VERSION
+from echo.runformat.runfiles import lost_file, read_if_there, record_files, restart_lost_files
+
+if TYPE_CHECKING:  # numpy is imported where records are read: a run whose records nobody reads never loads it
+    import numpy as np
+
+MAGIC = b"ECHOREC\0"
+VERSION = RECORD_VERSION  # version 1 (no record count; the file held exactly its records) is read too
+MAX_SLOTS = RECORD_MAX_SLOTS
+FIELDS = [
+    ("seq", "<u8"), ("fn", "<u2"), ("flags", "<u2"), ("comm", "<i4"), ("peer", "<i4"), ("tag", "<i4"),
+    ("bytes", "<u8"), ("t_start", "<u8"), ("t_end", "<u8"),
+]
+# magic, version, header_size, record_size, nfunctions, app_rank, copy, ncopies, real_rank, pid, nslots,
+# start_time, tick_origin, calibration (ns, ticks), nrecords (version 2)
+FIXED_V1 = struct.Struct("<8s4I5iIdQQQ")
+FIXED = struct.Struct("<8s4I5iIdQQQQ")
+FLAG_ERROR = 1
+
+
+@functools.cache  # a handful of layouts; asked once per record file
+def record_dtype(nslots: int) -> np.dtype:
+    """The record of a file with `nslots` role-data slots."""
+    import numpy as np
+
+    return np.dtype(FIELDS + ([("slot", "<u8", (nslots,))] if nslots else []))
+
+
+def __getattr__(name: str) -> object:
+    """RECORD, the record of a file without slots: made when asked (it needs numpy)."""
+    if name == "RECORD":
+        return record_dtype(0)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class RecordsError(ValueError):
+    """A record file that cannot be read at all (not a record file, wrong version)."""
+
+
+@dataclass
+class RecordFile:
+    path: Path
+    app_rank: int
+    copy: int
+    ncopies: int
+    real_rank: int
+    pid: int
+    start_time: float
+    run_id: str
+    host: str
+    role: str
+    slot_names: list[str]
+    mpi_library: str
+    functions: list[str]
+    records: np.ndarray  # of record_dtype(len(slot_names)); times in clock ticks
+    seconds_per_tick: float
+    damage: str | None = None
+
+    def function_names(self) -> np.ndarray:
+        import numpy as np
+
+        return np.asarray(self.functions, dtype=object)[self.records["fn"]]
+
+    def seconds(self, field: str) -> np.ndarray:
+        """`t_start` or `t_end` in seconds since the process's clock origin."""
+        return self.records[field] * self.seconds_per_tick
+
+    def durations(self) -> np.ndarray:
+        """Seconds each call took."""
+        return (self.records["t_end"] - self.records["t_start"]) * self.seconds_per_tick
+
+
+def _text(raw: bytes) -> str:
+    return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+@functools.lru_cache(maxsize=16)
+def function_table(raw: bytes, nfun: int) -> list[str]:
+    """The header's NUL-separated function names, decoded once per table: every process of a run has the same
+    (the MPI's), and a run of thousands of processes would decode it thousands of times. Shared: never modify."""
+    return [f.decode() for f in raw.split(b"\0")[:nfun]]
+
+
+def read(path: str | Path) -> RecordFile:
+    import numpy as np
+
+    path = Path(path)
+    data = path.read_bytes()
+    if not data:  # the disk refused even its header: its calls are summarized in its .lost file, if it could be
+        raise RecordsError(f"{path}: not an echo record file (empty: what a process leaves when the disk refuses "
+                           "its records)")
+    if len(data) < FIXED.size or data[:8] != MAGIC:
+        raise RecordsError(f"{path}: not an echo record file (no ECHOREC header); was it written by echorun?")
+    version = struct.unpack_from("<I", data, 8)[0]
+    if version not in (1, VERSION):
+        raise RecordsError(f"{path}: record layout version {version}; this echo reads versions 1 to {VERSION} "
+                           "(read it with the echo that wrote it)")
+    fixed = FIXED if version == VERSION else FIXED_V1
+    (magic, version, header_size, record_size, nfun, app, copy, ncopies, real, pid, nslots, t0, _tick_origin,
+     cal_ns, cal_ticks, *count) = fixed.unpack_from(data)
+    dtype = record_dtype(nslots) if nslots <= MAX_SLOTS else None
+    if dtype is None or record_size != dtype.itemsize:
+        raise RecordsError(f"{path}: records of {record_size} bytes with {nslots} slots do not match the layout: "
+                           "the file is corrupt")
+    if len(data) < header_size:
+        raise RecordsError(f"{path}: header cut short ({len(data)} of {header_size} bytes): the file is truncated")
+    off = fixed.size
+    run_id, off = _text(data[off:off + 64]), off + 64
+    host, off = _text(data[off:off + 64]), off + 64
+    role, off = _text(data[off:off + 64]), off + 64
+    slot_names = [_text(data[off + 32 * i:off + 32 * (i + 1)]) for i in range(nslots)]
+    off += 32 * MAX_SLOTS
+    mpi_library, off = _text(data[off:off + 256]), off + 256
+    functions = function_table(data[off:header_size], nfun)
+
+    body = len(data) - header_size
+    whole = body // dtype.itemsize
+    damage = None
+    if count and count[0] <= whole:  # a process that died leaves its mapping's unused tail after the records
+        whole = count[0]
+    elif count:
+        damage = (f"{path}: truncated: the header counts {count[0]} records, the file holds {whole} "
+                  f"(kept the {whole} whole records)")
+    elif body % dtype.itemsize:
+        damage = (f"{path}: truncated: {body % dtype.itemsize} bytes of a partial record after record {whole - 1} "
+                  f"(kept the {whole} whole records before it)")
+    records = np.frombuffer(data, dtype=dtype, count=whole, offset=header_size)
+    bad = np.flatnonzero((records["seq"] != np.arange(whole, dtype=np.uint64)) | (records["fn"] >= len(functions)))
+    if bad.size:
+        first = int(bad[0])
+        damage = (f"{path}: corrupt record {first} at byte {header_size + first * dtype.itemsize} "
+                  f"(kept the {first} records before it)")
+        records = records[:first]
+    # ticks -> seconds as last measured by the writer (1 ns per tick if it never did)
+    seconds_per_tick = 1e-9 * (cal_ns / cal_ticks if cal_ticks else 1.0)
+    return RecordFile(path, app, copy, ncopies, real, pid, t0, run_id, host, role, slot_names, mpi_library,
+                      functions, records, seconds_per_tick, damage)
+
+
+def read_run(run_dir: str | Path) -> list[RecordFile]:
+    """Every record file of a run, by real rank."""
+    return [read(p) for p in record_files(Path(run_dir))]
+
+
+@dataclass
+class LostCalls:
+    """The calls a process made after its record file stopped (its bound, or a disk that refused more): not
+    recorded one by one, but summarized per function in memory and written when the process ended."""
+
+    stopped_at: int  # the first call the record file does not hold
+    reason: str
+    functions: dict[str, tuple[int, int, int, float, float]]  # calls, errors, bytes, seconds in total, longest
+
+    @property
+    def calls(self) -> int:
+        return sum(f[0] for f in self.functions.values())
+
+    def text(self) -> str:
+        """What was kept and what was lost, as echorun and the store say it."""
+        totals = "kept as per-function totals only (calls, bytes, time)"
+        if not self.stopped_at:
+            return f"no call recorded ({self.reason}); its {self.calls} calls are {totals}"
+        return (f"records kept for its first {self.stopped_at} calls, then stopped ({self.reason}); its "
+                f"{self.calls} calls after are {totals}")
+
+
+LOST_MAGIC = b"ECHOLST\0"
+LOST_FIXED = struct.Struct("<8s2I4Q256s")  # magic, version, nentries, stopped, stopped_at, ns, ticks, reason
+LOST_ENTRY = struct.Struct("<40s5Q")  # name, calls, errors, bytes, ticks in total, longest ticks
+
+
+def read_lost(run_dir: str | Path, real: int) -> LostCalls | None:
+    """The process's lost-call summaries; None when its records never stopped."""
+    return read_lost_file(lost_file(Path(run_dir), real))
+
+
+def read_restart_lost(run_dir: str | Path) -> list[tuple[int, int, LostCalls | RecordsError]]:
+    """The lost-call summaries of the processes Reinit restarted whose records stopped, as (application rank, pid,
+    summary), or the error that made one unreadable in its place."""
+    out: list[tuple[int, int, LostCalls | RecordsError]] = []
+    for rank, pid, path in restart_lost_files(Path(run_dir)):
+        try:
+            lost = read_lost_file(path)
+        except (RecordsError, OSError, ValueError) as e:
+            out.append((rank, pid, e if isinstance(e, RecordsError) else RecordsError(f"{path}: {e}")))
+            continue
+        if lost is not None:
+            out.append((rank, pid, lost))
+    return out
+
+
+def read_lost_file(path: Path) -> LostCalls | None:
+    """A .lost file: the mapped one the library reserves before the first call (layout 2, docs/records.md), or
+    the text one of echo before it (layout 1); None when there is none or its records never stopped."""
+    data = read_if_there(path)
+    if data is None:
+        return None
+    if data.startswith(b"echo-lost 1\n"):
+        return _read_lost_text(path, data.decode("utf-8", "replace"))
+    if len(data) < LOST_FIXED.size or not data.startswith(LOST_MAGIC):
+        raise RecordsError(f"{path}: not a summary of lost calls that this echo reads")
+    _magic, version, nentries, stopped, stopped_at, ns, ticks, reason = LOST_FIXED.unpack_from(data)
+    if version != 2 or len(data) < LOST_FIXED.size + nentries * LOST_ENTRY.size:
+        raise RecordsError(f"{path}: lost-call summary of layout {version} or cut short; this echo reads layouts "
+                           "1 and 2 (read it with the echo that wrote it)")
+    if not stopped:  # the process died (or is still running) with its records whole
+        return None
+    seconds_per_tick = 1e-9 * (ns / ticks if ticks else 1.0)
+    functions = {}
+    for i in range(nentries):
+        raw, calls, errors, nbytes, total, longest = LOST_ENTRY.unpack_from(data, LOST_FIXED.size + i * LOST_ENTRY.size)
+        if calls:
+            functions[_text(raw)] = (calls, errors, nbytes, total * seconds_per_tick, longest * seconds_per_tick)
+    return LostCalls(stopped_at, _text(reason), functions)
+
+
+def _read_lost_text(path: Path, text: str) -> LostCalls:
+    lines = text.splitlines()
+    if len(lines) < 3 or not lines[1].startswith("stopped_at "):
+        raise RecordsError(f"{path}: not a summary of lost calls that this echo reads")
+    functions = {}
+    for line in lines[3:]:
+        name, calls, errors, nbytes, total, longest = line.split()
+        functions[name] = (int(calls), int(errors), int(nbytes), float(total), float(longest))
+    return LostCalls(int(lines[1].split()[1]), lines[2].removeprefix("reason "), functions)
+
+
+def write(path: str | Path, *, app_rank: int, copy: int, ncopies: int, real_rank: int, pid: int, start_time: float,
+          run_id: str, host: str, role: str, mpi_library: str, functions: list[str], records: np.ndarray) -> None:
+    """A record file as the preload library writes it (version VERSION, no slots, 1 ns per tick), for the
+    benchmarks and tests that need runs of thousands of ranks this machine cannot run: records of RECORD's
+    dtype, numbered 0, 1, 2..."""
+    names = b"\0".join(f.encode() for f in functions) + b"\0"
+    header_size = FIXED.size + 64 * 3 + 32 * MAX_SLOTS + 256 + len(names)
+    header_size += -header_size % 8  # records start 8-aligned, as the library maps them
+    fixed = FIXED.pack(MAGIC, VERSION, header_size, record_dtype(0).itemsize, len(functions), app_rank, copy,
+                       ncopies, real_rank, pid, 0, start_time, 0, 1, 1, len(records))
+
+    def field(text: str, size: int) -> bytes:
+        return text.encode()[:size - 1].ljust(size, b"\0")
+
+    head = fixed + field(run_id, 64) + field(host, 64) + field(role, 64) + bytes(32 * MAX_SLOTS) \
+        + field(mpi_library, 256) + names
+    import numpy as np
+
+    with open(path, "wb") as out:
+        out.write(head.ljust(header_size, b"\0"))
+        out.write(np.ascontiguousarray(records, dtype=record_dtype(0)).tobytes())

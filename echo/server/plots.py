@@ -1,0 +1,278 @@
+"""Charts of the run page drawn by matplotlib as SVG on the server (offline, no script in the page), with axes,
+units and log scales where values span orders of magnitude; text stays text, so a reader (or a test) can read
+the values off the page (the drawing helpers: echo/charts.py; each role draws its own charts in its folder). A chart
+with nothing to show is not drawn (None)."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import numpy as np
+
+from echo.charts import COLORS, OTHER, figure, grouped_bars, legend, svg
+from echo.runformat.records import RecordsError, read, read_run
+from echo.runformat.runfiles import has_records, record_file, record_files
+from echo.server import chartcache
+
+MAX_SLICES = 2000  # calls drawn per track in the timeline: the longest ones when a copy made more
+MAX_LABELLED = 20  # marks of the rank page's divergence chart labelled with their call number
+MAX_TRACKS = 64  # copies drawn in the timeline (by rank, then copy): a page stays readable and quick
+MARKED = {"divergence": ("x", "#c00000"), "corrected": ("+", "#c07000"), "exclusion": ("v", "#7b1fa2"),
+          "process-ended-abnormally": ("X", "#000000"), "clocks-apart": ("d", "#c00000")}
+
+
+def call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list,
+                  only: dict[tuple[int, int], int] | None = None) -> str | None:
+    """Every MPI call of every copy of every rank on one time axis (seconds from the run's earliest clock origin):
+    where copies lag, where they diverged or were excluded (markers at the call). None without record files.
+    only: {(rank, copy): real rank} of the copies to draw, the first MAX_TRACKS of them read (a range of ranks of a
+    large run); None: every copy."""
+    chosen = sorted(only.items())[:MAX_TRACKS] if only is not None else None
+    # in their order: it is the order the marks are drawn and named in the legend
+    marked = [(e.kind, e.app_rank, e.copy, e.call_seq) for e in events if e.kind in MARKED and e.call_seq is not None]
+    return chartcache.drawn("call-timeline", (run_dir, record_stats(Path(run_dir), chosen), sorted(roles.items()),
+                                              marked, chosen, None if only is None else len(only)),
+                            lambda: _call_timeline(run_dir, roles, events, only, chosen))
+
+
+def record_stats(run_dir: Path, chosen: list[tuple[tuple[int, int], int]] | None) -> list[tuple[str, int, int]]:
+    """(name, size, modification time) of the record files the timeline reads (`chosen`'s, else all): what says
+    that they are the ones it was drawn from."""
+    try:
+        if not has_records(run_dir):
+            return []
+        paths = record_files(run_dir) if chosen is None else [record_file(run_dir, real) for _, real in chosen]
+        return [(p.name, st.st_size, st.st_mtime_ns) for p in paths if p.is_file() for st in [p.stat()]]
+    except OSError:
+        return []
+
+
+def _call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list,
+                   only: dict[tuple[int, int], int] | None, chosen: list | None) -> str | None:
+    try:
+        if not has_records(Path(run_dir)):
+            files = []
+        elif chosen is None:
+            files = read_run(Path(run_dir))
+        else:
+            files = [read(record_file(Path(run_dir), real)) for _, real in chosen
+                     if record_file(Path(run_dir), real).is_file()]
+    except (OSError, RecordsError):
+        files = []
+    files = [f for f in files if len(f.records)]
+    if not files:
+        return None
+    origin = min(f.start_time for f in files)
+    files.sort(key=lambda f: (f.app_rank, f.copy))
+    hidden = max(len(files) - MAX_TRACKS, 0) if only is None else len(only) - len(chosen)
+    files = files[:MAX_TRACKS]
+    spent: dict[str, float] = {}
+    for f in files:  # time per function, in bulk
+        per_fn = np.bincount(f.records["fn"].astype(np.intp), weights=f.durations(), minlength=len(f.functions))
+        for i in np.flatnonzero(per_fn):
+            spent[f.functions[i]] = spent.get(f.functions[i], 0.0) + float(per_fn[i])
+    top = [n for n, _ in sorted(spent.items(), key=lambda kv: -kv[1])[:len(COLORS)]]
+    color = {n: COLORS[i] for i, n in enumerate(top)}
+    fig, ax = figure(1.0 + 0.42 * len(files))
+    cut = False
+    labels = []
+    by_track: dict[tuple[int, int], list] = {}
+    for e in events:
+        if e.kind in MARKED and e.call_seq is not None:
+            by_track.setdefault((e.app_rank, e.copy), []).append(e)
+    for y, f in enumerate(files):
+        starts = f.seconds("t_start") + (f.start_time - origin)
+        durs = f.durations()
+        keep = np.arange(len(durs))
+        if len(keep) > MAX_SLICES:
+            keep = np.sort(np.argpartition(durs, -MAX_SLICES)[-MAX_SLICES:])
+            cut = True
+        fn_color = [color.get(name, OTHER) for name in f.functions]
+        cols = [fn_color[i] for i in f.records["fn"][keep]]
+        ax.broken_barh(list(zip(starts[keep], np.maximum(durs[keep], 0.0), strict=True)), (y - 0.35, 0.7),
+                       facecolors=cols, linewidth=0, rasterized=True)  # an image: thousands of paths were slow
+        role = roles.get((f.app_rank, f.copy), f.role)
+        labels.append(f"rank {f.app_rank} copy {f.copy}" + (f" ({role})" if role else ""))
+        marks: dict[str, list[float]] = {}  # a kind's marks of a track in one artist: 176 divergences stay quick
+        for e in by_track.get((f.app_rank, f.copy), []):
+            # records are numbered 0, 1, 2...: a call's record is at its number (a death: past the last)
+            marks.setdefault(e.kind, []).append(float(starts[min(int(e.call_seq), len(starts) - 1)]))
+        for kind, at in marks.items():
+            marker, mcolor = MARKED[kind]
+            ax.plot(at, [y] * len(at), marker=marker, color=mcolor, markersize=9, linestyle="none", label=kind)
+    ax.set_yticks(range(len(files)), labels)
+    ax.invert_yaxis()
+    # MPI_Init takes most of a short run and says nothing of the copies: the axis starts where it ended
+    inits = [float(f.seconds("t_end")[0] + f.start_time - origin) for f in files
+             if f.function_names()[0] in ("MPI_Init", "MPI_Init_thread") and len(f.records) > 1]
+    title = "MPI calls of every copy of every rank"
+    if len(inits) == len(files):
+        ends = max(float(f.seconds("t_end")[-1] + f.start_time - origin) for f in files)
+        ax.set_xlim(min(inits) - 0.02 * (ends - min(inits)), ends + 0.02 * (ends - min(inits)))
+        title += f", from the end of MPI_Init ({min(inits):.3f} s)"
+    ax.set_xlabel("time since the run's first process started (s)")
+    ax.set_title(title + (f"; the {MAX_SLICES} longest calls per copy" if cut else "")
+                 + (f"; the first {MAX_TRACKS} copies ({hidden} more not drawn)" if hidden else ""))
+    ax.grid(axis="x", linewidth=0.3)
+    from matplotlib.patches import Patch
+
+    legend(ax, [Patch(color=color[n], label=n) for n in top] + [Patch(color=OTHER, label="other MPI calls")])
+    return svg(fig)
+
+
+STARTUP = ("MPI_Init", "MPI_Init_thread", "MPI_Finalize")  # the MPI library starting and stopping, not the program
+
+
+def mpi_times(procs: list, summaries: list) -> str | None:
+    """Seconds each copy of each rank spent inside MPI calls (where a copy waited for its representative or its
+    peers), a bar per copy grouped by rank, from its call summaries. MPI_Init and MPI_Finalize are left out: they
+    take most of a short run and say nothing of the copies. None when no copy has summaries."""
+    values: dict[tuple[str, int], float] = {}  # a copy without summaries (no records) is not drawn as 0
+    for s in summaries:
+        key = (f"rank {s.app_rank}", s.copy)
+        values[key] = values.get(key, 0.0) + (s.time_total if s.function not in STARTUP else 0.0)
+    if not values:
+        return None
+    groups = list(dict.fromkeys(f"rank {p.app_rank}" for p in procs))
+    copies = sorted({p.copy for p in procs})
+    return chartcache.drawn("mpi-time", (groups, copies, list(values.items())), lambda: grouped_bars(
+        "seconds inside MPI calls per copy, MPI_Init and MPI_Finalize left out", groups, copies, values,
+        "time inside MPI calls (s)", "not recorded", lambda v: f"{v:,.4g} s", gid="mpi-time"))
+
+
+def calls_per_function(rank: int, functions: list[str], copies: list[int], calls: dict[tuple[int, str], int]) -> str:
+    """How many calls of each MPI function each copy of a rank made (a copy with no summary of a function made
+    none: said, not drawn); the labels are the SVG groups `calls-{function index}-{copy}`."""
+    values = {(f, k): float(n) for (k, f), n in calls.items()}
+    return grouped_bars(f"rank {rank}: calls per function and copy", functions, copies, values, "calls",
+                         "no calls", lambda v: f"{v:,.0f}", gid="calls")
+
+
+def status_timeline(title: str, rows: list[tuple[str, int, list[tuple[int, str]]]], good: str, gid: str) -> str:
+    """One bar per process along its calls (label, calls, [(call, status), ...]; each starts `good`): green while
+    `good`, red while not. Each change is written at its call (`call N: status`), as the SVG group
+    `{gid}-{row}-{change}` (rows from 0, top down; changes from 1)."""
+    return chartcache.drawn("status-timeline", (title, rows, good, gid), lambda: _status_timeline(title, rows, good,
+                                                                                                  gid))
+
+
+def _status_timeline(title: str, rows: list[tuple[str, int, list[tuple[int, str]]]], good: str, gid: str) -> str:
+    fig, ax = figure(1.0 + 0.45 * len(rows))
+    for i, (_, calls, changes) in enumerate(rows):
+        edges = [(0, good), *sorted(changes, key=lambda c: c[0]), (max(calls, 1), None)]
+        for k, ((start, status), (end, _)) in enumerate(zip(edges, edges[1:], strict=False)):
+            ok = status == good
+            ax.broken_barh([(min(start, calls), max(min(end, calls) - min(start, calls), 0.5))], (i - 0.3, 0.6),
+                           facecolors="#3a9a52" if ok else "#c0392b", label=good if ok else "not " + good)
+            if k:
+                ax.annotate(f"call {start}: {status}", (min(start, calls), i - 0.3), xytext=(2, 2),
+                            textcoords="offset points", fontsize=8, va="bottom", gid=f"{gid}-{i}-{k}")
+    ax.set_yticks(range(len(rows)), [label for label, _, _ in rows])
+    ax.set_ylim(len(rows) - 0.4, -0.8)
+    ax.set_xlim(0, max(max((c for _, c, _ in rows), default=1), 1) * 1.02)
+    ax.set_xlabel("MPI call number of the process")
+    ax.set_title(title)
+    ax.grid(axis="x", linewidth=0.3)
+    legend(ax)
+    return svg(fig)
+
+
+def divergence_marks(rank: int, copies: list[int], calls: int, marks: list[tuple[int, int, str]]) -> str:
+    """Where each copy of a rank diverged or was corrected, by call number: a row per copy, a marker per (call,
+    copy, kind), labelled with its call number (up to MAX_LABELLED marks: more would overlap)."""
+    fig, ax = figure(1.0 + 0.4 * len(copies))
+    rows = {k: i for i, k in enumerate(copies)}
+    drawn: dict[tuple[int, str], list[int]] = {}  # the marks of a copy and kind in one artist: hundreds stay quick
+    for call, copy, kind in marks:
+        drawn.setdefault((rows.get(copy, len(copies)), kind), []).append(call)
+    for (y, kind), calls_at in drawn.items():
+        marker, color = MARKED.get(kind, ("o", "#c00000"))
+        ax.plot(calls_at, [y] * len(calls_at), marker=marker, color=color, markersize=9, linestyle="none", label=kind)
+    if len(marks) <= MAX_LABELLED:
+        for call, copy, _ in marks:
+            ax.annotate(f"#{call}", (call, rows.get(copy, len(copies))), xytext=(0, 7), textcoords="offset points",
+                        ha="center", fontsize=8)
+    ax.set_yticks(range(len(copies)), [f"copy {k}" for k in copies])
+    ax.set_ylim(len(copies) - 0.5, -0.7)
+    ax.set_xlim(0, max(calls, 1) * 1.02)
+    ax.set_xlabel("MPI call number of the copy")
+    ax.set_title(f"rank {rank}: where copies diverged or were corrected, by call"
+                 + (f" ({len(marks)} times, from call {min(c for c, _, _ in marks)})" if len(marks) > MAX_LABELLED
+                    else ""))
+    ax.grid(axis="x", linewidth=0.3)
+    legend(ax)
+    return svg(fig)
+
+
+MARK_STYLE = {"": ("o", "#2f6db5", "copies agreed"), "diverged": ("X", "#c00000", "copies diverged"),
+              "injection": ("D", "#e0802c", "deliberate: injection or perturbation")}
+
+
+LABEL_ALL = 20  # runs up to which every point of the history is labelled with its time
+
+
+def worth_labelling(times: list[float]) -> set[int]:
+    """The points of a long history whose time is written on the chart: the last run, and the runs far from the
+    series' usual time (beyond 3 median absolute deviations of the median and 10% of it, the 5 farthest at most);
+    every point of a short one. The others say theirs on hover."""
+    if len(times) <= LABEL_ALL:
+        return set(range(len(times)))
+    t = np.asarray(times)
+    median = float(np.median(t))
+    far_from = max(3 * float(np.median(np.abs(t - median))), 0.1 * median)
+    far = [i for i in np.argsort(-np.abs(t - median)) if abs(t[i] - median) > far_from][:5]
+    return {len(times) - 1, *(int(i) for i in far)}
+
+
+def hover_titles(svg_text: str, gid: str, titles: list[str]) -> str:
+    """Give each point (<use>) of the SVG group `gid`, in order, a <title> a browser shows on hover."""
+    start = svg_text.find(f'id="{gid}"')
+    if start < 0:
+        return svg_text
+    end = svg_text.find("</g>\n  </g>", start)
+    end = end if end >= 0 else len(svg_text)
+    part, done = svg_text[start:end], []
+    for title in titles:
+        at = part.find("<use ")
+        if at < 0:
+            break
+        close = part.find("/>", at)
+        done.append(part[:close] + f"><title>{html.escape(title)}</title></use>")
+        part = part[close + 2:]
+    return svg_text[:start] + "".join(done) + part + svg_text[end:]
+
+
+def wall_times(runs: list[tuple[str, float, str]], gid: str) -> str:
+    """A series' wall time per run, oldest first: each run (start time, seconds, mark: "", "diverged" or
+    "injection") a point styled by its mark (MARK_STYLE); the points worth it (worth_labelling) labelled with their
+    time, every point saying its run on hover (<title>). The points of each mark are the SVG group
+    `{gid}-{mark or 'agreed'}`, one <use> a run."""
+    fig, ax = figure(1.6 + 0.1 * min(len(runs), 20))
+    xs = range(len(runs))
+    ax.plot(xs, [t for _, t, _ in runs], color="#9a9a9a", linewidth=1, zorder=1)
+    titles = {}
+    for mark, (marker, color, label) in MARK_STYLE.items():
+        at = [i for i, (_, _, m) in enumerate(runs) if m == mark]
+        if at:
+            ax.scatter(at, [runs[i][1] for i in at], marker=marker, color=color, s=36 if len(runs) <= 200 else 12,
+                       zorder=2, label=label, gid=f"{gid}-{mark or 'agreed'}")
+            titles[f"{gid}-{mark or 'agreed'}"] = [f"{runs[i][0]}: {runs[i][1]:.2f} s, {label}" for i in at]
+    labelled = worth_labelling([t for _, t, _ in runs])
+    for i, (_, t, _) in enumerate(runs):
+        if i in labelled:
+            ax.annotate(f"{t:.2f} s", (i, t), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=8)
+    step = max(1, len(runs) // 12)  # at most a dozen dates under the axis
+    ax.set_xticks(list(xs)[::step], [when for when, _, _ in runs][::step], rotation=30, ha="right")
+    ax.set_xlim(-0.5, len(runs) - 0.5)
+    ax.set_ylim(0, max(t for _, t, _ in runs) * 1.25 or 1)
+    ax.set_ylabel("wall time (s)")
+    ax.set_xlabel("run, by start time (oldest first)"
+                  + ("; the last run and the outliers labelled, hover a point for its time" if len(labelled) <
+                     len(runs) else ""))
+    ax.grid(axis="y", linewidth=0.3)
+    legend(ax)
+    out = svg(fig)
+    for group, texts in titles.items():
+        out = hover_titles(out, group, texts)
+    return out
