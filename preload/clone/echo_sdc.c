@@ -220,16 +220,16 @@ static size_t differing_bytes(const unsigned char *a, const unsigned char *b, si
 }
 
 /* A program running several OpenMP threads a process combines what they computed in the order they finish
- * (atomic or critical updates of a shared grid, dynamic schedules: CP2K's collocation), so the last bits of its
- * sums differ from run to run natively too, and so between copies: no copy can be given its representative's
- * order.  Said where the bytes look like nothing else (CP2K with 2 threads a rank wrote 4 different restart
- * files in 4 native runs).  omp_get_max_threads is the OpenMP runtime's, if the program loaded one. */
+ * (atomic or critical updates of a shared grid, dynamic schedules), so the last bits of its sums may differ from
+ * run to run natively too, and so between copies: no copy can be given its representative's order.  Said where
+ * the bytes look like nothing else (CP2K with 2 threads a rank wrote 4 different restart files in 4 native runs;
+ * with 1, the same file every time).  omp_get_max_threads is the OpenMP runtime's, if the program loaded one. */
 static void threads_note(char *out, size_t len) {
     int (*max_threads)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "omp_get_max_threads");
     int n = max_threads ? max_threads() : 1;
     if (n > 1)
         snprintf(out, len, "; the program runs %d OpenMP threads a process: sums its threads combine in the order "
-                 "they finish (atomic or critical updates, dynamic schedules) round differently from run to run, "
+                 "they finish (atomic or critical updates, dynamic schedules) may round differently from run to run, "
                  "natively too (compare two native runs with OMP_NUM_THREADS=%d; OMP_NUM_THREADS=1 makes them "
                  "repeatable)", n, n);
 }

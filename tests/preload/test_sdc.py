@@ -214,11 +214,11 @@ def test_a_copy_whose_path_parts_never_hangs_the_job(mpi, programs, tmp_path, mo
 
 @pytest.mark.parametrize("mode", ["detect", "stop"])
 def test_a_divergence_in_a_threaded_code_names_its_openmp_threads(programs, tmp_path, mode):
-    """CP2K with 2 OpenMP threads a rank wrote 4 different restart files in 4 native runs (its threads add onto
-    shared grids in the order they get there), so its copies differ as its native runs do, which no copy can be
-    given; the divergence said only that the bytes differ.  Now, where the bytes look like nothing else, it says
-    how many OpenMP threads the program runs and how to tell (two native runs; OMP_NUM_THREADS=1).  The flip is
-    injected here, so that every run diverges; with one thread the note is not said."""
+    """CP2K with 2 OpenMP threads a rank wrote 4 different restart files in 4 native runs, so its copies differ
+    as its native runs do, which no copy can be given; the divergence said only that the bytes differ.  Now,
+    where the bytes look like nothing else, it says how many OpenMP threads the program runs and how to tell (two
+    native runs; OMP_NUM_THREADS=1).  The flip is injected here, so that every run diverges; with one thread the
+    note is not said."""
     for threads, noted in (("2", True), ("1", False)):
         run = tmp_path / f"run{threads}"
         r = echorun(["--no-store", "--sdc", mode, "--inject", "bitflip:rank=0,copy=1,call=0", "-n", "2", "--clones",

@@ -1,4 +1,4 @@
-/* A hybrid MPI + OpenMP code that collocates as CP2K does: the threads of each rank add every atom's Gaussian
+/* A hybrid MPI + OpenMP code that collocates as threaded DFT codes do: the threads of each rank add every atom's Gaussian
  * onto one shared density grid (a smooth bump here) with `omp atomic` (two atoms' Gaussians overlap, so the grid points' sums are
  * made in the order the threads get there), then the ranks reduce the grid's total charge and the energy of the
  * density and rank 0 prints them.  With more than one thread the last bits of the sums may change from run to
