@@ -27,6 +27,7 @@
 #include "echo_records.h"
 #include "echo_sdc_addr.h"
 
+#include <dlfcn.h>
 #include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -218,6 +219,21 @@ static size_t differing_bytes(const unsigned char *a, const unsigned char *b, si
     return k;
 }
 
+/* A program running several OpenMP threads a process combines what they computed in the order they finish
+ * (atomic or critical updates of a shared grid, dynamic schedules), so the last bits of its sums may differ from
+ * run to run natively too, and so between copies: no copy can be given its representative's order.  Said where
+ * the bytes look like nothing else (CP2K with 2 threads a rank wrote 4 different restart files in 4 native runs;
+ * with 1, the same file every time).  omp_get_max_threads is the OpenMP runtime's, if the program loaded one. */
+static void threads_note(char *out, size_t len) {
+    int (*max_threads)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "omp_get_max_threads");
+    int n = max_threads ? max_threads() : 1;
+    if (n > 1)
+        snprintf(out, len, "; the program runs %d OpenMP threads a process: sums its threads combine in the order "
+                 "they finish (atomic or critical updates, dynamic schedules) may round differently from run to run, "
+                 "natively too (compare two native runs with OMP_NUM_THREADS=%d; OMP_NUM_THREADS=1 makes them "
+                 "repeatable)", n, n);
+}
+
 static void describe_bytes(const unsigned char *a, const echo_maps_t *ma, const unsigned char *b,
                            const echo_maps_t *mb, const char *why, int odd, size_t n, long at, char *out, size_t len) {
     *out = 0;
@@ -233,7 +249,10 @@ static void describe_bytes(const unsigned char *a, const echo_maps_t *ma, const 
         return;
     }
     size_t w = from & ~(size_t)7;
-    if (w + 8 > n) return;
+    if (w + 8 > n) {
+        threads_note(out, len);
+        return;
+    }
     uint64_t va, vb;
     memcpy(&va, a + w, 8);
     memcpy(&vb, b + w, 8);
@@ -274,6 +293,7 @@ static void describe_bytes(const unsigned char *a, const echo_maps_t *ma, const 
                  "their own counter (--tsc own), without --tsc own their representative's", w, (unsigned long long)va,
                  (unsigned long long)vb);
 #endif
+    if (!*out) threads_note(out, len);
 }
 
 static long first_difference(const unsigned char *a, const unsigned char *b, size_t n) {
@@ -384,13 +404,15 @@ static void detect(const char *fn, const unsigned char *bytes, size_t n, uint64_
         snprintf(detail, sizeof detail, "differs from copy 0 from byte %ld%s%s%s%s%s", byte, looks,
                  *looks ? "; if that is the program's nature, not a corruption: --sdc-exclude " : "", *looks ? fn : "",
                  on_stack ? "; " : "", on_stack ? ON_STACK : "");
-    else
+    else {
+        threads_note(looks, sizeof looks);
         snprintf(detail, sizeof detail,
                  "hash differs from copy 0's (detect mode: the byte is not known beyond %d bytes; --sdc stop names it "
                  "and what it looks like, and tells each process's own addresses from data at any size: if the call "
-                 "sends what differs by nature, such as a time-stamp counter, --sdc-exclude %s leaves it out%s)%s%s",
+                 "sends what differs by nature, such as a time-stamp counter, --sdc-exclude %s leaves it out%s)%s%s%s",
                  SDC_INLINE, fn, tsc_shared() ? "" : "; cycle counts read with rdtsc: without --tsc own copies read their "
-                 "representative's counter", on_stack ? "; " : "", on_stack ? ON_STACK : "");
+                 "representative's counter", looks, on_stack ? "; " : "", on_stack ? ON_STACK : "");
+    }
     event("divergence", fn, seq, comm, peer, n, echo.copy, byte, detail);
 }
 

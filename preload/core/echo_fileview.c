@@ -421,7 +421,9 @@ static const char *const shared_proc_files[] = {"/proc/meminfo", "/proc/self/sta
 static int snapshot_fd = -1;
 
 static const char *snapshot(const char *path, int flags, const void *at, char *buf) {
-    if ((flags & O_ACCMODE) != O_RDONLY) return path;
+    /* an open for reading and writing reads too: gfortran's OPEN without ACTION= tries O_RDWR|O_CREAT first and
+     * falls back to reading only when that is refused, which it is not for root (CP2K's OPEN of /proc/meminfo) */
+    if ((flags & O_ACCMODE) == O_WRONLY || (flags & O_TRUNC)) return path;
     size_t i = 0;
     while (i < sizeof shared_proc_files / sizeof *shared_proc_files && strcmp(path, shared_proc_files[i]) != 0) i++;
     if (i == sizeof shared_proc_files / sizeof *shared_proc_files) return path;

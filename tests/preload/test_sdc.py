@@ -210,3 +210,22 @@ def test_a_copy_whose_path_parts_never_hangs_the_job(mpi, programs, tmp_path, mo
         assert lines_by_rank(r.stdout) == lines_by_rank(native.stdout)  # the representatives finished
     else:
         assert "the job stops (--sdc stop and vote wait for every copy)" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("mode", ["detect", "stop"])
+def test_a_divergence_in_a_threaded_code_names_its_openmp_threads(programs, tmp_path, mode):
+    """CP2K with 2 OpenMP threads a rank wrote 4 different restart files in 4 native runs, so its copies differ
+    as its native runs do, which no copy can be given; the divergence said only that the bytes differ.  Now,
+    where the bytes look like nothing else, it says how many OpenMP threads the program runs and how to tell (two
+    native runs; OMP_NUM_THREADS=1).  The flip is injected here, so that every run diverges; with one thread the
+    note is not said."""
+    for threads, noted in (("2", True), ("1", False)):
+        run = tmp_path / f"run{threads}"
+        r = echorun(["--no-store", "--sdc", mode, "--inject", "bitflip:rank=0,copy=1,call=0", "-n", "2", "--clones",
+                     "2", *programs["omp_grid"]], run, env={"OMP_NUM_THREADS": threads})
+        assert r.returncode == EXIT_DIVERGED, r.stderr
+        div = events(run, "divergence")
+        assert div and (div[0].app_rank, div[0].copy, div[0].function) == (0, 1, "MPI_Allreduce"), r.stderr
+        note = f"the program runs {threads} OpenMP threads a process"
+        assert (note in div[0].detail) == noted, div[0].detail
+        assert (note in r.stderr) == noted, r.stderr

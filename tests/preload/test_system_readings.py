@@ -64,7 +64,10 @@ def test_memory_report_from_proc_is_the_representatives(tmp_path):
     stream access, their fields reduced (min, max, sum) and the resident size with max.  The machine's free memory
     changes between the representative's read and a copy's, and a copy's resident size is its own (its MPI maps
     less): --sdc detect flagged the MPI_Allreduce calls; now a copy reads the representative's snapshot of each
-    file, the run is clean, and every copy prints its representative's lines."""
+    file, the run is clean, and every copy prints its representative's lines.  /proc/meminfo is opened as CP2K
+    opens it, without ACTION=: gfortran opens it for reading and writing when it may, as root may, and the
+    snapshot was taken for opens for reading only, so CP2K's copies read their own free memory (exit 20 on every
+    run as root); under another user gfortran falls back to reading only."""
     if not OPENMPI4.exists() or not shutil.which("mpifort.openmpi"):
         pytest.skip("Debian's Open MPI 4.1 with mpifort (scripts/mpis.sh) is not installed")
     run_clean_on_openmpi4("f_meminfo", tmp_path, "peak process memory", ranks_printing=(0,))  # rank 0 reports
