@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from echo.collectors import valgrind as vg
+from echo.collectors.valgrind import outputs
 from echo.plan import Machine, Options, make_plan
 from tests.conftest import echorun, lines_by_rank, mpirun_native
 
@@ -57,8 +58,8 @@ def test_memcheck_copies_catch_the_bad_rank(mpi, programs, tmp_path):
     assert r.returncode == 0, r.stderr
     assert lines_by_rank(r.stdout) == native, "the program's output is unchanged"
     prog = programs["memerror"][0]
-    bad = vg.parse_memcheck(tmp_path / "run" / "valgrind" / "rank1.copy1.memcheck.xml", prog)
-    clean = vg.parse_memcheck(tmp_path / "run" / "valgrind" / "rank0.copy1.memcheck.xml", prog)
+    bad = outputs.parse_memcheck(tmp_path / "run" / "valgrind" / "rank1.copy1.memcheck.xml", prog)
+    clean = outputs.parse_memcheck(tmp_path / "run" / "valgrind" / "rank0.copy1.memcheck.xml", prog)
     mine = [e for e in bad if e.in_program]
     assert any(e.kind == "InvalidRead" and e.stack[0].startswith("peek (memerror.c:") for e in mine)
     assert any(e.kind == "Leak_DefinitelyLost" and e.bytes == 100 for e in mine)
@@ -101,7 +102,7 @@ def test_callgrind_slices_merge_to_the_whole_profile(programs, tmp_path):
     assert sliced.returncode == 0 and whole.returncode == 0, sliced.stderr + whole.stderr
 
     def profile(path):
-        _, costs = vg.parse_profile(path)
+        _, costs = outputs.parse_profile(path)
         own = {}
         for (ob, fn), c in costs.items():
             if ob == prog:
@@ -153,4 +154,4 @@ def test_python_program_under_a_tool(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "r0: sum 1"
     out = tmp_path / "run" / "valgrind" / "rank0.copy1.massif.out"
-    assert vg.parse_massif_peak(Path(out)) > 1_000_000, "Python's heap, seen by massif"
+    assert outputs.parse_massif_peak(Path(out)) > 1_000_000, "Python's heap, seen by massif"
