@@ -237,7 +237,7 @@ def test_a_perturbed_run_is_not_said_to_agree(browser, programs, tmp_path):
     value lock-step could not measure (the sum copy 0 received from MPI_Allreduce) is given no digits."""
     from selenium.webdriver.common.by import By
 
-    from echo.collectors.perturb import NUMBER
+    from echo.collectors.perturb.sensitivity import NUMBER
     from tests.conftest import echorun
 
     db = f"sqlite:///{tmp_path / 'echo.db'}"

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from echo.collectors import perturb
+from echo.collectors.perturb import sensitivity
 from echo.runformat.records import read_run
 from tests.conftest import echorun, lines_by_rank
 
@@ -35,14 +36,14 @@ def test_bad_specs(spec, worlds, copies, message):
 
 
 def test_digits_estimator():
-    s, low = perturb.digits(np.array([[1.0, 2.0], [1.0, 2.0 + 2e-6], [1.0, 2.0 - 2e-6]]))
-    assert s[0] == perturb.FULL_DIGITS and 5.5 < s[1] < 6.2 and low[1] < s[1]
+    s, low = sensitivity.digits(np.array([[1.0, 2.0], [1.0, 2.0 + 2e-6], [1.0, 2.0 - 2e-6]]))
+    assert s[0] == sensitivity.FULL_DIGITS and 5.5 < s[1] < 6.2 and low[1] < s[1]
 
 
 def run(programs, tmp_path, name, *opts, args=()):
     r = echorun(["--no-store", "-n", "2", *opts, *programs[name], *args], tmp_path)
     assert r.returncode == 0, r.stderr
-    return r, perturb.analyse(tmp_path)
+    return r, sensitivity.analyse(tmp_path)
 
 
 def test_rounding_shows_the_cancellation(programs, tmp_path):
@@ -68,15 +69,15 @@ def test_noise_with_a_seed_reproduces_exactly(programs, tmp_path):
         assert np.array_equal(slots[0][key], slots[1][key]), key
     assert not np.array_equal(slots[0][0, 1], slots[0][0, 2]), "each copy has its own noise"
     assert np.array_equal(slots[0][0, 0][:, :3], slots[0][0, 0][:, :3]), "copy 0 is not perturbed"
-    r = perturb.analyse(tmp_path / "n0")
-    assert all(x.first_parting is not None and x.min_digits < perturb.FULL_DIGITS for x in r)
+    r = sensitivity.analyse(tmp_path / "n0")
+    assert all(x.first_parting is not None and x.min_digits < sensitivity.FULL_DIGITS for x in r)
 
 
 def test_jitter_changes_timing_not_a_deterministic_result(programs, tmp_path):
     r, res = run(programs, tmp_path, "sdc_loop", "--clones", "3", "--perturb", "jitter:max=200us,seed=5")
     out = {c: lines_by_rank((tmp_path / "output" / f"rank0.copy{c}.out").read_text()) for c in range(3)}
     assert out[0] == out[1] == out[2]
-    assert all(x.min_digits == perturb.FULL_DIGITS and x.first_parting is None for x in res)
+    assert all(x.min_digits == sensitivity.FULL_DIGITS and x.first_parting is None for x in res)
     slept = [float(line.split("\t")[1]) for p in (tmp_path / "metrics").glob("*.txt")
              for line in p.read_text().splitlines() if line.startswith("perturb jitter slept")]
     assert len(slept) == 4 and all(s > 0 for s in slept), "copies 1 and 2 of both ranks waited"
@@ -88,7 +89,7 @@ def test_arrival_order_differs_between_worlds_only_under_jitter(programs, tmp_pa
         r = echorun(["--no-store", "-n", "3", "--clones", "3", "--perturb", "jitter:max=300us,seed=" + str(attempt),
                      *programs["order"]], tmp_path / f"j{attempt}")
         assert r.returncode == 0, r.stderr
-        rank0 = perturb.analyse(tmp_path / f"j{attempt}")[0]
+        rank0 = sensitivity.analyse(tmp_path / f"j{attempt}")[0]
         differ.append(rank0.first_parting is not None and "differently" in rank0.behaviour)
         if differ[-1]:
             break
@@ -97,7 +98,7 @@ def test_arrival_order_differs_between_worlds_only_under_jitter(programs, tmp_pa
     # floating-point data a copy receives, and rank 0 receives integers here)
     r = echorun(["--no-store", "-n", "3", "--clones", "3", "--perturb", "noise:ulp=1", *programs["order"]],
                 tmp_path / "lock")
-    rank0 = perturb.analyse(tmp_path / "lock")[0]
+    rank0 = sensitivity.analyse(tmp_path / "lock")[0]
     assert rank0.behaviour == "same calls on every copy" and rank0.first_parting is None
 
 
@@ -134,7 +135,8 @@ def test_lockstep_never_labels_a_value_it_did_not_measure(programs, tmp_path):
         assert r.returncode == 0, r.stderr
         out = subprocess.run([str(BIN / "mpiecho"), "sensitivity", "--db", db], capture_output=True, text=True,
                              timeout=120).stdout
-        printed_sum = perturb.NUMBER.findall((tmp_path / worlds / "run" / "output" / "rank0.copy0.out").read_text())[0]
+        printed = (tmp_path / worlds / "run" / "output" / "rank0.copy0.out").read_text()
+        printed_sum = sensitivity.NUMBER.findall(printed)[0]
         sums[worlds] = next(line for line in out.splitlines() if line.startswith(f"  output {printed_sum}:"))
         report = subprocess.run([str(BIN / "mpiecho"), "report", "--db", db], capture_output=True, text=True,
                                 timeout=120).stdout
