@@ -20,8 +20,8 @@ from results_file import measured_by, write  # bench/ itself is on the path of a
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-import echo.collectors.papi as papi
 from echo.build import detect_mpi, ensure_library
+from echo.collectors.papi import probe
 from echo.store.db import open_store
 from echo.store.models import Metric
 
@@ -52,7 +52,7 @@ def run(work: Path, exe: str, copies: int, sets: list[list[str]]) -> tuple[float
 def main() -> None:
     mpi = detect_mpi()
     ensure_library(mpi)
-    papi.check_copies(papi.plan(";".join(",".join(s) for s in SETS)), [len(SETS)])
+    probe.check_copies(probe.plan(";".join(",".join(s) for s in SETS)), [len(SETS)])
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         exe = work / "proxy"

@@ -289,13 +289,13 @@ PAPI_SETS = "perf::TASK-CLOCK,perf::PAGE-FAULTS;perf::TASK-CLOCK,perf::CONTEXT-S
 def papi_cannot_count() -> str | None:
     """Why PAPI counts no perf:: software event on this machine, in PAPI's words (e.g. its perf_event component
     disabled because libpfm4 does not know the CPU model), or None where they count."""
-    import echo.collectors.papi as papi
+    from echo.collectors.papi import probe
 
     try:
-        status = {name: s for _, name, s, _ in papi.available_events()}
-    except papi.PapiError as e:
+        status = {name: s for _, name, s, _ in probe.available_events()}
+    except probe.PapiError as e:
         return str(e)
-    return None if status.get("perf::TASK-CLOCK") == "ok" else papi.why_nothing_counts()
+    return None if status.get("perf::TASK-CLOCK") == "ok" else probe.why_nothing_counts()
 
 
 def need_papi_counting() -> None:

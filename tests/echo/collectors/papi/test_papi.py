@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-import echo.collectors.papi as papi
+from echo.collectors.papi import probe
 from echo.collectors.papi.stored import merged_counters
 from echo.runformat.records import read_run
 from echo.store.db import open_store
@@ -25,9 +25,9 @@ BIN = Path(sys.executable).parent
 
 def test_events_lists_what_counts_and_why_not():
     need_papi_counting()
-    events = {name: status for _, name, status, _ in papi.available_events()}
+    events = {name: status for _, name, status, _ in probe.available_events()}
     assert events["perf::TASK-CLOCK"] == "ok"
-    presets = [s for k, _, s, _ in papi.available_events() if k == "preset"]
+    presets = [s for k, _, s, _ in probe.available_events() if k == "preset"]
     assert presets and all(s for s in presets), "every preset is either ok or has PAPI's reason"
     r = subprocess.run([str(BIN / "mpiecho"), "events"], capture_output=True, text=True)
     assert r.returncode == 0 and "perf::TASK-CLOCK" in r.stdout and "one run counts them all with --clones" in r.stdout
@@ -35,33 +35,33 @@ def test_events_lists_what_counts_and_why_not():
 
 def test_packing_with_an_anchor_in_every_set():
     need_papi_counting()
-    p = papi.plan(SETS)
+    p = probe.plan(SETS)
     assert p.sets == [["perf::TASK-CLOCK", "perf::PAGE-FAULTS"], ["perf::TASK-CLOCK", "perf::CONTEXT-SWITCHES"]]
     assert p.anchor == "perf::TASK-CLOCK"
     # a name PAPI does not know is a mistake to mend, not an event to leave out: named, with close names
-    with pytest.raises(papi.PapiError, match=r"PAPI knows no event perf::TASK-CLOK here \(did you mean "
+    with pytest.raises(probe.PapiError, match=r"PAPI knows no event perf::TASK-CLOK here \(did you mean "
                                              r"perf::TASK-CLOCK.*mpiecho events"):
-        papi.plan("perf::PAGE-FAULTS,perf::TASK-CLOK")
+        probe.plan("perf::PAGE-FAULTS,perf::TASK-CLOK")
 
 
 def test_a_preset_that_cannot_be_added_is_named_with_papis_reason():
     need_papi_counting()
-    status = {name: s for _, name, s, _ in papi.available_events()}
+    status = {name: s for _, name, s, _ in probe.available_events()}
     if status.get("PAPI_TOT_INS") == "ok":
         pytest.skip("this machine has a hardware PMU: PAPI_TOT_INS counts here")
-    p = papi.plan("PAPI_TOT_INS,perf::TASK-CLOCK")
+    p = probe.plan("PAPI_TOT_INS,perf::TASK-CLOCK")
     assert p.unavailable == [("PAPI_TOT_INS", status["PAPI_TOT_INS"])]
     assert p.sets == [["perf::TASK-CLOCK"]], "the run goes on with what can be counted"
-    with pytest.raises(papi.PapiError, match=r"no event asked for can be counted here \(PAPI_TOT_INS: .*"
+    with pytest.raises(probe.PapiError, match=r"no event asked for can be counted here \(PAPI_TOT_INS: .*"
                                              r"mpiecho events"):
-        papi.check_copies(papi.plan("PAPI_TOT_INS"), [2, 2])
+        probe.check_copies(probe.plan("PAPI_TOT_INS"), [2, 2])
 
 
 def test_more_sets_than_copies_says_how_to_get_them_all():
     need_papi_counting()
-    with pytest.raises(papi.PapiError, match=r"2 counter sets need 2 copies .*\(--clones 2\).*--papi-sets "
+    with pytest.raises(probe.PapiError, match=r"2 counter sets need 2 copies .*\(--clones 2\).*--papi-sets "
                                              r"'perf::TASK-CLOCK,perf::CONTEXT-SWITCHES'"):
-        papi.check_copies(papi.plan(SETS), [1, 1])
+        probe.check_copies(probe.plan(SETS), [1, 1])
 
 
 def test_each_copy_counts_its_set_and_the_report_merges_them(programs, tmp_path):
@@ -123,7 +123,7 @@ def test_a_machine_where_papi_counts_nothing_is_told_why(programs, tmp_path):
     why = papi_cannot_count()
     if why is None:
         pytest.skip("PAPI counts perf:: events on this machine")
-    assert dict(papi.disabled_components()).get("perf_event"), "PAPI's reason for the disabled component is read"
+    assert dict(probe.disabled_components()).get("perf_event"), "PAPI's reason for the disabled component is read"
     for spec in ("all", "presets", "perf::TASK-CLOCK"):
         r = echorun(["--papi-sets", spec, "-n", "1", "--clones", "2", *programs["coll"]], tmp_path / spec)
         assert r.returncode == 2 and "perf_event" in r.stderr and why in r.stderr, r.stderr
