@@ -3,7 +3,11 @@
 MPI_Win_create window, Accumulate/Get/Fetch_and_op tallies, Compare_and_swap/Get_accumulate claims; fence epochs)
 print what they print natively in every replica, with a replica killed before the first window, at a window's
 creation, between epochs, inside an epoch (after some of its operations were sent), at the fence that applies them,
-and at the free; the one-sided calls SDR does not replicate stop the job naming the call and why."""
+and at the free; a PSCW ring (tests/programs/pscw_ring.c: halos Put into MPI_Win_allocate windows, Accumulates and
+Gets into an MPI_Win_create window, each rank posting to its left neighbour and starting to its right) prints what it
+prints natively in every replica, with replicas killed at the windows' creation, between epochs, inside an access
+epoch, at MPI_Win_complete, MPI_Win_wait and MPI_Win_test; the one-sided calls SDR does not replicate stop the job
+naming the call and why."""
 
 from __future__ import annotations
 
@@ -60,12 +64,70 @@ def test_one_sided_kernels_with_replicas_killed(mpi, programs, tmp_path, kills):
         assert f"SDR: rank {rank} lost replica {k}" in r.stderr, r.stderr
 
 
+# calls of pscw_ring (3 steps) as the records number them (the same in every rank at -n 3 up to its first
+# MPI_Win_test, which the program calls until the epoch is closed)
+RING_ALLOCATE, RING_POST, RING_PUT, RING_ZERO_PUT, RING_COMPLETE, RING_WAIT, RING_BETWEEN = 7, 8, 10, 11, 12, 13, 14
+RING_FREE, RING_CREATE, RING_ACCUMULATE, RING_GET, RING_TALLY_COMPLETE, RING_TEST = 26, 27, 30, 31, 32, 33
+
+
+def ring_lines(lines: list[str]) -> list[str]:
+    """The ring's lines but its reduced time (a timing)."""
+    return [line for line in lines if "ring time" not in line]
+
+
+def run_ring(programs, tmp_path, kills: list[tuple[int, int, int]], replicas: int = 2):
+    spec = ";".join(f"kill:rank={rank},replica={k},call={call}" for rank, k, call in kills)
+    return echorun(["-n", str(N), "--mode", "sdr", "--replicas", str(replicas),
+                    *(["--inject", spec] if spec else []), *programs["pscw_ring"]], tmp_path / "run",
+                   timeout=150)
+
+
+def test_pscw_ring_under_sdr(mpi, programs, tmp_path):
+    """No failure: every replica's halos, tallies and fetched stamps are the native ones, step by step."""
+    r = run_ring(programs, tmp_path, [])
+    assert_survivors_native(mpi, programs, r, N, 2, "pscw_ring", ring_lines)
+    assert "validated" in r.stdout and "WRONG" not in r.stdout
+    assert "lost replica" not in r.stderr
+
+
+@pytest.mark.parametrize("kills", [
+    [(1, 1, RING_ALLOCATE)],           # at MPI_Win_allocate
+    [(0, 0, RING_POST)],               # at the first MPI_Win_post: its window made, no epoch yet
+    [(2, 1, RING_PUT)],                # inside an access epoch: started, nothing sent
+    [(1, 0, RING_ZERO_PUT)],           # inside an access epoch: its halo Put sent, its count not
+    [(0, 1, RING_COMPLETE)],           # at MPI_Win_complete: both Puts sent; its target waits for its count
+    [(2, 0, RING_WAIT)],               # at MPI_Win_wait: its epoch completed, its own exposure not closed
+    [(1, 1, RING_BETWEEN)],            # between epochs
+    [(0, 0, RING_FREE)],               # at MPI_Win_free
+    [(2, 1, RING_CREATE)],             # at MPI_Win_create
+    [(1, 0, RING_ACCUMULATE)],         # inside an epoch of an Accumulate: it must count once in every replica
+    [(0, 1, RING_GET)],                # its Accumulate sent, its Get not: the target must not wait for it
+    [(2, 0, RING_TALLY_COMPLETE)],     # at the MPI_Win_complete that awaits its Get's answer
+    [(1, 1, RING_TEST)],               # at the first MPI_Win_test
+    [(0, 1, RING_ZERO_PUT), (2, 0, RING_GET)],  # one rank in the halo epoch, another in the tally
+])
+def test_pscw_ring_with_replicas_killed(mpi, programs, tmp_path, kills):
+    r = run_ring(programs, tmp_path, kills)
+    assert_survivors_native(mpi, programs, r, N, 2, "pscw_ring", ring_lines)
+    for rank, k, _ in kills:
+        assert f"SDR: rank {rank} lost replica {k}" in r.stderr, r.stderr
+
+
+def test_pscw_ring_with_three_replicas_and_two_kills_in_one_rank(mpi, programs, tmp_path):
+    """Two replicas of one rank die, one inside an access epoch, the other at the wait of a later one."""
+    r = run_ring(programs, tmp_path, [(1, 0, RING_ZERO_PUT), (1, 2, RING_WAIT + 6)], replicas=3)
+    assert_survivors_native(mpi, programs, r, N, 3, "pscw_ring", ring_lines)
+    assert "SDR: rank 1 lost replicas 0, 2 and finished in replica 1" in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize(("program", "named"), [
-    ("rma", "MPI_Win_post (SDR replicates fence epochs only: MPI_Win_fence) is not supported in SDR mode"),
+    ("rma", "MPI_Win_lock (passive target: SDR replicates active-target epochs only: MPI_Win_fence, "
+            "MPI_Win_post/start) is not supported in SDR mode"),
     ("shared_nosync", "MPI_Win_allocate_shared (its loads and stores into other processes' memory bypass MPI"),
 ])
 def test_one_sided_calls_sdr_does_not_replicate_are_named(programs, tmp_path, program, named):
-    """tests/programs/rma.c runs a fence epoch, then a PSCW one; shared_nosync.c makes a shared-memory window."""
+    """tests/programs/rma.c runs a fence epoch, a PSCW one, then locks; shared_nosync.c makes a shared-memory
+    window."""
     r = echorun(["--no-store", "-n", "2", "--mode", "sdr", "--replicas", "2", *programs[program]], tmp_path / "run",
                 timeout=120)
     assert r.returncode != 0
