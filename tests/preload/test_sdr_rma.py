@@ -11,6 +11,8 @@ naming the call and why."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.conftest import echorun
@@ -21,28 +23,35 @@ N = 3
 BEFORE, ALLOCATE, STENCIL_PUT, STENCIL_FENCE, BETWEEN = 2, 3, 22, 7, 20
 CREATE, TRANSPOSE_PUT, ACCUMULATE, FETCH, GET, FREE = 47, 58, 123, 131, 126, 191
 GET_ACCUMULATE, CLAIMS_FENCE = 195, 196  # claims: its MPI_Compare_and_swap is call 194
+# calls of pscw_ring (3 steps) as the records number them (the same in every rank at -n 3 up to its first
+# MPI_Win_test, which the program calls until the epoch is closed)
+RING_ALLOCATE, RING_POST, RING_PUT, RING_ZERO_PUT, RING_COMPLETE, RING_WAIT, RING_BETWEEN = 7, 8, 10, 11, 12, 13, 14
+RING_FREE, RING_CREATE, RING_ACCUMULATE, RING_GET, RING_TALLY_COMPLETE, RING_TEST = 26, 27, 30, 31, 32, 33
+TIMING = re.compile(r"\btime\b")
 
 
 def timeless(lines: list[str]) -> list[str]:
     """The program's lines but its reduced time (a timing)."""
-    return [line for line in lines if "kernels time" not in line]
+    return [line for line in lines if not TIMING.search(line)]
 
 
-def run_kernels(programs, tmp_path, kills: list[tuple[int, int, int]]):
+def run_sdr(programs, tmp_path, program: str, kills: list[tuple[int, int, int]], replicas: int = 2):
     spec = ";".join(f"kill:rank={rank},replica={k},call={call}" for rank, k, call in kills)
-    return echorun(["-n", str(N), "--mode", "sdr", "--replicas", "2", *(["--inject", spec] if spec else []),
-                    *programs["rma_kernels"]], tmp_path / "run", timeout=150)
+    return echorun(["-n", str(N), "--mode", "sdr", "--replicas", str(replicas),
+                    *(["--inject", spec] if spec else []), *programs[program]], tmp_path / "run", timeout=150)
 
 
-def test_one_sided_kernels_under_sdr(mpi, programs, tmp_path):
-    """No failure: every replica's windows end as natively (each kernel validates its own results)."""
-    r = run_kernels(programs, tmp_path, [])
-    assert_survivors_native(mpi, programs, r, N, 2, "rma_kernels", timeless)
+@pytest.mark.parametrize("program", ["rma_kernels", "pscw_ring"])
+def test_one_sided_programs_under_sdr(mpi, programs, tmp_path, program):
+    """No failure: every replica's windows end as natively, and what it fetched (each program validates its own
+    results: the ring its halos, tallies and fetched stamps step by step)."""
+    r = run_sdr(programs, tmp_path, program, [])
+    assert_survivors_native(mpi, programs, r, N, 2, program, timeless)
     assert "validated" in r.stdout and "FAILED" not in r.stdout
     assert "lost replica" not in r.stderr
 
 
-@pytest.mark.parametrize("kills", [
+KERNEL_KILLS = [
     [(0, 0, BEFORE)],                  # before any window: its windows are made without it
     [(1, 1, ALLOCATE)],                # at MPI_Win_allocate
     [(2, 0, STENCIL_FENCE)],           # at a fence, its epoch's Puts sent and not yet applied
@@ -56,41 +65,8 @@ def test_one_sided_kernels_under_sdr(mpi, programs, tmp_path):
     [(1, 0, FREE)],                    # at MPI_Win_free
     [(2, 1, GET_ACCUMULATE)],          # its Compare_and_swap sent, its Get_accumulate not
     [(0, 0, CLAIMS_FENCE)],            # the target of every claim, at the fence that answers them
-])
-def test_one_sided_kernels_with_replicas_killed(mpi, programs, tmp_path, kills):
-    r = run_kernels(programs, tmp_path, kills)
-    assert_survivors_native(mpi, programs, r, N, 2, "rma_kernels", timeless)
-    for rank, k, _ in kills:
-        assert f"SDR: rank {rank} lost replica {k}" in r.stderr, r.stderr
-
-
-# calls of pscw_ring (3 steps) as the records number them (the same in every rank at -n 3 up to its first
-# MPI_Win_test, which the program calls until the epoch is closed)
-RING_ALLOCATE, RING_POST, RING_PUT, RING_ZERO_PUT, RING_COMPLETE, RING_WAIT, RING_BETWEEN = 7, 8, 10, 11, 12, 13, 14
-RING_FREE, RING_CREATE, RING_ACCUMULATE, RING_GET, RING_TALLY_COMPLETE, RING_TEST = 26, 27, 30, 31, 32, 33
-
-
-def ring_lines(lines: list[str]) -> list[str]:
-    """The ring's lines but its reduced time (a timing)."""
-    return [line for line in lines if "ring time" not in line]
-
-
-def run_ring(programs, tmp_path, kills: list[tuple[int, int, int]], replicas: int = 2):
-    spec = ";".join(f"kill:rank={rank},replica={k},call={call}" for rank, k, call in kills)
-    return echorun(["-n", str(N), "--mode", "sdr", "--replicas", str(replicas),
-                    *(["--inject", spec] if spec else []), *programs["pscw_ring"]], tmp_path / "run",
-                   timeout=150)
-
-
-def test_pscw_ring_under_sdr(mpi, programs, tmp_path):
-    """No failure: every replica's halos, tallies and fetched stamps are the native ones, step by step."""
-    r = run_ring(programs, tmp_path, [])
-    assert_survivors_native(mpi, programs, r, N, 2, "pscw_ring", ring_lines)
-    assert "validated" in r.stdout and "WRONG" not in r.stdout
-    assert "lost replica" not in r.stderr
-
-
-@pytest.mark.parametrize("kills", [
+]
+RING_KILLS = [
     [(1, 1, RING_ALLOCATE)],           # at MPI_Win_allocate
     [(0, 0, RING_POST)],               # at the first MPI_Win_post: its window made, no epoch yet
     [(2, 1, RING_PUT)],                # inside an access epoch: started, nothing sent
@@ -105,18 +81,22 @@ def test_pscw_ring_under_sdr(mpi, programs, tmp_path):
     [(2, 0, RING_TALLY_COMPLETE)],     # at the MPI_Win_complete that awaits its Get's answer
     [(1, 1, RING_TEST)],               # at the first MPI_Win_test
     [(0, 1, RING_ZERO_PUT), (2, 0, RING_GET)],  # one rank in the halo epoch, another in the tally
-])
-def test_pscw_ring_with_replicas_killed(mpi, programs, tmp_path, kills):
-    r = run_ring(programs, tmp_path, kills)
-    assert_survivors_native(mpi, programs, r, N, 2, "pscw_ring", ring_lines)
+]
+
+
+@pytest.mark.parametrize(("program", "kills"), [("rma_kernels", kills) for kills in KERNEL_KILLS] +
+                         [("pscw_ring", kills) for kills in RING_KILLS])
+def test_one_sided_programs_with_replicas_killed(mpi, programs, tmp_path, program, kills):
+    r = run_sdr(programs, tmp_path, program, kills)
+    assert_survivors_native(mpi, programs, r, N, 2, program, timeless)
     for rank, k, _ in kills:
         assert f"SDR: rank {rank} lost replica {k}" in r.stderr, r.stderr
 
 
 def test_pscw_ring_with_three_replicas_and_two_kills_in_one_rank(mpi, programs, tmp_path):
     """Two replicas of one rank die, one inside an access epoch, the other at the wait of a later one."""
-    r = run_ring(programs, tmp_path, [(1, 0, RING_ZERO_PUT), (1, 2, RING_WAIT + 6)], replicas=3)
-    assert_survivors_native(mpi, programs, r, N, 3, "pscw_ring", ring_lines)
+    r = run_sdr(programs, tmp_path, "pscw_ring", [(1, 0, RING_ZERO_PUT), (1, 2, RING_WAIT + 6)], replicas=3)
+    assert_survivors_native(mpi, programs, r, N, 3, "pscw_ring", timeless)
     assert "SDR: rank 1 lost replicas 0, 2 and finished in replica 1" in r.stderr, r.stderr
 
 
