@@ -58,6 +58,7 @@ typedef struct sdr_win {
      * MPI_Win_complete's count of them is in (done[i], received into ndone[i]), origin by origin */
     int *targets, ntargets, access;
     int *origins, norigins, served, exposure;
+    int self_lock;       /* MPI_Win_lock of this process's own window (echo_sdr_MPI_Win_lock) */
     int *ndone;
     MPI_Request *done;
     struct sdr_win *next;
@@ -201,7 +202,7 @@ int echo_sdr_MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_C
 int echo_sdr_MPI_Win_free(MPI_Win *win) {
     sdr_win_t *w = win_of(*win), **at = &wins;
     if (!w) return PMPI_Win_free(win);
-    if (w->sends.n || w->answers.n || w->nreplies || w->access || w->exposure)
+    if (w->sends.n || w->answers.n || w->nreplies || w->access || w->exposure || w->self_lock)
         return MPI_ERR_RMA_SYNC; /* an epoch still open: MPI requires it closed before the free */
     int rc = PMPI_Win_free(win); /* the application's attribute delete callbacks run in it */
     while (*at != w) at = &(*at)->next;
@@ -221,6 +222,25 @@ int echo_sdr_MPI_Win_get_group(MPI_Win win, MPI_Group *group) {
 
 /* ---- operations: sent now, applied by the target when it closes the epoch ---- */
 
+/* whether a datatype that covers one run of memory (its size is its true extent) takes its bytes in their order:
+ * a transposing or reversing type covers one run too.  Predefined and contiguous types do; another is packed from
+ * a run of bytes each of which tells its offset (a mix of its bits: a permutation that kept every byte's value
+ * would have to map offsets to offsets of the same mix). */
+static int in_order(MPI_Datatype dt, MPI_Aint tlb, int size) {
+    int ni, na, nd, combiner;
+    PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner);
+    if (combiner == MPI_COMBINER_NAMED || size <= 1) return 1;
+    unsigned char *run = malloc((size_t)size), *packed = malloc((size_t)size);
+    for (int i = 0; i < size; i++) {
+        unsigned v = (unsigned)i * 2654435761u;
+        run[i] = (unsigned char)(v >> 24 ^ v >> 16 ^ (unsigned)i >> 8);
+    }
+    int pos = 0, same = PMPI_Pack(run - tlb, 1, dt, packed, size, &pos, MPI_COMM_SELF) == MPI_SUCCESS && pos == size &&
+                        !memcmp(run, packed, (size_t)size);
+    free(run), free(packed);
+    return same;
+}
+
 /* An operation on member `target`: its header, then (but for a Get) its data; an answer (Get and the fetching
  * ones) is awaited into (rbuf, rcount, rtype).  The target's memory must be one contiguous run of one predefined
  * type (or bytes, for Put and Get): the target learns its layout as an offset and a count of that type. */
@@ -235,7 +255,7 @@ static int issue(sdr_win_t *w, const char *call, int kind, const void *obuf, int
     PMPI_Type_size(ttype, &size);
     PMPI_Type_get_extent(ttype, &lb, &extent);
     PMPI_Type_get_true_extent(ttype, &tlb, &textent);
-    if ((MPI_Aint)size != textent || (tcount > 1 && extent != textent))
+    if ((MPI_Aint)size != textent || (tcount > 1 && extent != textent) || !in_order(ttype, tlb, size))
         return refuse(call, "with a non-contiguous target datatype (SDR's windows take a target's data as one run)");
     MPI_Datatype basic = basic_of(ttype);
     int plain = kind == OP_PUT || kind == OP_GET;
@@ -563,14 +583,47 @@ int echo_sdr_MPI_Win_test(MPI_Win win, int *flag) {
 
 /* ---- refused, naming the call and why (docs/sdr.md) ---- */
 
-#define PASSIVE "(passive target: SDR replicates active-target epochs only: MPI_Win_fence, MPI_Win_post/start)"
+#define PASSIVE "(passive target: SDR replicates active-target epochs, MPI_Win_fence and MPI_Win_post/start, and a " \
+                "process's lock of its own window only)"
 
+/* A lock of the process's own window is a local epoch (codes take one to read or write their window memory under
+ * MPI's separate memory model): nobody else's operations reach the window in it (SDR applies them only in
+ * active-target synchronizations), and the operations this process makes on itself in it are applied at
+ * MPI_Win_unlock, in the order made, as an epoch of one origin. */
 int echo_sdr_MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
-    return win_of(win) ? refuse("MPI_Win_lock", PASSIVE) : PMPI_Win_lock(lock_type, rank, assert, win);
+    sdr_win_t *w = win_of(win);
+    if (!w) return PMPI_Win_lock(lock_type, rank, assert, win);
+    if (rank != w->c->rank) return refuse("MPI_Win_lock", PASSIVE);
+    if (w->self_lock) return MPI_ERR_RMA_SYNC;
+    w->self_lock = 1;
+    return MPI_SUCCESS;
 }
+
 int echo_sdr_MPI_Win_unlock(int rank, MPI_Win win) {
-    return win_of(win) ? refuse("MPI_Win_unlock", PASSIVE) : PMPI_Win_unlock(rank, win);
+    sdr_win_t *w = win_of(win);
+    if (!w) return PMPI_Win_unlock(rank, win);
+    if (rank != w->c->rank) return refuse("MPI_Win_unlock", PASSIVE);
+    if (!w->self_lock) return MPI_ERR_RMA_SYNC;
+    int me = w->c->rank, rc = MPI_SUCCESS, kept = 0;
+    for (int i = 0; i < w->nops[me] && rc == MPI_SUCCESS; i++) rc = apply_one(w, me);
+    w->nops[me] = 0;
+    for (int i = 0; i < w->nreplies; i++) { /* its answers, in the order asked; others' stay for their epoch */
+        reply_t *g = &w->replies[i];
+        if (g->target != me)
+            w->replies[kept++] = *g;
+        else if (rc == MPI_SUCCESS)
+            rc = echo_sdr_MPI_Recv(g->buf, g->count, g->dt, me, TAG_REPLY, w->c->app, MPI_STATUS_IGNORE);
+    }
+    w->nreplies = kept;
+    /* the messages to itself are received: they complete now, unless an epoch with others is still open */
+    int open = w->access || w->exposure;
+    for (int t = 0; t < w->c->size; t++) open |= w->nops[t] != 0;
+    if (rc == MPI_SUCCESS && !open) rc = pending_wait(&w->sends);
+    if (rc == MPI_SUCCESS && !open) rc = pending_wait(&w->answers);
+    w->self_lock = 0;
+    return rc;
 }
+
 int echo_sdr_MPI_Win_lock_all(int assert, MPI_Win win) {
     return win_of(win) ? refuse("MPI_Win_lock_all", PASSIVE) : PMPI_Win_lock_all(assert, win);
 }

@@ -25,8 +25,9 @@ CREATE, TRANSPOSE_PUT, ACCUMULATE, FETCH, GET, FREE = 47, 58, 123, 131, 126, 191
 GET_ACCUMULATE, CLAIMS_FENCE = 195, 196  # claims: its MPI_Compare_and_swap is call 194
 # calls of pscw_ring (3 steps) as the records number them (the same in every rank at -n 3 up to its first
 # MPI_Win_test, which the program calls until the epoch is closed)
-RING_ALLOCATE, RING_POST, RING_PUT, RING_ZERO_PUT, RING_COMPLETE, RING_WAIT, RING_BETWEEN = 7, 8, 10, 11, 12, 13, 14
-RING_FREE, RING_CREATE, RING_ACCUMULATE, RING_GET, RING_TALLY_COMPLETE, RING_TEST = 26, 27, 30, 31, 32, 33
+RING_ALLOCATE, RING_UNLOCK, RING_POST, RING_PUT, RING_ZERO_PUT, RING_COMPLETE = 7, 9, 10, 12, 13, 14
+RING_WAIT, RING_BETWEEN, RING_FREE, RING_CREATE, RING_ACCUMULATE, RING_GET = 15, 16, 28, 29, 32, 33
+RING_TALLY_COMPLETE, RING_TEST = 34, 35
 TIMING = re.compile(r"\btime\b")
 
 
@@ -68,6 +69,7 @@ KERNEL_KILLS = [
 ]
 RING_KILLS = [
     [(1, 1, RING_ALLOCATE)],           # at MPI_Win_allocate
+    [(2, 0, RING_UNLOCK)],             # at the MPI_Win_unlock of its own window, its ghosts cleared
     [(0, 0, RING_POST)],               # at the first MPI_Win_post: its window made, no epoch yet
     [(2, 1, RING_PUT)],                # inside an access epoch: started, nothing sent
     [(1, 0, RING_ZERO_PUT)],           # inside an access epoch: its halo Put sent, its count not
@@ -101,13 +103,16 @@ def test_pscw_ring_with_three_replicas_and_two_kills_in_one_rank(mpi, programs, 
 
 
 @pytest.mark.parametrize(("program", "named"), [
-    ("rma", "MPI_Win_lock (passive target: SDR replicates active-target epochs only: MPI_Win_fence, "
-            "MPI_Win_post/start) is not supported in SDR mode"),
+    ("rma", "MPI_Win_lock (passive target: SDR replicates active-target epochs, MPI_Win_fence and "
+            "MPI_Win_post/start, and a process's lock of its own window only) is not supported in SDR mode"),
     ("shared_nosync", "MPI_Win_allocate_shared (its loads and stores into other processes' memory bypass MPI"),
+    # a target datatype that covers one run of the window in another order: refused, never applied as a run
+    ("rma_transpose_type", "MPI_Put with a non-contiguous target datatype (SDR's windows take a target's data as one "
+                           "run) is not supported in SDR mode"),
 ])
 def test_one_sided_calls_sdr_does_not_replicate_are_named(programs, tmp_path, program, named):
-    """tests/programs/rma.c runs a fence epoch, a PSCW one, then locks; shared_nosync.c makes a shared-memory
-    window."""
+    """tests/programs/rma.c runs a fence epoch, a PSCW one, then locks another rank's window; shared_nosync.c makes
+    a shared-memory window; rma_transpose_type.c Puts through a transposing target datatype."""
     r = echorun(["--no-store", "-n", "2", "--mode", "sdr", "--replicas", "2", *programs[program]], tmp_path / "run",
                 timeout=120)
     assert r.returncode != 0

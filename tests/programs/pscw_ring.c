@@ -3,10 +3,12 @@
  * and accesses its right one's (MPI_Win_start), Puts its edge into the right neighbour's halo, and checks the halo
  * its left neighbour Put into its own window; it prints the halo's checksum each step.
  *   halo   an MPI_Win_allocate window of n doubles: the left neighbour's edge (a Put, and a zero-count Put from a
- *          pointer that is never read, as a code whose edge can be empty makes it);
+ *          pointer that is never read, as a code whose edge can be empty makes it), cleared first under a lock of
+ *          the rank's own window (MPI's separate memory model);
  *   tally  an MPI_Win_create window over the program's own array: each step an Accumulate (MPI_SUM) of the origin's
  *          rank into the right neighbour's counter, a Get of the right neighbour's stamp (which it writes before it
- *          posts), and the exposure closed with an MPI_Win_test loop.
+ *          posts), and the exposure closed with an MPI_Win_test loop; at the end each rank reads its counter back
+ *          with a Get on itself under a lock of its own window.
  * Each rank validates what it received ("rK: step S ... ok"), rank 0 prints the time (reduced to the slowest rank).
  * Usage: pscw_ring [steps] [n] */
 #include <math.h>
@@ -23,6 +25,9 @@ static int halo(int steps, int n) {
     double *edge = malloc(sizeof(double) * (size_t)n), *ghost, *unused = NULL;
     MPI_Win win;
     MPI_Win_allocate((MPI_Aint)(n * sizeof(double)), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &ghost, &win);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+    for (int i = 0; i < n; i++) ghost[i] = -1.0;
+    MPI_Win_unlock(rank, win);
     int bad = 0;
     for (int step = 0; step < steps; step++) {
         for (int i = 0; i < n; i++) edge[i] = edge_value(rank, step, i);
@@ -68,6 +73,13 @@ static int tally(int steps) {
         printf("r%d: step %d tally %.1f (expected %.1f) stamp %.1f %s\n", rank, step, box[0], counter, stamp,
                wrong ? "WRONG" : "ok");
     }
+    double counter = -1;
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
+    MPI_Get(&counter, 1, MPI_DOUBLE, rank, 0, 1, MPI_DOUBLE, win);
+    MPI_Win_unlock(rank, win);
+    int wrong = counter != (left + 1.0) * steps;
+    bad += wrong;
+    printf("r%d: tally read back %.1f %s\n", rank, counter, wrong ? "WRONG" : "ok");
     MPI_Win_free(&win);
     return bad;
 }
