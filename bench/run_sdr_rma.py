@@ -1,6 +1,7 @@
-"""SDR one-sided benchmark: a fence epoch of one Put (bench/fenceput.c: rank 0 puts N bytes into rank 1's window,
-both fence) by size, natively, as two native runs at the same time, and under `echorun --mode sdr --replicas 2`,
-in the same invocation (the baselines and the sharing of cores as bench/run_sdr.py's).
+"""SDR one-sided benchmark: an active-target epoch of one Put (bench/fenceput.c: rank 0 puts N bytes into rank 1's
+window, in a fence epoch or a PSCW one) by size, natively, as two native runs at the same time, and under
+`echorun --mode sdr --replicas 2`, in the same invocation (the baselines and the sharing of cores as
+bench/run_sdr.py's).
 
     .venv/bin/python bench/run_sdr_rma.py [--quick]
 
@@ -28,8 +29,11 @@ def iterations(size: int, quick: bool) -> str:
     return str(max(20, (200 if quick else 1000) * 1024 // max(size, 1024)))
 
 
+SYNCS = {"fence": "fenceput", "pscw": "pscwput"}  # the epoch's synchronization -> the line fenceput.c prints
+
+
 def per_epoch_us(out: str) -> float:
-    return float(next(line.split()[2] for line in out.splitlines() if line.startswith("fenceput ")))
+    return float(next(w[2] for line in out.splitlines() if (w := line.split()) and w[0] in SYNCS.values()))
 
 
 def main() -> None:
@@ -39,45 +43,52 @@ def main() -> None:
     repeat = 1 if a.quick else 3
     mpi = detect_mpi()
     ensure_library(mpi)
-    best: dict[str, dict[int, float]] = {"native": {}, "pair": {}, "sdr": {}}
+    best: dict[tuple[str, str], dict[int, float]] = {(sync, kind): {} for sync in SYNCS
+                                                     for kind in ("native", "pair", "sdr")}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         exe = str(work / "fenceput")
         subprocess.run([mpi.mpicc, "-O2", "-o", exe, str(HERE / "fenceput.c")], check=True)
         for i in range(repeat):
-            for size in SIZES:
-                args = [str(size), iterations(size, a.quick)]
-                runs = {
-                    "native": [per_epoch_us(run_together([native_argv(mpi, exe, args)])[0])],
-                    # the slower of the two
-                    "pair": [max(per_epoch_us(o) for o in run_together([native_argv(mpi, exe, args)] * 2))],
-                    "sdr": [per_epoch_us(run_together([sdr_argv(exe, args, work, i * 100 + size % 97)])[0])],
-                }
-                for kind, (t,) in runs.items():
-                    best[kind][size] = min(best[kind].get(size, float("inf")), t)
+            for s, sync in enumerate(SYNCS):
+                for size in SIZES:
+                    args = [str(size), iterations(size, a.quick), sync]
+                    run_dir = i * 1000 + s * 100 + size % 97
+                    runs = {
+                        "native": [per_epoch_us(run_together([native_argv(mpi, exe, args)])[0])],
+                        # the slower of the two
+                        "pair": [max(per_epoch_us(o) for o in run_together([native_argv(mpi, exe, args)] * 2))],
+                        "sdr": [per_epoch_us(run_together([sdr_argv(exe, args, work, run_dir)])[0])],
+                    }
+                    for kind, (t,) in runs.items():
+                        best[sync, kind][size] = min(best[sync, kind].get(size, float("inf")), t)
     version = subprocess.run([mpi.mpirun, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     lines = [
-        "# SDR: the cost of one-sided fence epochs",
+        "# SDR: the cost of one-sided active-target epochs (fence, PSCW)",
         "",
         measured_by("bench/run_sdr_rma.py") + f", best of {repeat}; {version}.",
         "",
-        "A fence epoch of one `MPI_Put` of N bytes from rank 0 into rank 1's `MPI_Win_allocate` window "
-        "(bench/fenceput.c), per epoch, µs. 2 application ranks; SDR runs 2 replicas of each (4 processes). "
+        "An epoch of one `MPI_Put` of N bytes from rank 0 into rank 1's `MPI_Win_allocate` window "
+        "(bench/fenceput.c), per epoch, µs: a fence epoch (both fence), and a PSCW one (rank 1 posts and waits, "
+        "rank 0 starts, puts and completes). 2 application ranks; SDR runs 2 replicas of each (4 processes). "
         "*two natives*: two native runs at the same time (the same number of processes on the same cores, without "
         "the protocol). Goal: SDR within 2x of two natives for small Puts, 1.2x for large ones.",
-        "",
-        "| bytes | native | two natives | SDR | SDR / native | SDR / two natives |",
-        "|---:|---:|---:|---:|---:|---:|",
     ]
-    for size in SIZES:
-        n, p, s = best["native"][size], best["pair"][size], best["sdr"][size]
-        lines.append(f"| {size} | {n:.2f} | {p:.2f} | {s:.2f} | {s / n:.2f} | {s / p:.2f} |")
+    for sync in SYNCS:
+        lines += ["", f"**{sync}**", "",
+                  "| bytes | native | two natives | SDR | SDR / native | SDR / two natives |",
+                  "|---:|---:|---:|---:|---:|---:|"]
+        for size in SIZES:
+            n, p, s = (best[sync, kind][size] for kind in ("native", "pair", "sdr"))
+            lines.append(f"| {size} | {n:.2f} | {p:.2f} | {s:.2f} | {s / n:.2f} | {s / p:.2f} |")
     lines += [
         "",
         "Under SDR an epoch is messages of the replicated layer (docs/sdr.md, *One-sided communication*): the Put "
         "is a header and its data sent to the target, and the fence an `Alltoall` of operation counts on the "
         "window's hidden communicator, after which the target receives and applies the Put; each message costs "
-        "an ack to the sender's other replica. Natively Open MPI's osc component writes into the target's "
+        "an ack to the sender's other replica. A PSCW epoch sends the same Put and, at `MPI_Win_complete`, the "
+        "count of operations to the target, whose `MPI_Win_wait` receives it and applies the Put; the origin's "
+        "`MPI_Win_complete` waits for its data's acks. Natively Open MPI's osc component writes into the target's "
         "memory and the fence is a barrier.",
     ]
     write("sdr_rma", lines)

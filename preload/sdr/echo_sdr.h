@@ -15,7 +15,7 @@
  * Layers: echo_sdr_core.c (failures, acks, sends and receives, progress),
  * echo_sdr_p2p.c (the application's point-to-point calls and requests),
  * echo_sdr_sched.c + echo_sdr_coll.c (collectives as schedules of sends,
- * receives and local steps), echo_sdr_comm.c (communicators), echo_sdr_win.c (one-sided fence epochs, as
+ * receives and local steps), echo_sdr_comm.c (communicators), echo_sdr_win.c (one-sided fence and PSCW epochs, as
  * messages of this layer). */
 #ifndef ECHO_SDR_H
 #define ECHO_SDR_H

@@ -1,4 +1,4 @@
-/* SDR mode: one-sided communication, fence epochs.
+/* SDR mode: one-sided communication, active target: fence epochs and general active target (PSCW).
  *
  * A window of MPI_Win_create or MPI_Win_allocate is held as a hidden communicator of its members (a split of the
  * window's communicator, so it has the replicated layer's acks, kept copies and substitutes) and, for the
@@ -8,7 +8,8 @@
  * applies what it was sent when it closes the epoch, at MPI_Win_fence: the members first tell each other how many
  * operations each sent to each (an Alltoall), then every target receives its operations origin by origin, in
  * rank order and in the order each origin issued them, applies the Puts and Accumulates to its memory and answers
- * the Gets, and finally every origin receives its answers.
+ * the Gets, and finally every origin receives its answers.  A PSCW epoch sends the same messages; its target
+ * applies them origin by origin, as each origin's MPI_Win_complete tells it how many it sent (below).
  *
  * So every replica of a rank applies the same operations in the same order to the same memory: the replicas'
  * windows hold the same bytes (an Accumulate of doubles from several origins too), and a Put reaches every live
@@ -24,7 +25,7 @@
 #include <string.h>
 
 enum { OP_PUT = 1, OP_GET, OP_ACC, OP_GET_ACC, OP_CAS };
-enum { TAG_OP = 1, TAG_REPLY = 2 }; /* on a window's hidden communicator */
+enum { TAG_OP = 1, TAG_REPLY = 2, TAG_DONE = 3 }; /* on a window's hidden communicator (TAG_DONE: PSCW's counts) */
 enum { H_KIND, H_DISP, H_LB, H_COUNT, H_TYPE, H_OP, H_LEN };
 
 typedef struct reply {
@@ -34,6 +35,13 @@ typedef struct reply {
     int target;
 } reply_t;
 
+/* requests on their way out and the buffers they send from, freed when they complete */
+typedef struct pending {
+    MPI_Request *reqs;
+    void **owned;
+    int n, nowned, cap;
+} pending_t;
+
 typedef struct sdr_win {
     MPI_Win app;         /* the stand-in the application holds */
     sdr_comm_t *c;       /* the hidden communicator of the window's members */
@@ -41,11 +49,18 @@ typedef struct sdr_win {
     MPI_Aint size;
     int disp_unit;
     int *nops;           /* operations sent to each member in this epoch */
-    MPI_Request *sends;  /* this epoch's data and answers on their way out */
-    void **owned;        /* answers' copies, freed with the epoch */
-    int nsends, nowned, cap_sends;
+    pending_t sends;     /* this process's operations' data on their way out */
+    pending_t answers;   /* answers to other processes' fetching operations on their way out */
     reply_t *replies;    /* the answers this process waits for, in the order it asked */
     int nreplies, cap_replies;
+    /* general active target (PSCW): the access epoch's targets (MPI_Win_start's group) and the exposure epoch's
+     * origins (MPI_Win_post's group), as members in rank order; an origin's operations are applied once its
+     * MPI_Win_complete's count of them is in (done[i], received into ndone[i]), origin by origin */
+    int *targets, ntargets, access;
+    int *origins, norigins, served, exposure;
+    int self_lock;       /* MPI_Win_lock of this process's own window (echo_sdr_MPI_Win_lock) */
+    int *ndone;
+    MPI_Request *done;
     struct sdr_win *next;
 } sdr_win_t;
 
@@ -120,14 +135,31 @@ static MPI_Datatype basic_of(MPI_Datatype dt) {
     return basic;
 }
 
-static void push_send(sdr_win_t *w, MPI_Request r, void *owned) {
-    if (w->nsends == w->cap_sends) {
-        w->cap_sends = w->cap_sends ? 2 * w->cap_sends : 16;
-        w->sends = realloc(w->sends, sizeof(MPI_Request) * (size_t)w->cap_sends);
-        w->owned = realloc(w->owned, sizeof(void *) * (size_t)w->cap_sends);
+static void push(pending_t *p, MPI_Request r, void *owned) {
+    if (p->n == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 16;
+        p->reqs = realloc(p->reqs, sizeof(MPI_Request) * (size_t)p->cap);
+        p->owned = realloc(p->owned, sizeof(void *) * (size_t)p->cap);
     }
-    w->sends[w->nsends++] = r;
-    if (owned) w->owned[w->nowned++] = owned;
+    p->reqs[p->n++] = r;
+    if (owned) p->owned[p->nowned++] = owned;
+}
+
+/* whether every request is complete (each test drives the layer); if so they are forgotten with their buffers */
+static int pending_test(pending_t *p, int *rc) {
+    int flag = 1;
+    *rc = p->n ? echo_sdr_MPI_Testall(p->n, p->reqs, &flag, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    if (!flag || *rc != MPI_SUCCESS) return flag && *rc == MPI_SUCCESS;
+    for (int i = 0; i < p->nowned; i++) free(p->owned[i]);
+    p->n = p->nowned = 0;
+    return 1;
+}
+
+static int pending_wait(pending_t *p) {
+    int rc = p->n ? echo_sdr_MPI_Waitall(p->n, p->reqs, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    for (int i = 0; i < p->nowned; i++) free(p->owned[i]);
+    p->n = p->nowned = 0;
+    return rc;
 }
 
 /* ---- creation and freeing ---- */
@@ -170,14 +202,15 @@ int echo_sdr_MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_C
 int echo_sdr_MPI_Win_free(MPI_Win *win) {
     sdr_win_t *w = win_of(*win), **at = &wins;
     if (!w) return PMPI_Win_free(win);
-    if (w->nsends || w->nreplies)
-        return MPI_ERR_RMA_SYNC; /* an epoch still open: MPI requires it closed (a fence) before the free */
+    if (w->sends.n || w->answers.n || w->nreplies || w->access || w->exposure || w->self_lock)
+        return MPI_ERR_RMA_SYNC; /* an epoch still open: MPI requires it closed before the free */
     int rc = PMPI_Win_free(win); /* the application's attribute delete callbacks run in it */
     while (*at != w) at = &(*at)->next;
     *at = w->next;
     MPI_Comm hidden = w->c->app;
     echo_sdr_MPI_Comm_free(&hidden);
-    free(w->nops), free(w->sends), free(w->owned), free(w->replies), free(w);
+    free(w->nops), free(w->sends.reqs), free(w->sends.owned), free(w->answers.reqs), free(w->answers.owned);
+    free(w->replies), free(w->targets), free(w->origins), free(w->ndone), free(w->done), free(w);
     return rc;
 }
 
@@ -188,6 +221,25 @@ int echo_sdr_MPI_Win_get_group(MPI_Win win, MPI_Group *group) {
 }
 
 /* ---- operations: sent now, applied by the target when it closes the epoch ---- */
+
+/* whether a datatype that covers one run of memory (its size is its true extent) takes its bytes in their order:
+ * a transposing or reversing type covers one run too.  Predefined and contiguous types do; another is packed from
+ * a run of bytes each of which tells its offset (a mix of its bits: a permutation that kept every byte's value
+ * would have to map offsets to offsets of the same mix). */
+static int in_order(MPI_Datatype dt, MPI_Aint tlb, int size) {
+    int ni, na, nd, combiner;
+    PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner);
+    if (combiner == MPI_COMBINER_NAMED || size <= 1) return 1;
+    unsigned char *run = malloc((size_t)size), *packed = malloc((size_t)size);
+    for (int i = 0; i < size; i++) {
+        unsigned v = (unsigned)i * 2654435761u;
+        run[i] = (unsigned char)(v >> 24 ^ v >> 16 ^ (unsigned)i >> 8);
+    }
+    int pos = 0, same = PMPI_Pack(run - tlb, 1, dt, packed, size, &pos, MPI_COMM_SELF) == MPI_SUCCESS && pos == size &&
+                        !memcmp(run, packed, (size_t)size);
+    free(run), free(packed);
+    return same;
+}
 
 /* An operation on member `target`: its header, then (but for a Get) its data; an answer (Get and the fetching
  * ones) is awaited into (rbuf, rcount, rtype).  The target's memory must be one contiguous run of one predefined
@@ -203,7 +255,7 @@ static int issue(sdr_win_t *w, const char *call, int kind, const void *obuf, int
     PMPI_Type_size(ttype, &size);
     PMPI_Type_get_extent(ttype, &lb, &extent);
     PMPI_Type_get_true_extent(ttype, &tlb, &textent);
-    if ((MPI_Aint)size != textent || (tcount > 1 && extent != textent))
+    if ((MPI_Aint)size != textent || (tcount > 1 && extent != textent) || !in_order(ttype, tlb, size))
         return refuse(call, "with a non-contiguous target datatype (SDR's windows take a target's data as one run)");
     MPI_Datatype basic = basic_of(ttype);
     int plain = kind == OP_PUT || kind == OP_GET;
@@ -222,10 +274,10 @@ static int issue(sdr_win_t *w, const char *call, int kind, const void *obuf, int
     if (rc == MPI_SUCCESS && kind != OP_GET && !(kind == OP_GET_ACC && op == MPI_NO_OP)) {
         MPI_Request r;
         rc = echo_sdr_MPI_Isend(obuf, ocount, otype, target, TAG_OP, c->app, &r);
-        if (rc == MPI_SUCCESS) push_send(w, r, NULL);
+        if (rc == MPI_SUCCESS) push(&w->sends, r, NULL);
         if (rc == MPI_SUCCESS && kind == OP_CAS) {
             rc = echo_sdr_MPI_Isend(cbuf, ocount, otype, target, TAG_OP, c->app, &r);
-            if (rc == MPI_SUCCESS) push_send(w, r, NULL);
+            if (rc == MPI_SUCCESS) push(&w->sends, r, NULL);
         }
     }
     if (rc != MPI_SUCCESS) return rc;
@@ -314,7 +366,7 @@ static int answer(sdr_win_t *w, int origin, char *at, MPI_Aint bytes, int count,
     MPI_Request r;
     int rc = echo_sdr_MPI_Isend(owned ? owned : at, count, dt, origin, TAG_REPLY, w->c->app, &r);
     if (rc == MPI_SUCCESS)
-        push_send(w, r, owned);
+        push(&w->answers, r, owned);
     else
         free(owned);
     return rc;
@@ -382,38 +434,196 @@ int echo_sdr_MPI_Win_fence(int assert, MPI_Win win) {
         reply_t *g = &w->replies[i];
         rc = echo_sdr_MPI_Recv(g->buf, g->count, g->dt, g->target, TAG_REPLY, c->app, MPI_STATUS_IGNORE);
     }
-    if (rc == MPI_SUCCESS) rc = echo_sdr_MPI_Waitall(w->nsends, w->sends, MPI_STATUSES_IGNORE);
-    for (int i = 0; i < w->nowned; i++) free(w->owned[i]);
+    if (rc == MPI_SUCCESS) rc = pending_wait(&w->sends);
+    if (rc == MPI_SUCCESS) rc = pending_wait(&w->answers);
     memset(w->nops, 0, sizeof(int) * (size_t)c->size);
-    w->nsends = w->nowned = w->nreplies = 0;
+    w->nreplies = 0;
     free(incoming);
     return rc;
 }
 
-/* ---- refused, naming the call and why (docs/sdr.md) ---- */
+/* ---- general active target (PSCW): the same messages, an epoch closed origin by origin ----
+ *
+ * MPI_Win_start and MPI_Win_post only note their groups: an origin's operations travel as a fence epoch's do, and
+ * its MPI_Win_complete tells each target of its start group how many it sent it (TAG_DONE).  A target applies an
+ * origin's operations once that count is in, origins in rank order and each origin's in the order it made them,
+ * so every replica of the target applies the same operations in the same order.  It does so in MPI_Win_wait and
+ * MPI_Win_test, and also while it waits in its own MPI_Win_complete: in a ring every process is an origin waiting
+ * for its Get's answer (or its Put's acks) while it is the target of another, and the answers come only from a
+ * target that serves its exposure epoch.  Serving never waits for an origin whose count is not in, so origins
+ * may complete in any order.  A dead origin's operations and count come from its substitute (the layer re-sends
+ * what was not acked), so MPI_Win_wait returns once every origin completed, in some live replica. */
 
-#define PSCW "(SDR replicates fence epochs only: MPI_Win_fence)"
-#define PASSIVE "(passive target: SDR replicates fence epochs only: MPI_Win_fence)"
+static int by_rank(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+/* a group of this replica's processes (echo_sdr_MPI_Comm_group, MPI_Win_get_group) as the window's members, in
+ * rank order: the order in which a target applies its origins' operations, the same in every replica */
+static int members_of(const sdr_win_t *w, MPI_Group group, int **members, int *n) {
+    int rc = PMPI_Group_size(group, n);
+    if (rc != MPI_SUCCESS) return rc;
+    MPI_Group world;
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
+    int *ranks = malloc(sizeof(int) * (size_t)(*n + 1)), *real = malloc(sizeof(int) * (size_t)(*n + 1));
+    for (int i = 0; i < *n; i++) ranks[i] = i;
+    rc = PMPI_Group_translate_ranks(group, *n, ranks, world, real);
+    PMPI_Group_free(&world);
+    for (int i = 0; i < *n && rc == MPI_SUCCESS; i++) {
+        int member = real[i] != MPI_UNDEFINED && real[i] / sdr.n == sdr.k ? w->c->index_of[real[i] % sdr.n] : -1;
+        if (member < 0) rc = MPI_ERR_GROUP; /* not a process of the window */
+        ranks[i] = member;
+    }
+    free(real);
+    if (rc != MPI_SUCCESS) {
+        free(ranks);
+        return rc;
+    }
+    qsort(ranks, (size_t)*n, sizeof(int), by_rank);
+    *members = ranks;
+    return MPI_SUCCESS;
+}
+
+/* apply the operations of every origin whose count is in, in rank order, stopping at the first whose count is
+ * not (never waiting for it: it may be waiting in its own MPI_Win_complete for this process's answers) */
+static int serve(sdr_win_t *w) {
+    int rc = MPI_SUCCESS;
+    while (w->exposure && w->served < w->norigins && rc == MPI_SUCCESS) {
+        int flag = 0;
+        rc = echo_sdr_MPI_Test(&w->done[w->served], &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || !flag) break;
+        for (int i = 0; i < w->ndone[w->served] && rc == MPI_SUCCESS; i++) rc = apply_one(w, w->origins[w->served]);
+        w->served++;
+    }
+    return rc;
+}
 
 int echo_sdr_MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
-    return win_of(win) ? refuse("MPI_Win_post", PSCW) : PMPI_Win_post(group, assert, win);
+    sdr_win_t *w = win_of(win);
+    if (!w) return PMPI_Win_post(group, assert, win);
+    if (w->exposure) return MPI_ERR_RMA_SYNC;
+    int *origins, n, rc = members_of(w, group, &origins, &n);
+    if (rc != MPI_SUCCESS) return rc;
+    free(w->origins), free(w->ndone), free(w->done);
+    w->origins = origins, w->norigins = n, w->served = 0;
+    w->ndone = calloc((size_t)n + 1, sizeof(int));
+    w->done = malloc(sizeof(MPI_Request) * ((size_t)n + 1));
+    /* each origin's count of this epoch: the layer keeps an origin's messages in order, so an early origin's
+     * count of its next epoch matches the next post's receive */
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+        rc = echo_sdr_MPI_Irecv(&w->ndone[i], 1, MPI_INT, origins[i], TAG_DONE, w->c->app, &w->done[i]);
+    if (rc == MPI_SUCCESS) w->exposure = 1;
+    return rc;
 }
+
 int echo_sdr_MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
-    return win_of(win) ? refuse("MPI_Win_start", PSCW) : PMPI_Win_start(group, assert, win);
+    sdr_win_t *w = win_of(win);
+    if (!w) return PMPI_Win_start(group, assert, win);
+    if (w->access) return MPI_ERR_RMA_SYNC;
+    /* nothing to wait for: an operation reaches its target's memory only once the target applies it in the epoch
+     * it posted, which MPI_Win_start's wait for the post would otherwise guarantee */
+    int *targets, n, rc = members_of(w, group, &targets, &n);
+    if (rc != MPI_SUCCESS) return rc;
+    free(w->targets);
+    w->targets = targets, w->ntargets = n, w->access = 1;
+    return MPI_SUCCESS;
 }
+
 int echo_sdr_MPI_Win_complete(MPI_Win win) {
-    return win_of(win) ? refuse("MPI_Win_complete", PSCW) : PMPI_Win_complete(win);
+    sdr_win_t *w = win_of(win);
+    if (!w) return PMPI_Win_complete(win);
+    if (!w->access) return MPI_ERR_RMA_SYNC;
+    MPI_Comm comm = w->c->app;
+    int rc = MPI_SUCCESS, spins = 0;
+    for (int i = 0; i < w->ntargets && rc == MPI_SUCCESS; i++) {
+        int t = w->targets[i];
+        rc = echo_sdr_MPI_Send(&w->nops[t], 1, MPI_INT, t, TAG_DONE, comm);
+        w->nops[t] = 0;
+    }
+    w->access = 0;
+    MPI_Request *got = malloc(sizeof(MPI_Request) * ((size_t)w->nreplies + 1));
+    int asked = 0;
+    for (; asked < w->nreplies && rc == MPI_SUCCESS; asked++) {
+        reply_t *g = &w->replies[asked];
+        rc = echo_sdr_MPI_Irecv(g->buf, g->count, g->dt, g->target, TAG_REPLY, comm, &got[asked]);
+    }
+    /* the answers and the operations' acks come as the targets serve: serve this process's exposure meanwhile */
+    while (rc == MPI_SUCCESS) {
+        int answered = 0;
+        rc = serve(w);
+        if (rc == MPI_SUCCESS) rc = echo_sdr_MPI_Testall(asked, got, &answered, MPI_STATUSES_IGNORE);
+        if (rc == MPI_SUCCESS && answered && pending_test(&w->sends, &rc)) break;
+        if (rc == MPI_SUCCESS) sdr_spin(&spins);
+    }
+    w->nreplies = 0;
+    free(got);
+    return rc;
 }
-int echo_sdr_MPI_Win_wait(MPI_Win win) { return win_of(win) ? refuse("MPI_Win_wait", PSCW) : PMPI_Win_wait(win); }
+
+/* one step of closing the exposure epoch: *closed once every origin's operations are applied and answered */
+static int exposure_step(sdr_win_t *w, int *closed) {
+    if (!w->exposure) return MPI_ERR_RMA_SYNC;
+    int rc = serve(w);
+    /* answers from the window itself go out before the program may change it again */
+    *closed = rc == MPI_SUCCESS && w->served == w->norigins && pending_test(&w->answers, &rc);
+    if (*closed) w->exposure = 0;
+    return rc;
+}
+
+int echo_sdr_MPI_Win_wait(MPI_Win win) {
+    sdr_win_t *w = win_of(win);
+    if (!w) return PMPI_Win_wait(win);
+    int closed = 0, spins = 0, rc;
+    while ((rc = exposure_step(w, &closed)) == MPI_SUCCESS && !closed) sdr_spin(&spins);
+    return rc;
+}
+
 int echo_sdr_MPI_Win_test(MPI_Win win, int *flag) {
-    return win_of(win) ? refuse("MPI_Win_test", PSCW) : PMPI_Win_test(win, flag);
+    sdr_win_t *w = win_of(win);
+    return w ? exposure_step(w, flag) : PMPI_Win_test(win, flag);
 }
+
+/* ---- refused, naming the call and why (docs/sdr.md) ---- */
+
+#define PASSIVE "(passive target: SDR replicates active-target epochs, MPI_Win_fence and MPI_Win_post/start, and a " \
+                "process's lock of its own window only)"
+
+/* A lock of the process's own window is a local epoch (codes take one to read or write their window memory under
+ * MPI's separate memory model): nobody else's operations reach the window in it (SDR applies them only in
+ * active-target synchronizations), and the operations this process makes on itself in it are applied at
+ * MPI_Win_unlock, in the order made, as an epoch of one origin. */
 int echo_sdr_MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
-    return win_of(win) ? refuse("MPI_Win_lock", PASSIVE) : PMPI_Win_lock(lock_type, rank, assert, win);
+    sdr_win_t *w = win_of(win);
+    if (!w) return PMPI_Win_lock(lock_type, rank, assert, win);
+    if (rank != w->c->rank) return refuse("MPI_Win_lock", PASSIVE);
+    if (w->self_lock) return MPI_ERR_RMA_SYNC;
+    w->self_lock = 1;
+    return MPI_SUCCESS;
 }
+
 int echo_sdr_MPI_Win_unlock(int rank, MPI_Win win) {
-    return win_of(win) ? refuse("MPI_Win_unlock", PASSIVE) : PMPI_Win_unlock(rank, win);
+    sdr_win_t *w = win_of(win);
+    if (!w) return PMPI_Win_unlock(rank, win);
+    if (rank != w->c->rank) return refuse("MPI_Win_unlock", PASSIVE);
+    if (!w->self_lock) return MPI_ERR_RMA_SYNC;
+    int me = w->c->rank, rc = MPI_SUCCESS, kept = 0;
+    for (int i = 0; i < w->nops[me] && rc == MPI_SUCCESS; i++) rc = apply_one(w, me);
+    w->nops[me] = 0;
+    for (int i = 0; i < w->nreplies; i++) { /* its answers, in the order asked; others' stay for their epoch */
+        reply_t *g = &w->replies[i];
+        if (g->target != me)
+            w->replies[kept++] = *g;
+        else if (rc == MPI_SUCCESS)
+            rc = echo_sdr_MPI_Recv(g->buf, g->count, g->dt, me, TAG_REPLY, w->c->app, MPI_STATUS_IGNORE);
+    }
+    w->nreplies = kept;
+    /* the messages to itself are received: they complete now, unless an epoch with others is still open */
+    int open = w->access || w->exposure;
+    for (int t = 0; t < w->c->size; t++) open |= w->nops[t] != 0;
+    if (rc == MPI_SUCCESS && !open) rc = pending_wait(&w->sends);
+    if (rc == MPI_SUCCESS && !open) rc = pending_wait(&w->answers);
+    w->self_lock = 0;
+    return rc;
 }
+
 int echo_sdr_MPI_Win_lock_all(int assert, MPI_Win win) {
     return win_of(win) ? refuse("MPI_Win_lock_all", PASSIVE) : PMPI_Win_lock_all(assert, win);
 }
