@@ -22,7 +22,7 @@ from echo.build import detect_mpi, ensure_library
 from echo.constants import EXIT_NOT_FIRED, EXIT_NOT_STORED, EXIT_NOT_UPLOADED
 from echo.hostload import LoadSampler
 from echo.jobstop import JobStopper
-from echo.plan import Machine, Options, Plan, make_plan, tagged_line, tagged_output
+from echo.plan import Machine, Options, Plan, make_plan, tagged_output
 from echo.procstatus import read_status, wait_final
 from echo.progress import say
 from echo.uploads import not_uploaded, upload_run
@@ -47,9 +47,9 @@ def prepare(opts: Options) -> Plan:
     mpi = detect_mpi()
     lib = ensure_library(mpi)
     tools = {k: v for found in roles.hooks("machine") for k, v in found(mpi.mpirun).items()}  # Valgrind's
-    machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib),
+    machine = Machine(mpi.mpirun, mpi.family, os.cpu_count() or 1, os.geteuid() == 0, str(lib),
                       exec_wrapper=str(Path(__file__).with_name("exec.sh")), srun=shutil.which("srun"),
-                      mpi=f"{mpi.name} ({mpi.mpicc})", ulfm=mpi.ulfm, major=mpi.major, **tools)
+                      mpi=f"{mpi.name} ({mpi.mpicc})", ulfm=mpi.ulfm, **tools)
     plan = make_plan(opts, machine)
     why = (None if opts.hosts or opts.hostfile else unstartable(opts.program[0])) or unwritable(opts)
     if why:  # before a run directory or a stored run exists: nothing ran
@@ -383,7 +383,7 @@ def _run_relabelled(plan: Plan, env: dict[str, str], stopper: JobStopper, save: 
     stopper.watch(proc)
     files: dict[int, object] = {}
     failed = threading.Event()
-    tagged = tagged_line(plan.flavor)
+    tagged = plan.family.tagged_line
 
     def relay(src, dst, keep: bool) -> None:  # noqa: ANN001 (binary streams)
         for line in src:

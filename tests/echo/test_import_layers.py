@@ -91,7 +91,7 @@ def test_the_client_does_not_import_the_server() -> None:
 LAYERS = {
     0: ("echo", "echo.store", "echo.constants", "echo.runfiles", "echo.spec", "echo.resources", "echo.store.models",
         "echo.copymap", "echo.placement", "echo.progress", "echo.reliability", "echo.slurm", "echo.tables",
-        "echo.charts", "echo.userdocs"),
+        "echo.charts", "echo.userdocs", "echo.families"),
     1: ("echo.records", "echo.procstatus", "echo.sdc", "echo.hostload", "echo.jobstop", "echo.store.db",
         "echo.uploads", "echo.lib", "echo.junit"),
     2: ("echo.perf", "echo.modes", "echo.reinit", "echo.injections", "echo.fileview", "collectors"),
