@@ -71,9 +71,7 @@ def _preprocessed_mpi_h(mpicc: str, *flag_sets: tuple[str, ...]) -> list[str]:
     asks (about 0.1 s each on a busy host: run one after the other they were most of echorun's own time)."""
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "inc.c"
-        # Open MPI's ULFM is declared in mpi-ext.h (preload/compat/openmpi.h includes it the same way)
-        src.write_text("#include <mpi.h>\n#if defined(OPEN_MPI) && defined(__has_include)\n"
-                       "#if __has_include(<mpi-ext.h>)\n#include <mpi-ext.h>\n#endif\n#endif\n")
+        src.write_text(families.mpi_h_probe())  # with the families' ULFM headers, as preload/compat/ has them
         procs = [subprocess.Popen([mpicc, "-E", *flags, str(src)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True) for flags in flag_sets]
         outs = [proc.communicate() for proc in procs]

@@ -12,7 +12,7 @@ from echo.families.intel import INTEL_MPI
 from echo.families.mpich import MPICH, MVAPICH, OTHER
 from echo.families.openmpi import OPEN_MPI_4, OPEN_MPI_5
 
-__all__ = ["FAMILIES", "Family", "detect", "macro", "of", "wrapper_settings"]
+__all__ = ["FAMILIES", "Family", "detect", "macro", "mpi_h_probe", "of", "wrapper_settings"]
 
 # In the order they are recognised: the first whose mpi.h marker (and major version) matches is the MPI's, so a
 # family made from another (Intel MPI, MVAPICH: their mpi.h defines MPICH_VERSION too) comes before it; OTHER,
@@ -23,6 +23,14 @@ FAMILIES: tuple[Family, ...] = (OPEN_MPI_4, OPEN_MPI_5, INTEL_MPI, MVAPICH, MPIC
 def detect(macros: str) -> Family:
     """The family of the MPI whose mpi.h gives `macros` (`mpicc -E -dM`)."""
     return next(f for f in FAMILIES if f.matches(macros))
+
+
+def mpi_h_probe() -> str:
+    """The C source preprocessed to recognise an MPI (detect): mpi.h, and each family's ULFM header where that
+    family's mpi.h was included and the header exists (Open MPI's ULFM is declared in mpi-ext.h)."""
+    blocks = [f"#if defined({f.marker}) && defined(__has_include)\n#if __has_include(<{f.ulfm_header}>)\n"
+              f"#include <{f.ulfm_header}>\n#endif\n#endif\n" for f in FAMILIES if f.ulfm_header and f.marker]
+    return "#include <mpi.h>\n" + "".join(dict.fromkeys(blocks))  # once for the families of one lineage
 
 
 def of(name: str) -> Family:

@@ -44,6 +44,7 @@ class Family:
     major_macro: str = ""
     majors: range = ANY_MAJOR
     ulfm_macro: str = ""  # defined when the library has ULFM, the fault-tolerance extensions SDR and Reinit need
+    ulfm_header: str = ""  # the header that declares ULFM, included where it exists (preload/compat/ includes it too)
     wrapper_prefix: str = ""  # its compiler wrapper's settings: PREFIX_CC, PREFIX_CFLAGS, ... (in the build's key)
 
     # Its launcher, mpirun (or mpiexec): what `mpirun --version` prints (one naming another family's launcher and

@@ -14,7 +14,7 @@ OPEN_MPI_5 = Family(
     name="openmpi5", title="Open MPI", lineage="Open MPI",
     marker="OPEN_MPI", major_macro="OMPI_MAJOR_VERSION",
     naming="Open MPI {OMPI_MAJOR_VERSION}.{OMPI_MINOR_VERSION}.{OMPI_RELEASE_VERSION}",
-    ulfm_macro="OMPI_HAVE_MPI_EXT_FTMPI", wrapper_prefix="OMPI",
+    ulfm_macro="OMPI_HAVE_MPI_EXT_FTMPI", ulfm_header="mpi-ext.h", wrapper_prefix="OMPI",
     version_says=("Open MPI", "OpenRTE"),  # Open MPI 4's mpirun says OpenRTE
     root_options=("--allow-run-as-root",), oversubscribe_options=("--oversubscribe",),
     env_options=("-x", "{name}={value}"),
