@@ -17,6 +17,7 @@ import pytest
 from echo import families
 from echo.build import detect_mpi
 from echo.families import FAMILIES, Family
+from tests.echo.test_import_layers import flagged, names_one
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "echo" / "families"
@@ -120,20 +121,12 @@ def family_branches(paths: list[Path]) -> list[str]:
     names = {f.name for f in FAMILIES} | FORMER_FLAVORS
     macros = {f.marker for f in FAMILIES if f.marker}
 
-    def names_a_family(node: ast.AST) -> bool:
-        if isinstance(node, ast.Constant):
-            return node.value in names
-        return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and any(names_a_family(e) for e in node.elts)
+    def branch(node: ast.AST) -> bool:
+        sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
+        return any(names_one(side, names) for side in sides) or \
+            (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in macros)
 
-    found = []
-    for path in paths:
-        for node in ast.walk(ast.parse(path.read_text())):
-            sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
-            marker = isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in macros
-            if any(map(names_a_family, sides)) or marker:
-                where = path.relative_to(ROOT) if ROOT in path.parents else path
-                found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
-    return found
+    return flagged(paths, branch)
 
 
 def test_the_check_sees_a_family_branch(tmp_path: Path) -> None:
