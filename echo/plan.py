@@ -226,7 +226,7 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library, **mode.env(opts)}
     launcher, notes = launcher_of(opts, mode, machine)
     notes += mode.notes(opts, copies)
-    argv = srun_command(machine.srun, len(procs), env) if launcher == "srun" else \
+    argv = srun_command(machine.srun, len(procs), env, machine.family.srun_options) if launcher == "srun" else \
         mpirun_command(opts, mode, machine, len(procs), env)
     files = {}
     placed = placement_of(opts, mode, procs, launcher, machine)

@@ -59,6 +59,7 @@ class Family:
     host_options: tuple[str, ...] = ("--host", "{hosts}")  # the hosts to run on, "a,b:2"
     hostfile_options: tuple[str, ...] = ("--hostfile", "{hostfile}")
     rankfile_options: tuple[str, ...] | None = None  # where each process runs, from a rankfile; None: it cannot
+    srun_options: tuple[str, ...] = ()  # srun's (--launcher srun): the plugin its processes reach Slurm's PMI by
     # each process's standard output in a file of its own (the portability tests compare them with native runs)
     output_files_options: tuple[str, ...] = ()  # a template of {dir}
     output_file: str = ""  # the file of a rank: a template of {dir} and {rank}

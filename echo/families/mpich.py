@@ -20,6 +20,9 @@ MPICH = Family(
     env_options=("-genv", "{name}", "{value}"),
     tag_options=("-prepend-rank",), tagged_line=re.compile(rb"^\[(\d+)\] "),
     output_files_options=("-outfile-pattern", "{dir}/out.%r"), output_file="{dir}/out.{rank}",
+    # what srun has always been given for every MPI; an MPICH built for Slurm's PMI-2 needs --mpi=pmi2 (untested:
+    # this machine's Slurm runs Open MPI only)
+    srun_options=("--mpi=pmix",),
     tuning_prefix="MPIR_CVAR_",
 )
 

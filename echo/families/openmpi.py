@@ -21,6 +21,7 @@ OPEN_MPI_5 = Family(
     tag_options=("--output", "tag"), tagged_line=re.compile(rb"^\[\d+,(\d+)\]<(?:stdout|stderr)>: ?"),
     ulfm_options=("--with-ft", "ulfm"),
     rankfile_options=("--map-by", "rankfile:file={path}"),
+    srun_options=("--mpi=pmix",),  # slurmd's PMIx server
     output_files_options=("--output-filename", "{dir}"), output_file="{dir}/1/rank.{rank}/stdout",
     tuning_prefix="OMPI_MCA_",
 )

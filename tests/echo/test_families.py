@@ -74,7 +74,7 @@ def test_each_family_is_complete_and_typed(family: Family) -> None:
     given = " ".join(family.env({"NAME": "VALUE"}))
     assert given.count("NAME") == 1 and given.count("VALUE") == 1
     assert family.tag_options and family.tagged_line.groups >= 1
-    assert family.hosts("a,b") and family.hostfile("/h") and "a,b" in family.hosts("a,b")
+    assert family.srun_options and family.hosts("a,b") and family.hostfile("/h") and "a,b" in family.hosts("a,b")
     assert family.rankfile_options is None or "/r" in " ".join(family.rankfile("/r"))
     assert family.output_files(Path("/o")) and str(family.rank_output(Path("/o"), 3)).startswith("/o/")
     assert family.mpi_name("#define MPI_VERSION 5\n") and "{" not in family.mpi_name("")
