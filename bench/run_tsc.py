@@ -26,7 +26,6 @@ from pathlib import Path
 from results_file import measured_by, write  # bench/ itself is on the path of a script run from it
 
 from echo.build import detect_mpi, ensure_library
-from echo.plan import mpirun_options
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
@@ -81,7 +80,7 @@ def main() -> None:
             return lambda i: [*(entry if old else [str(BIN / "echorun")]), "--no-store", "--run-dir",
                               str(work / f"{tsc}-{old}-{i}"), "-n", "2", "--clones", "2", "--tsc", tsc, exe]
 
-        mpirun = [mpi.mpirun, "-n", "2", *mpirun_options(mpi.flavor, os.geteuid() == 0, oversubscribe=True), exe]
+        mpirun = [mpi.mpirun, "-n", "2", *mpi.family.launcher_options(os.geteuid() == 0, oversubscribe=True), exe]
         got = best({
             "native": (lambda _i: mpirun, None),
             "own": (echorun("own"), None),

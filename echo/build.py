@@ -9,7 +9,6 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -21,7 +20,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from echo import families
 from echo.collectors import roles
+from echo.families import Family
 from echo.progress import say
 from echo.resources import PRELOAD_DIR, cache_root
 from echo.runformat import constants
@@ -33,9 +34,9 @@ GENERATOR = PRELOAD_DIR / "gen" / "gen_wrappers.py"
 # How the library is compiled, besides its sources: both are in its cache key, so that a change rebuilds it
 CFLAGS = ["-O2", "-g", "-fPIC", "-fvisibility=hidden", "-Wall"]
 LINK_FLAGS = ["-shared", "-ldl", "-lpthread"]
-# The environment settings of the MPIs' compiler wrappers that change the compiler or its flags (Open MPI's, MPICH's
-# and Intel MPI's): in the MPI's identity, as the headers and the compiler they give are
-WRAPPER_SETTINGS = re.compile(r"^(OMPI|MPICH|I_MPI)_(CC|CFLAGS|CPPFLAGS|LDFLAGS|LIBS)$")
+# The environment settings of the MPIs' compiler wrappers that change the compiler or its flags (each family's
+# Family.wrapper_prefix): in the MPI's identity, as the headers and the compiler they give are
+WRAPPER_SETTINGS = families.wrapper_settings()
 
 
 class BuildError(RuntimeError):
@@ -46,16 +47,10 @@ class BuildError(RuntimeError):
 class MPI:
     mpicc: str
     mpirun: str
-    flavor: str  # "openmpi" or "mpich" (MPICH and its derivatives: Intel MPI, MVAPICH, Cray MPICH)
+    family: Family  # what echo knows of its family (echo/families/): its launcher's options
     identity: str  # hash of the compiler wrapper's setup and of mpi.h
     name: str = ""  # "Open MPI 5.0.11", "MPICH 4.0.2", "Intel MPI 2021.18.1": printed in the plan
     ulfm: bool = False  # the fault-tolerance extensions echo's SDR and Reinit modes need (Open MPI >= 5)
-
-    @property
-    def major(self) -> int:
-        """The MPI's major version, from its name ("Open MPI 4.1.4": 4); 0 when the name gives none."""
-        m = re.search(r" (\d+)\.", self.name)
-        return int(m.group(1)) if m else 0
 
 
 def find_mpicc() -> str:
@@ -77,9 +72,7 @@ def _preprocessed_mpi_h(mpicc: str, *flag_sets: tuple[str, ...]) -> list[str]:
     asks (about 0.1 s each on a busy host: run one after the other they were most of echorun's own time)."""
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "inc.c"
-        # Open MPI's ULFM is declared in mpi-ext.h (preload/compat/openmpi.h includes it the same way)
-        src.write_text("#include <mpi.h>\n#if defined(OPEN_MPI) && defined(__has_include)\n"
-                       "#if __has_include(<mpi-ext.h>)\n#include <mpi-ext.h>\n#endif\n#endif\n")
+        src.write_text(families.mpi_h_probe())  # with the families' ULFM headers, as preload/compat/ has them
         procs = [subprocess.Popen([mpicc, "-E", *flags, str(src)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True) for flags in flag_sets]
         outs = [proc.communicate() for proc in procs]
@@ -89,34 +82,17 @@ def _preprocessed_mpi_h(mpicc: str, *flag_sets: tuple[str, ...]) -> list[str]:
     return [out for out, _ in outs]
 
 
-def _macro(macros: str, name: str) -> str | None:
-    m = re.search(rf"^#define {name} (.*)$", macros, re.M)
-    return m.group(1).strip().strip('"') if m else None
-
-
-def _mpi_name(macros: str) -> str:
-    if _macro(macros, "OPEN_MPI"):
-        return "Open MPI " + ".".join(_macro(macros, f"OMPI_{p}_VERSION") or "?" for p in ("MAJOR", "MINOR", "RELEASE"))
-    for macro, family in (("I_MPI_VERSION", "Intel MPI"), ("MVAPICH2_VERSION", "MVAPICH"), ("MPICH_VERSION", "MPICH")):
-        if _macro(macros, macro):
-            return f"{family} {_macro(macros, macro)}"
-    if _macro(macros, "MPI_ABI_VERSION"):
-        return f"the MPI {_macro(macros, 'MPI_VERSION')} standard ABI"
-    return f"an MPI of standard version {_macro(macros, 'MPI_VERSION') or '?'}"
-
-
-def _intel_setup(bindir: Path) -> None:
-    """Intel MPI's wrappers and mpirun find their installation through I_MPI_ROOT (its setvars.sh sets it), and
-    its mpirun, a script, starts whichever mpiexec.hydra comes first on PATH; a pip-installed one (impi-devel/impi-rt
-    in a virtual environment) has neither set: set them for echo and what it starts. With I_MPI_ROOT already set
-    and another MPI's mpiexec.hydra first on PATH (MPICH's /usr/bin/mpiexec.hydra), Intel's mpirun started MPICH's
-    hydra and every process died of SIGSEGV before MPI_Init: the hydra beside the mpicc goes first, always."""
-    if not (bindir / "impi_info").is_file():
-        return
-    os.environ.setdefault("I_MPI_ROOT", str(bindir.parent))
-    hydra = bindir / "mpiexec.hydra"
-    if hydra.is_file() and shutil.which("mpiexec.hydra") != str(hydra):
-        os.environ["PATH"] = f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"
+def _setup_installation(bindir: Path) -> None:
+    """An installation that must be set up before its mpicc runs (Family.beside_mpicc: Intel MPI's, pip-installed,
+    finds itself through I_MPI_ROOT, and its mpirun starts the first mpiexec.hydra on PATH): set it up for echo and
+    what it starts, with the launcher beside the mpicc first on PATH."""
+    for family in families.FAMILIES:
+        if not family.beside_mpicc or not (bindir / family.beside_mpicc).is_file():
+            continue
+        os.environ.setdefault(family.root_variable, str(bindir.parent))
+        launcher = bindir / family.launcher_first
+        if family.launcher_first and launcher.is_file() and shutil.which(family.launcher_first) != str(launcher):
+            os.environ["PATH"] = f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
 def find_mpirun(mpicc: str) -> str:
@@ -144,18 +120,17 @@ def _launcher_version(mpirun: str) -> subprocess.Popen | None:
         return None  # it says nothing: the job itself will tell
 
 
-def _check_launcher(version: subprocess.Popen | None, mpirun: str, mpicc: str, flavor: str) -> None:
-    """Refuse an mpirun that says it belongs to another MPI family than the mpicc's."""
+def _check_launcher(version: subprocess.Popen | None, mpirun: str, mpicc: str, family: Family) -> None:
+    """Refuse an mpirun that says it belongs to another MPI family than the mpicc's (Family.version_says)."""
     try:
         out = version.communicate(timeout=30)[0] if version else ""
     except subprocess.TimeoutExpired:
         version.kill()
         version.communicate()
         return  # it says nothing: the job itself will tell
-    openmpi = "Open MPI" in out or "OpenRTE" in out  # Open MPI 4's mpirun says OpenRTE
-    other = openmpi if flavor == "mpich" else "HYDRA" in out or "Intel(R) MPI" in out
-    if other:
-        mine = "Open MPI" if flavor == "openmpi" else "MPICH"
+    others = {says for f in families.FAMILIES for says in f.version_says} - set(family.version_says)
+    if any(says in out for says in others):
+        mine = family.title
         raise BuildError(f"{mpirun} is not {mine}'s, but {mpicc} is: put the mpirun of {mine} beside it, or set "
                          f"ECHO_MPICC to the mpicc of the MPI that {mpirun} belongs to")
 
@@ -166,7 +141,7 @@ def detect_mpi(mpicc: str | None = None) -> MPI:
     behind it and its flags (the predefined macros: __VERSION__, the target, -O and -D given by the wrapper) and the
     settings that change the wrapper's compiler or flags (OMPI_CC, MPICH_CFLAGS, ...)."""
     mpicc = mpicc or find_mpicc()
-    _intel_setup(Path(mpicc).parent)
+    _setup_installation(Path(mpicc).parent)
     mpirun = find_mpirun(mpicc)
     version = _launcher_version(mpirun)
     try:
@@ -176,12 +151,11 @@ def detect_mpi(mpicc: str | None = None) -> MPI:
             version.kill()
             version.communicate()
         raise
-    flavor = "openmpi" if _macro(macros, "OPEN_MPI") else "mpich"
-    _check_launcher(version, mpirun, mpicc, flavor)
-    ulfm = flavor == "openmpi" and bool(_macro(macros, "OMPI_HAVE_MPI_EXT_FTMPI"))
+    family = families.detect(macros)
+    _check_launcher(version, mpirun, mpicc, family)
     settings = "".join(f"{k}={v}\0" for k, v in sorted(os.environ.items()) if WRAPPER_SETTINGS.match(k))
     ident = hashlib.sha256("\0".join([os.path.realpath(mpicc), header, macros, settings]).encode()).hexdigest()[:16]
-    return MPI(mpicc, mpirun, flavor, ident, _mpi_name(macros), ulfm)
+    return MPI(mpicc, mpirun, family, ident, family.mpi_name(macros), family.has_ulfm(macros))
 
 
 def _builds(mpicc: str, source: str, *flags: str) -> bool:

@@ -21,7 +21,7 @@ from echo.build import detect_mpi, ensure_library
 from echo.collectors import roles
 from echo.hostload import LoadSampler
 from echo.jobstop import JobStopper
-from echo.plan import Machine, Options, Plan, make_plan, tagged_line, tagged_output
+from echo.plan import Machine, Options, Plan, make_plan, tagged_output
 from echo.progress import say
 from echo.runformat import runfiles
 from echo.runformat.constants import EXIT_NOT_FIRED, EXIT_NOT_STORED, EXIT_NOT_UPLOADED
@@ -48,9 +48,9 @@ def prepare(opts: Options) -> Plan:
     mpi = detect_mpi()
     lib = ensure_library(mpi)
     tools = {k: v for found in roles.hooks("machine") for k, v in found(mpi.mpirun).items()}  # Valgrind's
-    machine = Machine(mpi.mpirun, mpi.flavor, os.cpu_count() or 1, os.geteuid() == 0, str(lib),
+    machine = Machine(mpi.mpirun, mpi.family, os.cpu_count() or 1, os.geteuid() == 0, str(lib),
                       exec_wrapper=str(Path(__file__).with_name("exec.sh")), srun=shutil.which("srun"),
-                      mpi=f"{mpi.name} ({mpi.mpicc})", ulfm=mpi.ulfm, major=mpi.major, **tools)
+                      mpi=f"{mpi.name} ({mpi.mpicc})", ulfm=mpi.ulfm, **tools)
     plan = make_plan(opts, machine)
     why = (None if opts.hosts or opts.hostfile else unstartable(opts.program[0])) or unwritable(opts)
     if why:  # before a run directory or a stored run exists: nothing ran
@@ -385,7 +385,7 @@ def _run_relabelled(plan: Plan, env: dict[str, str], stopper: JobStopper, save: 
     stopper.watch(proc)
     files: dict[int, object] = {}
     failed = threading.Event()
-    tagged = tagged_line(plan.flavor)
+    tagged = plan.family.tagged_line
 
     def relay(src, dst, keep: bool) -> None:  # noqa: ANN001 (binary streams)
         for line in src:

@@ -10,12 +10,12 @@ ranks; then come copy 1 of every rank that has one, then copy 2, and so on.
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass, field, make_dataclass, replace
 
 from echo import fileview, injections, modes, perf, placement
 from echo.collectors import roles
+from echo.families import OPEN_MPI_5, Family
 from echo.modes.mode import Mode
 from echo.runformat import runfiles
 from echo.runformat.spec import split_specs
@@ -77,7 +77,7 @@ Options.__doc__ = "A run's options: BaseOptions, every role's fields (echo/colle
 @dataclass(frozen=True)
 class BaseMachine:
     mpirun: str
-    flavor: str  # "openmpi" or "mpich"
+    family: Family  # its MPI's family (echo/families/): what its launcher is told, and how
     cores: int
     is_root: bool
     library: str  # path of libecho.so
@@ -85,7 +85,6 @@ class BaseMachine:
     srun: str | None = None  # path of Slurm's srun, if installed
     mpi: str = ""  # which MPI: its name and mpicc ("Open MPI 5.0.11 (/path/mpicc)"), printed in the plan
     ulfm: bool = True  # whether it has the fault-tolerance extensions (ULFM) that SDR and Reinit need
-    major: int = 0  # the MPI's major version, 0 unknown (Open MPI 4 and 5 name their launcher's options differently)
 
 
 # Machine: the base and what each role asks of the machine (Valgrind's path and suppressions), declared by its Role
@@ -106,7 +105,7 @@ class Plan:
     notes: tuple[str, ...] = ()  # said with the summary: what the plan chose that the user did not ask for
     files: dict[str, str] = field(default_factory=dict)  # more files of the run directory (a rankfile)
     mpi: str = ""  # Machine.mpi
-    flavor: str = ""  # Machine.flavor: how mpirun tags its lines (tagged_line)
+    family: Family = OPEN_MPI_5  # Machine.family: how mpirun tags its lines (Family.tagged_line)
     same_layout: bool = False  # Mode.same_layout: the job's processes start with address space randomization off
 
     @property
@@ -228,14 +227,14 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     env = {"ECHO_PLAN": plan_path, "LD_PRELOAD": machine.library, **mode.env(opts)}
     launcher, notes = launcher_of(opts, mode, machine)
     notes += mode.notes(opts, copies)
-    argv = srun_command(machine.srun, len(procs), env) if launcher == "srun" else \
+    argv = srun_command(machine.srun, len(procs), env, machine.family.srun_options) if launcher == "srun" else \
         mpirun_command(opts, mode, machine, len(procs), env)
     files = {}
     placed = placement_of(opts, mode, procs, launcher, machine)
     if placed:
         notes.append(placed.describe({app: [p.real for p in procs if p.app == app] for app in range(opts.nranks)}))
         files[runfiles.RANKFILE] = placed.rankfile()
-        argv += ["--map-by", f"rankfile:file={opts.run_dir}/{runfiles.RANKFILE}"]
+        argv += machine.family.rankfile(f"{opts.run_dir}/{runfiles.RANKFILE}")
     argv += list(opts.mpirun_args)
     if wrapping:
         # every process starts through the launcher, which puts the chosen ones under their tool
@@ -244,7 +243,7 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     # LD_PRELOAD goes to the application through the launcher's options only, so
     # the launcher and its daemons do not load the library themselves.
     return Plan(argv, {"ECHO_PLAN": plan_path}, plan_text(opts, procs, extra), procs, opts.nranks, copies,
-                tuple(notes), files, machine.mpi, machine.flavor, mode.same_layout(opts))
+                tuple(notes), files, machine.mpi, machine.family, mode.same_layout(opts))
 
 
 def refuse_overload(opts: Options, machine: Machine, nprocs: int) -> None:
@@ -280,63 +279,28 @@ def placement_of(opts: Options, mode: Mode, procs: list[Proc], launcher: str, ma
         raise placement.PlacementError(f"--copies and --mpirun-args {theirs[0]} both say where processes go: give one")
     if (len(opts.host_slots) < 2 and not opts.copies_policy) or max(p.ncopies for p in procs) == 1 or theirs:
         return None  # one host, no copies, or the user's own mapping
-    if launcher != "mpirun" or machine.flavor != "openmpi":
+    if launcher != "mpirun" or machine.family.rankfile_options is None:
         raise placement.PlacementError("--copies places processes with Open MPI's mpirun (a rankfile)")
     policy, why = (opts.copies_policy, "asked") if opts.copies_policy else \
         placement.default_policy(mode.apart(opts), {p.role for p in procs}, roles.near_roles())
     return placement.place([(p.real, p.app, p.copy) for p in procs], list(opts.host_slots), policy, why)
 
 
-def mpirun_options(flavor: str, is_root: bool, oversubscribe: bool) -> list[str]:
-    """What a launcher needs to run as root and to start more processes than there are cores: Open MPI's mpirun
-    refuses both unless told; MPICH's hydra (and Intel MPI's) runs any number of processes, as root too, and
-    takes neither option."""
-    if flavor != "openmpi":
-        return []
-    return (["--allow-run-as-root"] if is_root else []) + (["--oversubscribe"] if oversubscribe else [])
-
-
-def mpirun_env(flavor: str, env: dict[str, str]) -> list[str]:
-    """The launcher's options that give every process of the job `env`: Open MPI's `-x NAME=VALUE`, hydra's
-    `-genv NAME VALUE` (hydra has no -x, Open MPI no -genv)."""
-    if flavor == "openmpi":
-        return [a for name, value in env.items() for a in ("-x", f"{name}={value}")]
-    return [a for name, value in env.items() for a in ("-genv", name, value)]
-
-
-def mpirun_tag_options(flavor: str, major: int) -> list[str]:
-    """The launcher's option that prefixes every line a process writes with its rank: Open MPI 5's
-    `--output tag`, Open MPI 4's `--tag-output` (its mpirun does not know --output), hydra's `-prepend-rank`
-    (MPICH's and Intel MPI's)."""
-    if flavor == "openmpi":
-        return ["--tag-output"] if 0 < major < 5 else ["--output", "tag"]
-    return ["-prepend-rank"]
-
-
-# A line as tagged by each family's option above: the process's rank is group 1. Open MPI: "[JOB,RANK]<stdout>:",
-# hydra: "[RANK] ".
-TAGGED_LINES = {"openmpi": re.compile(rb"^\[\d+,(\d+)\]<(?:stdout|stderr)>: ?"), "mpich": re.compile(rb"^\[(\d+)\] ")}
-
-
-def tagged_line(flavor: str) -> re.Pattern[bytes]:
-    """How the launcher of this MPI family tags a process's line (mpirun_tag_options)."""
-    return TAGGED_LINES["openmpi" if flavor == "openmpi" else "mpich"]
-
-
 def mpirun_command(opts: Options, mode: Mode, machine: Machine, nprocs: int, env: dict[str, str]) -> list[str]:
-    """mpirun (Open MPI's or MPICH's) starting the job's processes, with `env` for them."""
+    """The MPI's mpirun starting the job's processes, with `env` for them, in its family's options."""
+    family = machine.family
     argv = [machine.mpirun, "-n", str(nprocs)]
     oversubscribe = (nprocs > machine.cores or mode.oversubscribe) and not (opts.hosts or opts.hostfile)
-    argv += mpirun_options(machine.flavor, machine.is_root, oversubscribe)
-    if machine.flavor == "openmpi":
-        argv += mode.mpirun_args()
+    argv += family.launcher_options(machine.is_root, oversubscribe)
+    if mode.ulfm and family.ulfm_options:  # a ULFM mode was refused before on an MPI without ULFM
+        argv += [*family.ulfm_options, *mode.mpirun_args()]
     if opts.output == "all" or tagged_output(opts):  # perturbation keeps copy 0's output in a file too
-        argv += mpirun_tag_options(machine.flavor, machine.major)
-    argv += mpirun_env(machine.flavor, env)
+        argv += family.tag_options
+    argv += family.env(env)
     if opts.hosts:
-        argv += ["--host", opts.hosts]
+        argv += family.hosts(opts.hosts)
     if opts.hostfile:
-        argv += ["--hostfile", opts.hostfile]
+        argv += family.hostfile(opts.hostfile)
     return argv
 
 

@@ -1,12 +1,12 @@
 """Running inside a Slurm allocation (salloc, sbatch): the ranks that fill it when -n is not given (as mpirun's
 default fills its slots), and srun as the launcher (`--launcher srun`: Open MPI's processes reach slurmd's PMIx
-server, `srun --mpi=pmix`). ULFM, which Reinit and SDR run on, needs Open MPI's own runtime: those modes launch
-with mpirun inside the allocation (docs/clusters.md)."""
+server, `srun --mpi=pmix`, the MPI family's srun_options). ULFM, which Reinit and SDR run on, needs Open MPI's
+own runtime: those modes launch with mpirun inside the allocation (docs/clusters.md)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 
 def allocation_tasks(env: Mapping[str, str] = os.environ) -> int | None:
@@ -32,7 +32,8 @@ def default_ranks(processes: Callable[[], tuple[int, str]], env: Mapping[str, st
     return tasks // per_rank, f"-n {tasks // per_rank}: the allocation's {tasks} tasks, {per_rank} {what} of each rank"
 
 
-def srun_command(srun: str, nprocs: int, env: Mapping[str, str]) -> list[str]:
-    """srun starting the job's processes; `env` reaches them only (not srun itself, which must not preload)."""
+def srun_command(srun: str, nprocs: int, env: Mapping[str, str], options: Sequence[str]) -> list[str]:
+    """srun starting the job's processes, with the MPI family's `options` (its PMI plugin: Family.srun_options);
+    `env` reaches them only (not srun itself, which must not preload)."""
     exports = ",".join(f"{name}={value}" for name, value in env.items())
-    return [srun, "-n", str(nprocs), "--mpi=pmix", f"--export=ALL,{exports}"]
+    return [srun, "-n", str(nprocs), *options, f"--export=ALL,{exports}"]

@@ -27,7 +27,6 @@ import pytest
 
 from echo.build import PRELOAD_DIR, detect_mpi
 from echo.launch import LAUNCH_TRIES, LAUNCHER_FAILED_TO_START
-from echo.plan import mpirun_options
 
 PROGRAMS = Path(__file__).parent / "programs"
 RANK_LINE = re.compile(r"^r(\d+): ")
@@ -123,7 +122,7 @@ def sibling(mpicc: str, wrapper: str) -> str | None:
 
 
 def mpirun_native(mpi, n: int, cmd: list[str], timeout: float = 120) -> Result:
-    argv = [mpi.mpirun, "-n", str(n), *mpirun_options(mpi.flavor, os.geteuid() == 0, oversubscribe=True)]
+    argv = [mpi.mpirun, "-n", str(n), *mpi.family.launcher_options(os.geteuid() == 0, oversubscribe=True)]
     for _ in range(LAUNCH_TRIES):  # as echorun does: mpirun's launcher may fail to start before anything ran
         p = run_group(argv + cmd, timeout)
         if LAUNCHER_FAILED_TO_START.decode() not in p.stderr:

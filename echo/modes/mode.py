@@ -90,8 +90,8 @@ class Mode:
         return None
 
     def mpirun_args(self) -> list[str]:
-        """Open MPI's mpirun options the mode needs."""
-        return ["--with-ft", "ulfm"] if self.ulfm else []  # ULFM: survivors are told of failures, not killed
+        """The options a ULFM mode needs of its launcher (Open MPI's mpirun: ULFM's own is Family.ulfm_options)."""
+        return []
 
     def relaunch(self, run_dir: Path, nprocs: int, deployment: int, say: Say) -> dict[str, str] | None:
         """After deployment `deployment` of the job ended: the environment to start it again with, None: it is

@@ -155,7 +155,7 @@ def mpirun() -> str:
 def oversubscribe() -> list[str]:
     """Spawning tests need slots beyond the job's: Open MPI's mpirun must be told (MPICH's hydra runs any number of
     processes, and refuses the option)."""
-    return ["--oversubscribe"] if detect_mpi().flavor == "openmpi" else []
+    return list(detect_mpi().family.oversubscribe_options)
 
 
 def job_argv(config: Config, testdir: Path, outdir: Path, jobfile: Path, run_dir: Path) -> list[str]:
@@ -503,7 +503,7 @@ def report(runs: list[ConfigRun], modules: list[str], stall: float, retries: int
         "",
         f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {os.uname().nodename} ({os.cpu_count()} cores) by "
         f"`tests/conformance/mpi4py_suite.py`: mpi4py {version}'s `test/` ({len(modules)} modules) with "
-        f"{mpi.flavor} ({mpi.mpicc}).",
+        f"{mpi.family.name} ({mpi.mpicc}).",
         "Each configuration runs the modules in one job. When an abort (an unsupported call, a crash) or a "
         f"hang (no result for {stall:.0f} s) stops a job, the test that stopped it is recorded as `abort` or "
         "`hang` on every process and a new job resumes without it and without the tests every process had "

@@ -8,7 +8,7 @@
 
 The MPI under test is echo's (echo/build.py: find_mpicc): ECHO_MPICC, else the virtual environment's (PyPI's
 Open MPI 5), else mpicc on PATH; --mpicc sets ECHO_MPICC for the runner and every echorun it starts. Runs use
-that MPI's own mpirun, with its own options (echo/plan.py: mpirun_options, mpirun_env): Open MPI's
+that MPI's own mpirun, with its own options (its echo/families/ Family: launcher_options, env): Open MPI's
 --oversubscribe, --allow-run-as-root and -x, or nothing but -genv for MPICH's hydra. SDR modes need ULFM and are
 left out, saying so, on an MPI without it.
 
@@ -54,7 +54,6 @@ from pathlib import Path
 
 from echo.build import MPI, detect_mpi
 from echo.launch import LAUNCH_TRIES, LAUNCHER_FAILED_TO_START
-from echo.plan import mpirun_env, mpirun_options
 from tests.conformance.mpi4py_suite import failure_message, kill_job_processes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,13 +81,13 @@ KNOWN: dict[tuple[str, str], str] = {
                                        "MPI_Win_sync: its copies see the updates at the next synchronization call "
                                        "only (docs/rma.md, the rule); the copy's check fails (exit status 1)",
 }
-# ("category/program", mode kind, MPI flavor as echo.build.MPI.flavor: "openmpi" or "mpich") -> reason
+# ("category/program", mode kind, the MPI's lineage as its Family.lineage: "Open MPI" or "MPICH") -> reason
 KNOWN_ON: dict[tuple[str, str, str], str] = {
-    ("pt2pt/rqstatus", "clones", "openmpi"): "it reads the MPI_ERROR field of the status MPI_Request_get_status "
+    ("pt2pt/rqstatus", "clones", "Open MPI"): "it reads the MPI_ERROR field of the status MPI_Request_get_status "
                                              "gives for MPI_REQUEST_NULL, which Open MPI leaves as it was "
                                              "(uninitialized in the test): natively the stack happens to hold 0 "
                                              "there, under echo other values",
-    ("pt2pt/rqstatus", "sdr", "openmpi"): "as under clones: it reads a status field Open MPI leaves uninitialized",
+    ("pt2pt/rqstatus", "sdr", "Open MPI"): "as under clones: it reads a status field Open MPI leaves uninitialized",
 }
 
 
@@ -224,9 +223,9 @@ SUITE_SKIPS = {
 }
 
 
-def read_testlist(testdir: Path, category: str, flavor: str = "openmpi") -> list[Test]:
+def read_testlist(testdir: Path, category: str, flavor: str = "Open MPI") -> list[Test]:
     """The tests of a category's testlist, as MPICH's runner reads it; `flavor` is the MPI under test's (MPICH
-    runs the tests that set its tuning variables, another MPI has none to set)."""
+    lineage: MPICH and the MPIs made from it run the tests that set its tuning variables, another MPI has none)."""
     path = next(p for p in (testdir / category / "testlist", testdir / category / "testlist.in") if p.exists())
     tests = []
     for ln in path.read_text().splitlines():
@@ -254,7 +253,7 @@ def read_testlist(testdir: Path, category: str, flavor: str = "openmpi") -> list
                 skip = skip or f"judged by MPICH's runner its own way (resultTest={value}), not by 'No Errors'"
             elif key == "xfail":
                 skip = skip or f"MPICH expects it to fail (xfail={value})"
-        if flavor != "mpich" and env and all(name.startswith("MPIR_CVAR_") for name, _ in env):
+        if flavor != "MPICH" and env and all(name.startswith("MPIR_CVAR_") for name, _ in env):
             skip = skip or "sets only MPICH's own tuning variables (MPIR_CVAR_*): the same run as without them here"
         tests.append(Test(category, words[0], int(words[1]), tuple(args), tuple(env), limit, skip))
     return tests
@@ -387,12 +386,12 @@ def run_argv(test: Test, mode: Mode, exe: Path, run_dir: Path, mpi: MPI) -> list
     the launcher's own options for running as root, beyond the cores (tests that spawn need slots beyond the
     job's) and the test's environment (as echorun passes its own: echo/plan.py)."""
     program = [str(exe), *test.args]
-    envs = mpirun_env(mpi.flavor, dict(test.env))
+    envs = mpi.family.env(dict(test.env))
     if mode.native:
-        return [mpi.mpirun, "-n", str(test.nprocs), *mpirun_options(mpi.flavor, os.geteuid() == 0, True), *envs,
+        return [mpi.mpirun, "-n", str(test.nprocs), *mpi.family.launcher_options(os.geteuid() == 0, True), *envs,
                 *program]
     # the records are not needed here; echorun adds --allow-run-as-root itself
-    mpirun_args = shlex.join([*mpirun_options(mpi.flavor, False, True), *envs])
+    mpirun_args = shlex.join([*mpi.family.launcher_options(False, True), *envs])
     return [str(VENV_BIN / "echorun"), "--run-dir", str(run_dir), "--no-store", "--records-max-mb", "16",
             f"--mpirun-args={mpirun_args}", "-n", str(test.nprocs),
             *(["--mode", "sdr", "--replicas"] if mode.sdr else ["--clones"]), str(mode.copies), *program]
@@ -496,7 +495,7 @@ def commit_of(checkout: Path) -> str:
 
 def mpi_record(mpi: MPI) -> dict:
     """What the work directory keeps of the MPI under test (mpi.json), and what the results file is told."""
-    return {"name": mpi.name, "mpicc": mpi.mpicc, "flavor": mpi.flavor, "ulfm": mpi.ulfm}
+    return {"name": mpi.name, "mpicc": mpi.mpicc, "flavor": mpi.family.lineage, "ulfm": mpi.ulfm}
 
 
 def mpi_of(work: Path) -> dict[str, str]:
@@ -631,7 +630,7 @@ def report(tests: list[Test], results: dict[tuple[str, str], Outcome], modes: tu
         "`refused`: echo stopped the job naming a call it does not "
         "replicate; `skip`: not run (the reason is in the table: left out by MPICH when testing another MPI, "
         "does not build here, or fails natively)" + ("; on an MPI other than MPICH, the runs that set only MPICH's "
-        "tuning variables" if flavor != "mpich" else "") + ". SDR runs only the categories it covers "
+        "tuning variables" if flavor != "MPICH" else "") + ". SDR runs only the categories it covers "
         f"({', '.join(SDR_CATEGORIES)}), on an MPI with ULFM. `tests`: the tests a mode reached (a mode stopped "
         "part way has fewer).",
         "",
@@ -667,7 +666,7 @@ def suite_version() -> str:
     return found[-1].parts[-3].removeprefix("mpich-") if found else "?"
 
 
-def select(testdir: Path, chosen: list[str] | None = None, flavor: str = "openmpi") -> list[Test]:
+def select(testdir: Path, chosen: list[str] | None = None, flavor: str = "Open MPI") -> list[Test]:
     """The tests of CATEGORIES, or of those named (category, category/name, or a test's full id), as read for an
     MPI of `flavor`."""
     tests = [t for c in CATEGORIES for t in read_testlist(testdir, c, flavor)]

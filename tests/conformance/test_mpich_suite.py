@@ -80,7 +80,7 @@ def test_same_outcome_under_echo(suite, tmp_path, test_id):
     # the comparison means something only if the test passes natively (it was chosen so)
     assert native.outcome == "pass", f"natively: {native.outcome}: {native.message}"
     for mode in (CLONES, SDR):
-        if not mode.covers(test) or known_reason(test, mode, detect_mpi().flavor):
+        if not mode.covers(test) or known_reason(test, mode, detect_mpi().family.lineage):
             continue
         got = run_one(test, mode, exe, tmp_path, TIMEOUT)
         assert acceptable(mode, got), f"{mode.name}: {got.outcome}: {got.message}"
@@ -111,7 +111,7 @@ def suite_on_mpich() -> tuple[MPI, list[SuiteTest], Built]:
     except SuiteUnavailable as e:
         pytest.skip(f"MPICH's test suite is not available: {e}")
     mpi = detect_mpi(str(MPICH))
-    tests = [t for t in select(testdir, flavor=mpi.flavor) if t.id in ON_MPICH]
+    tests = [t for t in select(testdir, flavor=mpi.family.lineage) if t.id in ON_MPICH]
     assert sorted(t.id for t in tests) == sorted(ON_MPICH), "a test is missing from the testlists"
     built = build(testdir, tests, mpi.mpicc, log=False)
     assert not built.failed, built.failed

@@ -143,7 +143,7 @@ def test_broken_mpicc_is_a_clear_error(tmp_path, monkeypatch):
 
 def test_identity_follows_the_mpi(tmp_path):
     real = detect_mpi()
-    assert real.flavor == "openmpi" and os.path.basename(real.mpirun) in ("mpirun", "mpiexec")
+    assert real.family.lineage == "Open MPI" and os.path.basename(real.mpirun) in ("mpirun", "mpiexec")
 
 
 def test_mpirun_of_the_mpicc_s_own_mpi(tmp_path):

@@ -4,6 +4,7 @@ is an edge; a strongly connected group of more than one module is a circle (docs
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,7 +92,7 @@ def test_the_client_does_not_import_the_server() -> None:
 LAYERS = {
     -1: ("echo.runformat",),  # the run format: below everything, importing nothing else of echo
     0: ("echo", "echo.store", "echo.resources", "echo.store.models", "echo.placement", "echo.progress",
-        "echo.reliability", "echo.slurm", "echo.tables", "echo.charts", "echo.userdocs"),
+        "echo.reliability", "echo.slurm", "echo.tables", "echo.charts", "echo.userdocs", "echo.families"),
     1: ("echo.sdc", "echo.hostload", "echo.jobstop", "echo.store.db", "echo.uploads", "echo.lib"),
     2: ("echo.perf", "echo.modes", "echo.reinit", "echo.injections", "echo.fileview", "echo.collectors"),
     3: ("echo.build", "echo.plan", "echo.store.ingest", "echo.export", "echo.report"),
@@ -211,6 +212,24 @@ MODES_PACKAGE = ROOT / "echo" / "modes"
 COLLECTORS = ROOT / "echo" / "collectors"  # the roles' package: each role names itself
 
 
+def names_one(node: ast.AST, names: set[str] | tuple[str, ...]) -> bool:
+    """Whether `node` is a constant among `names`, or a tuple, list or set holding one."""
+    if isinstance(node, ast.Constant):
+        return node.value in names
+    return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and any(names_one(e, names) for e in node.elts)
+
+
+def flagged(paths: list[Path], hit: Callable[[ast.AST], bool]) -> list[str]:
+    """"path:line: code" of every node of the files `paths` for which `hit` holds."""
+    found = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if hit(node):
+                where = path.relative_to(ROOT) if ROOT in path.parents else path
+                found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
 def mode_branches(paths: list[Path]) -> list[str]:
     """Where the code compares a mode with a mode's name: a comparison of a mode (`opts.mode`, `run.mode`, `mode`)
     with a mode's name or a tuple, list or set holding one, as `opts.mode == "sdr"` and `mode in ("sdr", "reinit")`
@@ -222,21 +241,11 @@ def mode_branches(paths: list[Path]) -> list[str]:
         return (isinstance(node, ast.Attribute) and node.attr == "mode") or (isinstance(node, ast.Name)
                                                                                and node.id == "mode")
 
-    def names_a_mode(node: ast.AST) -> bool:
-        if isinstance(node, ast.Constant):
-            return node.value in modes.NAMES
-        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-            return any(names_a_mode(e) for e in node.elts)
-        return False
+    def branch(node: ast.AST) -> bool:
+        sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
+        return any(map(is_mode, sides)) and any(names_one(side, modes.NAMES) for side in sides)
 
-    found = []
-    for path in paths:
-        for node in ast.walk(ast.parse(path.read_text())):
-            sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
-            if any(map(is_mode, sides)) and any(map(names_a_mode, sides)):
-                where = path.relative_to(ROOT) if ROOT in path.parents else path
-                found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
-    return found
+    return flagged(paths, branch)
 
 
 def test_the_check_sees_a_mode_branch(tmp_path: Path) -> None:

@@ -2,9 +2,10 @@
 
 import pytest
 
+from echo.families import MPICH, OPEN_MPI_4, OPEN_MPI_5
 from echo.plan import Machine, Options, make_plan
 
-MACHINE = Machine(mpirun="/x/mpirun", flavor="openmpi", cores=2, is_root=True, library="/c/libecho.so")
+MACHINE = Machine(mpirun="/x/mpirun", family=OPEN_MPI_5, cores=2, is_root=True, library="/c/libecho.so")
 
 
 def plan(**kw):
@@ -39,7 +40,7 @@ def test_argv_adds_what_the_machine_needs():
 
 
 def test_no_oversubscribe_when_cores_suffice_or_hosts_given():
-    big = Machine("/x/mpirun", "openmpi", cores=64, is_root=False, library="/l.so")
+    big = Machine("/x/mpirun", OPEN_MPI_5, cores=64, is_root=False, library="/l.so")
     p = make_plan(Options(program=("./a",), nranks=4, clones="2"), big)
     assert "--oversubscribe" not in p.argv and "--allow-run-as-root" not in p.argv
     p = plan(clones="2", hostfile="hosts")
@@ -52,7 +53,7 @@ def test_mpirun_args_pass_through_before_the_program():
 
 
 def test_mpich_gets_genv():
-    m = Machine("/x/mpiexec", "mpich", cores=2, is_root=True, library="/l.so")
+    m = Machine("/x/mpiexec", MPICH, cores=2, is_root=True, library="/l.so")
     p = make_plan(Options(program=("./a",), nranks=2, run_dir="/r"), m)
     assert ["-genv", "ECHO_PLAN", "/r/plan", "-genv", "LD_PRELOAD", "/l.so"] == p.argv[3:9]
     assert "--allow-run-as-root" not in p.argv
@@ -73,8 +74,9 @@ def test_output_all_tags_lines_as_each_launcher_knows():
     """Open MPI 4's mpirun knows --tag-output (not --output tag: exit 1), hydra -prepend-rank."""
     from dataclasses import replace
 
-    for machine, option in ((replace(MACHINE, major=4), "--tag-output"), (replace(MACHINE, major=5), "--output"),
-                            (replace(MACHINE, flavor="mpich", major=4), "-prepend-rank")):
+    for machine, option in ((replace(MACHINE, family=OPEN_MPI_4), "--tag-output"),
+                            (replace(MACHINE, family=OPEN_MPI_5), "--output"),
+                            (replace(MACHINE, family=MPICH), "-prepend-rank")):
         argv = plan(output="all", machine=machine).argv
         assert option in argv and not ({"--output", "--tag-output", "-prepend-rank"} - {option}) & set(argv), argv
 
@@ -104,14 +106,14 @@ def test_more_papi_sets_than_copies():
 @pytest.mark.parametrize("mode", [{"mode": "sdr", "replicas": 2}, {"mode": "reinit"}])
 def test_fault_tolerant_modes_need_ulfm(mode):
     """On an MPI without ULFM, SDR and Reinit stop at planning, naming what they need and the MPI there is."""
-    mpich = Machine("/usr/bin/mpirun.mpich", "mpich", cores=2, is_root=False, library="/l.so",
+    mpich = Machine("/usr/bin/mpirun.mpich", MPICH, cores=2, is_root=False, library="/l.so",
                     mpi="MPICH 4.0.2 (/usr/bin/mpicc.mpich)", ulfm=False)
     with pytest.raises(ValueError, match=r"needs an MPI with ULFM \(Open MPI >= 5 with ULFM.*MPICH 4\.0\.2"):
         plan(machine=mpich, **mode)
 
 
 def test_summary_names_the_mpi():
-    m = Machine("/x/mpirun", "openmpi", cores=2, is_root=True, library="/l.so", mpi="Open MPI 5.0.11 (/v/mpicc)")
+    m = Machine("/x/mpirun", OPEN_MPI_5, cores=2, is_root=True, library="/l.so", mpi="Open MPI 5.0.11 (/v/mpicc)")
     assert "mpi: Open MPI 5.0.11 (/v/mpicc)" in plan(machine=m, clones="2").summary()
 
 

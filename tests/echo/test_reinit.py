@@ -2,10 +2,11 @@
 
 import pytest
 
+from echo.families import OPEN_MPI_5
 from echo.modes.reinit import ReinitError, parse_kills
 from echo.plan import Machine, Options, make_plan
 
-MACHINE = Machine(mpirun="mpirun", flavor="openmpi", cores=8, is_root=False, library="/lib/libecho.so")
+MACHINE = Machine(mpirun="mpirun", family=OPEN_MPI_5, cores=8, is_root=False, library="/lib/libecho.so")
 
 
 def test_kills_become_plan_lines():

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from echo.families import OPEN_MPI_5
 from echo.modes.sdr import SdrError, exclusion_lines, exclusions, parse_kills, verdict
 from echo.plan import Machine, Options, make_plan
 
-MACHINE = Machine(mpirun="/x/mpirun", flavor="openmpi", cores=2, is_root=True, library="/c/libecho.so")
+MACHINE = Machine(mpirun="/x/mpirun", family=OPEN_MPI_5, cores=2, is_root=True, library="/c/libecho.so")
 
 
 def plan(**kw):  # noqa: ANN201

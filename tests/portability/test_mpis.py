@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from echo.build import MPI, BuildError, detect_mpi
+from echo.families import FAMILIES
 from tests.conftest import compile_programs, copy_output, echorun, lines_by_rank, run_group
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,10 +127,8 @@ def target(request, tmp_path_factory) -> Built:
 
 
 def root_options(mpi) -> list[str]:
-    """What Open MPI's mpirun needs on this machine (MPICH's hydra runs any number of processes, and as root)."""
-    if mpi.flavor != "openmpi":
-        return []
-    return ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+    """What the MPI's mpirun needs on this machine (MPICH's hydra runs any number of processes, and as root)."""
+    return mpi.family.launcher_options(os.geteuid() == 0, oversubscribe=True)
 
 
 def pinned(mpi) -> dict[str, str]:
@@ -140,16 +139,13 @@ def per_rank_files(mpi, outdir: Path) -> list[str]:
     """mpirun options that write each process's standard output to a file of its own: the mpiruns of MPICH,
     Intel MPI and Open MPI 4 relay output in chunks that may split lines, so lines of two ranks can mix on
     their standard output (natively as under echo)."""
-    if mpi.flavor == "mpich":
-        return ["-outfile-pattern", f"{outdir}/out.%r"]
-    return ["--output-filename", str(outdir)]
+    return mpi.family.output_files(outdir)
 
 
 def rank_lines(mpi, outdir: Path, n: int) -> dict[int, list[str]]:
     out: dict[int, list[str]] = {}
     for rank in range(n):
-        path = outdir / f"out.{rank}" if mpi.flavor == "mpich" else outdir / "1" / f"rank.{rank}" / "stdout"
-        out.update(lines_by_rank(path.read_text()))
+        out.update(lines_by_rank(mpi.family.rank_output(outdir, rank).read_text()))
     return out
 
 
@@ -205,7 +201,8 @@ def test_mpirun_of_the_same_mpi(target):
     """Debian's alternatives: mpicc.mpich goes with mpirun.mpich whatever /usr/bin/mpirun is."""
     mpi = target.mpi
     out = subprocess.run([mpi.mpirun, "--version"], capture_output=True, text=True).stdout
-    assert ("Open MPI" in out or "OpenRTE" in out) == (mpi.flavor == "openmpi"), out
+    others = {says for f in FAMILIES for says in f.version_says} - set(mpi.family.version_says)
+    assert any(says in out for says in mpi.family.version_says) and not any(says in out for says in others), out
     if mpi.mpicc.startswith("/usr/bin/mpicc."):
         assert mpi.mpirun.endswith("." + mpi.mpicc.rsplit(".", 1)[1]), mpi.mpirun
 

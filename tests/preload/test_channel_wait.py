@@ -20,7 +20,7 @@ CORES = os.cpu_count() or 1
 
 @pytest.fixture(scope="module")
 def yields_exe(mpi, tmp_path_factory) -> str:
-    if mpi.flavor != "openmpi":
+    if mpi.family.lineage != "Open MPI":
         pytest.skip("Open MPI's progress engine and its yield when idle")
     exe = tmp_path_factory.mktemp("yields") / "yields"
     subprocess.run([mpi.mpicc, "-O1", "-rdynamic", "-o", str(exe), str(PROGRAMS / "yields.c")], check=True)

@@ -10,13 +10,14 @@ import tarfile
 import pytest
 
 from echo.collectors import strace as st
+from echo.families import OPEN_MPI_5
 from echo.plan import Machine, Options, make_plan
 from echo.runformat import runfiles
 from tests.conftest import VENV_BIN, echorun, lines_by_rank, mpirun_native
 
 
 def machine(**tools: str | None) -> Machine:
-    return Machine("/x/mpirun", "openmpi", 2, True, "/l.so", **{"valgrind": "/usr/bin/valgrind",
+    return Machine("/x/mpirun", OPEN_MPI_5, 2, True, "/l.so", **{"valgrind": "/usr/bin/valgrind",
                                                                   "strace": "/usr/bin/strace", **tools},
                    exec_wrapper="/e.sh")
 

@@ -9,6 +9,7 @@ import pytest
 
 from echo.collectors import valgrind as vg
 from echo.collectors.valgrind import outputs
+from echo.families import OPEN_MPI_5
 from echo.plan import Machine, Options, make_plan
 from tests.conftest import echorun, lines_by_rank, mpirun_native
 
@@ -34,13 +35,13 @@ def test_bad_specs_say_what_to_do(call, message):
 
 
 def test_missing_valgrind_is_a_clear_error():
-    m = Machine("/x/mpirun", "openmpi", 2, True, "/l.so", valgrind=None, exec_wrapper="/e.sh")
+    m = Machine("/x/mpirun", OPEN_MPI_5, 2, True, "/l.so", valgrind=None, exec_wrapper="/e.sh")
     with pytest.raises(vg.ValgrindError, match="valgrind is not installed"):
         make_plan(Options(program=("./a",), nranks=1, clones="2", valgrind="memcheck"), m)
 
 
 def test_the_representative_stays_native(tmp_path):
-    m = Machine("/x/mpirun", "openmpi", 2, True, "/l.so", valgrind="/usr/bin/valgrind", exec_wrapper="/e.sh")
+    m = Machine("/x/mpirun", OPEN_MPI_5, 2, True, "/l.so", valgrind="/usr/bin/valgrind", exec_wrapper="/e.sh")
     p = make_plan(Options(program=("./a",), nranks=2, clones="2", valgrind="memcheck", run_dir="/r"), m)
     assert [q.role for q in p.procs] == ["representative", "representative", "memcheck", "memcheck"]
     assert p.argv[-2:] == ["/e.sh", "./a"]
