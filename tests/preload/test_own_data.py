@@ -159,6 +159,57 @@ def mpirun_options_for(other: str) -> list[str]:
     return ["--oversubscribe", *(["--allow-run-as-root"] if os.geteuid() == 0 else [])]
 
 
+PW_INPUT = """&control
+  calculation = 'scf'
+/
+&system
+  nat = 2, ntyp = 1, ecutwfc = 25.0, nbnd = 12,
+  occupations = 'smearing', degauss = 0.02
+/
+"""
+KEY_VALUE_INPUT = "# a small run\nsteps = 12\ndt = 0.05\nname = water\n"
+
+
+@pytest.mark.parametrize(("mode", "copies"), [("detect", 2), ("vote", 3)])
+def test_an_input_check_sent_whole_is_no_divergence(mpi, programs, tmp_path, mode, copies):
+    """Rank 0 parses its input file, then every rank broadcasts the parse's status and a 512-byte line written only
+    on bad input: the line held what the parser's calls left on the stack, the program's heap addresses among them,
+    and the library's load before main (a copy's own paths).  The heap's addresses differed, MPI allocating in the
+    representative only, and a clean run was flagged (exit 20)."""
+    (tmp_path / "input.txt").write_text(KEY_VALUE_INPUT)
+    cmd = [*programs["input_check"], str(tmp_path / "input.txt")]
+    native = mpirun_native(mpi, 2, cmd)
+    assert native.returncode == 0, native.stderr
+    r = echorun(["--no-store", "-n", "2", "--clones", str(copies), "--sdc", mode, *cmd], tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert [e for e in read_events(tmp_path / "run") if e.kind != "injection"] == []
+    assert_every_copy_prints_native(r, lines_by_rank(native.stdout), copies)
+
+
+@pytest.mark.parametrize(("program", "text"), [("input_check.c", KEY_VALUE_INPUT),
+                                               ("f_namelist_input.f90", PW_INPUT)])
+def test_an_input_check_on_debian_open_mpi(tmp_path, program, text):
+    """The same on Debian's Open MPI 4.1, and a DFT code's namelist input (pw.x's check_namelist_read): its unfilled
+    CHARACTER(512) held gfortran's namelist reader's leftovers, heap addresses and the stack protector's canary
+    (each process had its own)."""
+    mpicc, mpirun, install = STACK_MPIS["openmpi4-debian"]
+    compiler = mpicc.with_name("mpifort.openmpi") if program.endswith(".f90") else mpicc
+    if not compiler.exists() or not mpirun.exists():
+        pytest.skip(f"Debian's Open MPI is not installed ({install})")
+    exe = tmp_path / "prog"
+    subprocess.run([str(compiler), "-O1", "-g", "-o", str(exe), str(PROGRAMS / program)], check=True)
+    (tmp_path / "input").write_text(text)
+    cmd = [str(exe), str(tmp_path / "input")]
+    native = subprocess.run([str(mpirun), "-n", "2", *mpirun_options_for("openmpi4-debian"), *cmd],
+                            capture_output=True, text=True, timeout=120)
+    assert native.returncode == 0, native.stderr
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", "--sdc", "detect", *cmd], tmp_path / "run", timeout=300,
+                env={"ECHO_MPICC": str(mpicc)})
+    assert r.returncode == 0, r.stderr
+    assert [e for e in read_events(tmp_path / "run") if e.kind != "injection"] == []
+    assert_every_copy_prints_native(r, lines_by_rank(native.stdout), 2)
+
+
 def test_a_flip_in_the_struct_it_wrote_is_still_caught(programs, tmp_path):
     """Zeroing the stack MPI left hides nothing the program wrote: a bit flipped in the struct's first field, in one
     copy, is a divergence."""
