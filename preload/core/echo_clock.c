@@ -191,7 +191,7 @@ static void parted(const char *why) {
 
 /* The representative sends its reading `r` to its copies; a copy replaces `r` with the representative's.
  * 0: `r` is not the representative's (this copy's clocks parted from it). */
-static int share(reading_t *r) {
+static __attribute__((noinline)) int exchange(reading_t *r) {
     int claimed = echo_clocks_threaded && echo_serial_claim_reading(); /* one thread on the channel at a time */
     r->count = count++;
     echo_depth = 1; /* the MPI calls below are echo's own, and so are their clock readings */
@@ -229,6 +229,16 @@ static int share(reading_t *r) {
     echo_tsc_release(held);
     echo_depth = 0;
     if (claimed) echo_serial_leave();
+    return ok;
+}
+
+/* exchange(), on the program's stack below its clock call: the representative sends, its copies probe and receive,
+ * through MPI, whose frames differ and stay there.  Under --sdc they are zeroed when the exchange ends, as an MPI
+ * call's are (echo_stack.c), or a local the program never wrote would hold them (NWChem's rtdb_cget_ broadcasts its
+ * 32 KiB buffer whole after reading timers; tests/programs/timed_lookup.c) */
+static int share(reading_t *r) {
+    int ok = exchange(r);
+    if (echo_stack_scrub) (void)echo_stack_scrubbed(0); /* a call, not a tail call: zeroes below this frame */
     return ok;
 }
 

@@ -55,7 +55,7 @@ typedef struct {
     uint64_t back; /* MAGIC_ALIGNED: bytes from the block's data to this pointer */
 } header_t;
 
-static size_t (*usable_glibc)(void *); /* glibc's malloc_usable_size (exported under that name only) */
+static size_t (*usable_glibc)(void *); /* glibc's malloc_usable_size (exported under that name only): at first use */
 ECHO_TLS int echo_own_work;
 static int apart; /* MPI's and echo's allocations go to the heap below */
 static unsigned char *base, *top, *usable; /* the reserved range, what is carved, what is writable */
@@ -78,7 +78,6 @@ void echo_heap_apart(void) {
     void *range = mmap(NULL, RESERVED, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (range == MAP_FAILED) return; /* every allocation stays glibc's, as without --sdc */
     base = top = usable = range;
-    usable_glibc = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
     pthread_atfork(prepare, release, release);
     apart = 1;
 }
@@ -153,6 +152,11 @@ static void give_back(void *p) {
     pthread_mutex_unlock(&lock);
 }
 
+static size_t usable_theirs(void *p) {
+    if (!usable_glibc) usable_glibc = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+    return usable_glibc(p);
+}
+
 static void *aligned(size_t align, size_t size, const void *at) {
     if (for_mpi(at)) {
         void *p = take(size, align, 1);
@@ -202,7 +206,7 @@ static void *resized(void *p, size_t size, const void *at) {
     }
     int mine = ours(p), to_mpi = for_mpi(at);
     if (!mine && !to_mpi) return __libc_realloc(p, size);
-    size_t have = mine ? usable_ours(p) : usable_glibc(p);
+    size_t have = mine ? usable_ours(p) : usable_theirs(p);
     if (mine && size <= have) return p;
     void *q = to_mpi ? take(size, 0, 1) : NULL;
     if (!q) q = __libc_malloc(size);
@@ -236,4 +240,4 @@ INTERPOSED void *valloc(size_t size) { return aligned(4096, size, __builtin_retu
 INTERPOSED void *pvalloc(size_t size) {
     return aligned(4096, (size + 4095) & ~(size_t)4095, __builtin_return_address(0));
 }
-INTERPOSED size_t malloc_usable_size(void *p) { return !p ? 0 : ours(p) ? usable_ours(p) : usable_glibc(p); }
+INTERPOSED size_t malloc_usable_size(void *p) { return !p ? 0 : ours(p) ? usable_ours(p) : usable_theirs(p); }

@@ -186,20 +186,35 @@ def test_an_input_check_sent_whole_is_no_divergence(mpi, programs, tmp_path, mod
     assert_every_copy_prints_native(r, lines_by_rank(native.stdout), copies)
 
 
-@pytest.mark.parametrize(("program", "text"), [("input_check.c", KEY_VALUE_INPUT),
-                                               ("f_namelist_input.f90", PW_INPUT)])
+def test_a_lookup_after_a_timer_is_no_divergence(mpi, programs, tmp_path):
+    """A 32 KiB buffer on the stack, written at its start and broadcast whole, right after the program read
+    gettimeofday: a copy reads its representative's clock through MPI (the representative sends, the copy probes and
+    receives), whose frames stayed where the buffer then lay, and a clean run was flagged (exit 20)."""
+    native = mpirun_native(mpi, 2, programs["timed_lookup"])
+    assert native.returncode == 0, native.stderr
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", "--sdc", "stop", *programs["timed_lookup"]],
+                tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert [e for e in read_events(tmp_path / "run") if e.kind != "injection"] == []
+    assert_every_copy_prints_native(r, lines_by_rank(native.stdout), 2)
+
+
+@pytest.mark.parametrize(("program", "text"), [("input_check.c", KEY_VALUE_INPUT), ("f_namelist_input.f90", PW_INPUT),
+                                               ("timed_lookup.c", None)], ids=["c", "fortran", "timer"])
 def test_an_input_check_on_debian_open_mpi(tmp_path, program, text):
     """The same on Debian's Open MPI 4.1, and a DFT code's namelist input (pw.x's check_namelist_read): its unfilled
     CHARACTER(512) held gfortran's namelist reader's leftovers, heap addresses and the stack protector's canary
-    (each process had its own)."""
+    (each process had its own); and the lookup after a timer."""
     mpicc, mpirun, install = STACK_MPIS["openmpi4-debian"]
     compiler = mpicc.with_name("mpifort.openmpi") if program.endswith(".f90") else mpicc
     if not compiler.exists() or not mpirun.exists():
         pytest.skip(f"Debian's Open MPI is not installed ({install})")
     exe = tmp_path / "prog"
     subprocess.run([str(compiler), "-O1", "-g", "-o", str(exe), str(PROGRAMS / program)], check=True)
-    (tmp_path / "input").write_text(text)
-    cmd = [str(exe), str(tmp_path / "input")]
+    cmd = [str(exe)]
+    if text is not None:
+        (tmp_path / "input").write_text(text)
+        cmd.append(str(tmp_path / "input"))
     native = subprocess.run([str(mpirun), "-n", "2", *mpirun_options_for("openmpi4-debian"), *cmd],
                             capture_output=True, text=True, timeout=120)
     assert native.returncode == 0, native.stderr
