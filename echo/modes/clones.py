@@ -9,6 +9,7 @@ grammar and the events the library writes are echo/sdc.py's, read by the store a
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import time
 from pathlib import Path
@@ -38,7 +39,9 @@ def sdc_lines(opts: Any, copies: list[int]) -> list[str]:
         raise sdc.SdcError(f"--sdc-every {opts.sdc_every}: check every Nth call, N >= 1")
     if opts.sdc_only not in ("all", "collectives"):
         raise sdc.SdcError(f"--sdc-only {opts.sdc_only}: expected all or collectives")
-    lines = [f"sdc {opts.sdc}", f"sdc_every {opts.sdc_every}", f"sdc_only {opts.sdc_only}"]
+    # the seed of the stack canary a rank's processes share (preload/core/echo_canary.c): drawn for each run
+    lines = [f"sdc {opts.sdc}", f"sdc_every {opts.sdc_every}", f"sdc_only {opts.sdc_only}",
+             f"sdc_seed {secrets.randbits(64):016x}"]
     if opts.sdc_exclude:
         lines.append(f"sdc_exclude {','.join(sdc.parse_exclude(opts.sdc_exclude))}")
     if opts.inject:

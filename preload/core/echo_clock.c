@@ -109,12 +109,17 @@ static const char *const not_application[] = {
     "mca_", "-fi.so",
 };
 
+/* of those, the C library and the dynamic loader, which allocate for whoever called them (echo_heap.c) */
+static const char *const runtime[] = {"ld-linux", "linux-vdso", "libc.so", "libpthread"};
+
 #define CALLERS 512
 /* a caller's address with what it is in the bits above any user-space address (below 2^57), in one word that
  * threads read and write whole: a thread never sees one caller's address with another's answer (a copy's MPI reading
  * its representative's memory must never be taken for the program: echo_pid.c) */
 #define CALLER_APP ((uintptr_t)1 << 62)    /* code of the program's (not in the list above) */
 #define CALLER_INTERP ((uintptr_t)1 << 61) /* the interpreter's own (below) */
+#define CALLER_RUNTIME ((uintptr_t)1 << 60) /* the C library's or the loader's (runtime[] above) */
+#define CALLER_BITS (CALLER_APP | CALLER_INTERP | CALLER_RUNTIME)
 static uintptr_t callers[CALLERS];
 
 static char interpreter[512]; /* the object file of an interpreter whose own reads are not the program's */
@@ -124,23 +129,35 @@ void echo_clock_not_application(const char *object_file) {
     memset(callers, 0, sizeof callers); /* classified before: classify again */
 }
 
-static int classify(const void *at, int interpreter_too) {
+static uintptr_t classified(const void *at) {
     unsigned h = (unsigned)(((uintptr_t)at >> 3) * 2654435761u) % CALLERS;
     uintptr_t known = __atomic_load_n(&callers[h], __ATOMIC_RELAXED);
-    if ((known & ~(CALLER_APP | CALLER_INTERP)) != (uintptr_t)at) {
+    if ((known & ~CALLER_BITS) != (uintptr_t)at) {
         Dl_info info;
-        int app = 1, interp = 0;
+        int app = 1, interp = 0, rt = 0;
         if (dladdr(at, &info) && info.dli_fname) {
             const char *base = strrchr(info.dli_fname, '/');
             base = base ? base + 1 : info.dli_fname;
             for (size_t i = 0; i < sizeof not_application / sizeof *not_application; i++)
                 if (strstr(base, not_application[i])) app = 0;
+            for (size_t i = 0; i < sizeof runtime / sizeof *runtime; i++)
+                if (strstr(base, runtime[i])) rt = 1;
             interp = interpreter[0] && strcmp(info.dli_fname, interpreter) == 0;
         }
-        known = (uintptr_t)at | (app ? CALLER_APP : 0) | (interp ? CALLER_INTERP : 0);
+        known = (uintptr_t)at | (app ? CALLER_APP : 0) | (interp ? CALLER_INTERP : 0) | (rt ? CALLER_RUNTIME : 0);
         __atomic_store_n(&callers[h], known, __ATOMIC_RELAXED);
     }
+    return known;
+}
+
+static int classify(const void *at, int interpreter_too) {
+    uintptr_t known = classified(at);
     return (known & CALLER_APP) && (interpreter_too || !(known & CALLER_INTERP));
+}
+
+int echo_code_owner(const void *at) {
+    uintptr_t known = classified(at);
+    return known & CALLER_APP ? ECHO_CODE_PROGRAM : known & CALLER_RUNTIME ? ECHO_CODE_RUNTIME : ECHO_CODE_MPI;
 }
 
 static int application_caller(const void *at) { return classify(at, 0); }
@@ -174,7 +191,7 @@ static void parted(const char *why) {
 
 /* The representative sends its reading `r` to its copies; a copy replaces `r` with the representative's.
  * 0: `r` is not the representative's (this copy's clocks parted from it). */
-static int share(reading_t *r) {
+static __attribute__((noinline)) int exchange(reading_t *r) {
     int claimed = echo_clocks_threaded && echo_serial_claim_reading(); /* one thread on the channel at a time */
     r->count = count++;
     echo_depth = 1; /* the MPI calls below are echo's own, and so are their clock readings */
@@ -212,6 +229,16 @@ static int share(reading_t *r) {
     echo_tsc_release(held);
     echo_depth = 0;
     if (claimed) echo_serial_leave();
+    return ok;
+}
+
+/* exchange(), on the program's stack below its clock call: the representative sends, its copies probe and receive,
+ * through MPI, whose frames differ and stay there.  Under --sdc they are zeroed when the exchange ends, as an MPI
+ * call's are (echo_stack.c), or a local the program never wrote would hold them (NWChem's rtdb_cget_ broadcasts its
+ * 32 KiB buffer whole after reading timers; tests/programs/timed_lookup.c) */
+static int share(reading_t *r) {
+    int ok = exchange(r);
+    if (echo_stack_scrub) (void)echo_stack_scrubbed(0); /* a call, not a tail call: zeroes below this frame */
     return ok;
 }
 

@@ -124,7 +124,11 @@ static void set_put(pathset_t *s, const char *key, char val) {
     }
     size_t i = slot(s, key);
     if (!s->keys[i]) {
-        s->keys[i] = strdup(key);
+        /* malloc called here, not through strdup: echo's own allocation, on its heap under --sdc (echo_heap.c; the C
+         * library's would be the program's, in a copy or its representative only) */
+        size_t len = strlen(key) + 1;
+        s->keys[i] = malloc(len);
+        if (s->keys[i]) memcpy(s->keys[i], key, len);
         s->n++;
     }
     s->vals[i] = val;

@@ -212,6 +212,15 @@ int echo_clock_read(clockid_t id, struct timespec *ts);  /* a reading the applic
 void echo_clock_not_application(const char *object_file); /* an interpreter's own libc reads are not shared */
 void echo_clock_python_setup(void);                       /* echo_clock_python.c */
 int echo_application_code(const void *at); /* code at `at` is the program's (its interpreter's too), not MPI's */
+/* whose code is at `at` (echo_clock.c): the program's (its runtime's, its interpreter's), MPI's or echo's, or the C
+ * library's and the loader's, which act for whoever called them */
+enum { ECHO_CODE_PROGRAM, ECHO_CODE_MPI, ECHO_CODE_RUNTIME };
+int echo_code_owner(const void *at);
+/* ---- MPI's and echo's allocations on a heap of their own, under --sdc (echo_heap.c) ---- */
+void echo_heap_apart(void);
+/* this thread does echo's own work outside MPI calls (its load): what the C library allocates for it is echo's */
+extern ECHO_TLS int echo_own_work;
+void echo_canary_share(unsigned long long seed); /* this rank's processes check their stacks with one canary */
 
 /* ---- process ids: a copy's are its representative's (echo_pid.c) ---- */
 void echo_pid_setup(void); /* after clone_comm exists (echo_clock_setup) */

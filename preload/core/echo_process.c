@@ -362,7 +362,33 @@ static int started_by_a_rank(void) {
     return v && *v && atol(v) != (long)getpid();
 }
 
+/* Under --sdc, bytes a program never wrote must be alike in a rank's processes: MPI's allocations apart from the
+ * program's (echo_heap.c) and one stack canary (echo_canary.c), from the start.  Only when the library is preloaded:
+ * loaded later, by dlopen, others would have bound malloc and free already and protected frames would be live.
+ * 1: on (the rest of the load is echo's own work, its allocations through the C library too) */
+static int same_leftovers(void) {
+    const char *sdc = echo_plan_value("sdc"), *seed = echo_plan_value("sdc_seed"), *pre = getenv("LD_PRELOAD");
+    if (!sdc || !echo.cloned || echo_under_valgrind() || !pre || !strstr(pre, "libecho")) return 0;
+    echo_heap_apart();
+    if (seed) echo_canary_share(strtoull(seed, NULL, 16));
+    echo_own_work = 1;
+    echo_stack_scrub = ECHO_STACK_SCRUB_DEPTH; /* the depth the wrappers zero once MPI_Init set SDC up (echo_sdc.c) */
+    return 1;
+}
+static int alike; /* same_leftovers() is on */
+
+static void load(void);
+
+/* The load's own frames (paths and names of this copy's files, its pid) lie where main's frames will be: under
+ * --sdc they are zeroed when it ends, or a program's local that main never wrote would hold a copy's paths in the
+ * copy and its representative's in the representative (a check's line broadcast whole: tests/programs/input_check.c) */
 __attribute__((constructor)) static void echo_load(void) {
+    load();
+    echo_own_work = 0;
+    if (alike) (void)echo_stack_scrubbed(0); /* a call, not a tail call: zeroes below this frame */
+}
+
+__attribute__((noinline)) static void load(void) {
     const char *plan = getenv("ECHO_PLAN");
     if (!plan || !*plan) return; /* not started by echorun: every wrapper passes through */
     int restarted = getenv(ECHO_RESTARTED_ENV) != NULL; /* spawned, by echo: one of the job's processes */
@@ -387,6 +413,7 @@ __attribute__((constructor)) static void echo_load(void) {
     echo.copy = plan_copy[me];
     echo.ncopies = plan_ncopies[me];
     echo_fileview_setup(); /* before the program's first file call: its copies' files are their own */
+    alike = same_leftovers();
 
     /* the rank's process again after an exec (echo/exec.sh execs a copy's Valgrind tool, which runs the program) */
     const char *rank_pid = getenv("ECHO_RANK_PID");

@@ -36,6 +36,21 @@ def assert_every_copy_prints_native(r, expected: dict[int, list[str]], copies: i
             assert lines_by_rank(copy_output(r.run_dir, rank, copy)).get(rank, []) == expected[rank], (rank, copy)
 
 
+def assert_sdc_clean_as_native(r, run_dir: Path, native_stdout: str, copies: int) -> None:
+    """An echorun under --sdc that exits 0, has no divergence, and whose every copy printed what the native run did."""
+    assert r.returncode == 0, r.stderr
+    assert [e for e in read_events(run_dir) if e.kind != "injection"] == []
+    assert_every_copy_prints_native(r, lines_by_rank(native_stdout), copies)
+
+
+def sdc_run_as_native(mpi, cmd: list[str], run_dir: Path, mode: str, copies: int) -> None:
+    """`cmd` on 2 ranks natively, then under --clones `copies` --sdc `mode`: clean, as native."""
+    native = mpirun_native(mpi, 2, cmd)
+    assert native.returncode == 0, native.stderr
+    r = echorun(["--no-store", "-n", "2", "--clones", str(copies), "--sdc", mode, *cmd], run_dir)
+    assert_sdc_clean_as_native(r, run_dir, native.stdout, copies)
+
+
 @pytest.fixture(scope="module")
 def native_addresses(mpi, programs) -> dict[int, list[str]]:
     r = mpirun_native(mpi, 3, programs["own_address"])
@@ -157,6 +172,58 @@ def mpirun_options_for(other: str) -> list[str]:
     if not other.startswith("openmpi"):
         return []
     return ["--oversubscribe", *(["--allow-run-as-root"] if os.geteuid() == 0 else [])]
+
+
+PW_INPUT = """&control
+  calculation = 'scf'
+/
+&system
+  nat = 2, ntyp = 1, ecutwfc = 25.0, nbnd = 12,
+  occupations = 'smearing', degauss = 0.02
+/
+"""
+KEY_VALUE_INPUT = "# a small run\nsteps = 12\ndt = 0.05\nname = water\n"
+
+
+@pytest.mark.parametrize(("mode", "copies"), [("detect", 2), ("vote", 3)])
+def test_an_input_check_sent_whole_is_no_divergence(mpi, programs, tmp_path, mode, copies):
+    """Rank 0 parses its input file, then every rank broadcasts the parse's status and a 512-byte line written only
+    on bad input: the line held what the parser's calls left on the stack, the program's heap addresses among them,
+    and the library's load before main (a copy's own paths).  The heap's addresses differed, MPI allocating in the
+    representative only, and a clean run was flagged (exit 20)."""
+    (tmp_path / "input.txt").write_text(KEY_VALUE_INPUT)
+    sdc_run_as_native(mpi, [*programs["input_check"], str(tmp_path / "input.txt")], tmp_path / "run", mode, copies)
+
+
+def test_a_lookup_after_a_timer_is_no_divergence(mpi, programs, tmp_path):
+    """A 32 KiB buffer on the stack, written at its start and broadcast whole, right after the program read
+    gettimeofday: a copy reads its representative's clock through MPI (the representative sends, the copy probes and
+    receives), whose frames stayed where the buffer then lay, and a clean run was flagged (exit 20)."""
+    sdc_run_as_native(mpi, programs["timed_lookup"], tmp_path / "run", "stop", 2)
+
+
+@pytest.mark.parametrize(("program", "text"), [("input_check.c", KEY_VALUE_INPUT), ("f_namelist_input.f90", PW_INPUT),
+                                               ("timed_lookup.c", None)], ids=["c", "fortran", "timer"])
+def test_an_input_check_on_debian_open_mpi(tmp_path, program, text):
+    """The same on Debian's Open MPI 4.1, and a DFT code's namelist input (pw.x's check_namelist_read): its unfilled
+    CHARACTER(512) held gfortran's namelist reader's leftovers, heap addresses and the stack protector's canary
+    (each process had its own); and the lookup after a timer."""
+    mpicc, mpirun, install = STACK_MPIS["openmpi4-debian"]
+    compiler = mpicc.with_name("mpifort.openmpi") if program.endswith(".f90") else mpicc
+    if not compiler.exists() or not mpirun.exists():
+        pytest.skip(f"Debian's Open MPI is not installed ({install})")
+    exe = tmp_path / "prog"
+    subprocess.run([str(compiler), "-O1", "-g", "-o", str(exe), str(PROGRAMS / program)], check=True)
+    cmd = [str(exe)]
+    if text is not None:
+        (tmp_path / "input").write_text(text)
+        cmd.append(str(tmp_path / "input"))
+    native = subprocess.run([str(mpirun), "-n", "2", *mpirun_options_for("openmpi4-debian"), *cmd],
+                            capture_output=True, text=True, timeout=120)
+    assert native.returncode == 0, native.stderr
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", "--sdc", "detect", *cmd], tmp_path / "run", timeout=300,
+                env={"ECHO_MPICC": str(mpicc)})
+    assert_sdc_clean_as_native(r, tmp_path / "run", native.stdout, 2)
 
 
 def test_a_flip_in_the_struct_it_wrote_is_still_caught(programs, tmp_path):
