@@ -123,3 +123,13 @@ def test_a_duplicate_with_hints_polled_with_test_with_replicas_killed(mpi, progr
     before), then a ring and a reduction on the duplicate: killed before it, at it, at the barrier and the
     Waitall, and in the ring."""
     assert_every_survivor_prints_native(mpi, programs, "idup_poll", [], tmp_path, kills)
+
+
+# idup_staggered.c: the workers' MPI_Comm_idup is call 3, then MPI_Ssend 4, MPI_Wait 5; the manager's MPI_Recv 3..5,
+# MPI_Comm_idup 6, MPI_Wait 7; then MPI_Allreduce on the duplicate
+@pytest.mark.parametrize("kills", [[], [(2, 0, 3)], [(0, 1, 6), (3, 0, 5)], [(1, 1, 6)]])
+def test_a_duplicate_the_manager_starts_after_the_workers_reports_with_replicas_killed(mpi, programs, tmp_path, kills):
+    """The workers' MPI_Comm_idup returns before the manager calls its own, which comes after their synchronous
+    sends (made at the call, the duplicate waited for ever; refused before): a worker killed at its idup, the manager
+    at its idup and a worker at its MPI_Wait, a worker in the Allreduce on the duplicate."""
+    assert_every_survivor_prints_native(mpi, programs, "idup_staggered", [], tmp_path, kills)
