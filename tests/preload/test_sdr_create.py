@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from echo.procstatus import read_status
+from echo.runformat.procstatus import read_status
 from tests.conftest import copy_output, echorun, lines_by_rank, mpirun_native
 from tests.preload.test_sdr import assert_survivors_native
 
