@@ -24,15 +24,11 @@ static double work(double *v, int n, int salt) {
 }
 
 int main(int argc, char **argv) {
-    int provided;
+    int provided, rank, size;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-    int rank, size;
+    if (provided < MPI_THREAD_SERIALIZED) MPI_Abort(MPI_COMM_WORLD, 1); /* thread 0 polls while others time */
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (provided < MPI_THREAD_SERIALIZED) {
-        fprintf(stderr, "needs MPI_THREAD_SERIALIZED (got %d)\n", provided);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
     double *panel = malloc(N * sizeof *panel), *next = malloc(N * sizeof *next);
     for (int i = 0; i < N; i++) panel[i] = (rank * N + i) % 11;
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
