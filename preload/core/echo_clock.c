@@ -38,6 +38,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/statfs.h>
@@ -175,10 +176,27 @@ static int virtual(void) {
 
 /* A threaded program's reading made while another thread was in an MPI call may reach the channel before that
  * call's forward on the representative and after it on a copy: the copy's forward then finds the reading first
- * and keeps it here for the reading it belongs to (echo_clock_step_over). */
-#define KEPT 64
-static reading_t kept[KEPT];
-static unsigned kept_first, kept_n;
+ * and keeps it here for the reading it belongs to (echo_clock_step_over).  How many is the program's: an OpenMP
+ * code whose thread 0 polls MPI_Testany while the other threads time every block they multiply (DBCSR's, under
+ * CP2K) has its copy's thread 0 step over thousands of readings its other threads have yet to make, so the queue
+ * grows as it needs to (a fixed 64 parted that copy's clocks, and then its path). */
+static reading_t *kept;
+static unsigned kept_first, kept_n, kept_cap;
+
+static int keep(const reading_t *got) {
+    if (kept_n == kept_cap) {
+        unsigned cap = kept_cap ? kept_cap * 2 : 256;
+        reading_t *more = malloc(sizeof *more * cap);
+        if (!more) return 0;
+        for (unsigned i = 0; i < kept_n; i++) more[i] = kept[(kept_first + i) % kept_cap];
+        free(kept);
+        kept = more;
+        kept_first = 0;
+        kept_cap = cap;
+    }
+    kept[(kept_first + kept_n++) % kept_cap] = *got;
+    return 1;
+}
 
 static void parted(const char *why) {
     on = 0;
@@ -205,7 +223,7 @@ static __attribute__((noinline)) int exchange(reading_t *r) {
         reading_t got;
         if (kept_n) {
             got = kept[kept_first];
-            kept_first = (kept_first + 1) % KEPT;
+            kept_first = (kept_first + 1) % kept_cap;
             kept_n--;
             if (got.kind != r->kind || got.count != r->count) {
                 parted("the representative read another clock here");
@@ -254,7 +272,7 @@ void echo_clock_setup(void) {
     PMPI_Query_thread(&level);
     echo_clocks_threaded = level >= MPI_THREAD_SERIALIZED;
     count = 0;
-    kept_first = kept_n = 0;
+    kept_first = kept_n = 0; /* the queue's memory stays for the next job (an MPI_Session's, a restart's) */
     on = 1;
     echo_clock_python_setup(); /* a Python program's clocks are its time module's */
     echo_tsc_setup();
@@ -276,11 +294,7 @@ void echo_clock_step_over(void) {
         reading_t got;
         echo_from_rep(&got, (int)sizeof got, MPI_BYTE, tag_clock, MPI_STATUS_IGNORE);
         if (echo_clocks_parted) continue;
-        if (kept_n == KEPT) {
-            parted("more representative's readings came before an MPI call's forward than a copy keeps");
-            continue;
-        }
-        kept[(kept_first + kept_n++) % KEPT] = got;
+        if (!keep(&got)) parted("no memory left to keep the representative's readings for this copy's threads");
     }
 }
 

@@ -61,3 +61,21 @@ def test_two_threads_inside_mpi_at_once_stop_the_job_naming_them(mpi, programs, 
     assert re.search(r"application rank 0 copy \d: thread \d+ called MPI_Recv while thread \d+ is inside MPI_Recv: "
                      r"with copies, MPI must be called by one thread at a time", r.stderr), r.stderr
     assert "does not support the requested level" not in r.stderr
+
+
+def test_copy_keeps_readings_of_threads_that_time_while_thread_0_polls(mpi, programs, tmp_path):
+    """Thread 0 polls MPI_Testany for a ring exchange while the other threads time every block they multiply with
+    omp_get_wtime (DBCSR's overlap, under CP2K, MPI_THREAD_SERIALIZED): a copy's thread 0 steps over thousands of
+    its representative's readings that its other threads have yet to make.  It keeps them all: no copy's clocks
+    part for want of room (a fixed 64 parted CP2K's copy, whose path then parted and crashed inside echo), the run
+    ends cleanly and each copy prints its representative's lines."""
+    r = echorun(["--no-store", "-n", "2", "--clones", "2", *programs["omp_comm_thread"]], tmp_path / "run",
+                env={"OMP_NUM_THREADS": "2"})
+    assert r.returncode == 0, r.stderr
+    events = read_events(tmp_path / "run")
+    assert [e.detail for e in events if "than a copy keeps" in e.detail] == []
+    assert [e.detail for e in events if e.kind == "copy-parted"] == []
+    reps = lines_by_rank(r.stdout)
+    assert reps[0][-1] == "r0: done" and reps[1][-1] == "r1: done"
+    for rank in (0, 1):
+        assert lines_by_rank(copy_output(tmp_path / "run", rank, 1)) == {rank: reps[rank]}
