@@ -3,7 +3,7 @@ dashboard reads JUnit."""
 
 import pytest
 
-from echo.collectors import perturb
+from echo.collectors.perturb import sensitivity, stored
 from echo.runformat import junit
 from tests.conftest import echorun
 
@@ -38,7 +38,7 @@ def test_memcheck_beside_sdc(programs, tmp_path):
 
 def judge(out, run, program, min_digits):
     """The JUnit file of a perturbed run judged again: its sensitivity suite (the role's) alone."""
-    junit.add_suites(out, [perturb.sensitivity_suite(run, program, 1.0, min_digits)], 1.0, after_sdc=False)
+    junit.add_suites(out, [stored.sensitivity_suite(run, program, 1.0, min_digits)], 1.0, after_sdc=False)
 
 
 def test_sensitivity_threshold(programs, tmp_path):
@@ -50,7 +50,7 @@ def test_sensitivity_threshold(programs, tmp_path):
     suites, xml = suites_of(out)
     sens = suites["echo sensitivity cancel"]
     assert sens.tests == 2 and sens.failures == 2  # no result keeps 99 digits
-    fewest = {r.rank: r.min_digits for r in perturb.analyse(run)}
+    fewest = {r.rank: r.min_digits for r in sensitivity.analyse(run)}
     for case in sens:
         rank = int(case.name.split()[1])
         assert case.name == f"rank {rank} keeps at least 99 significant digits" and case.time > 0
