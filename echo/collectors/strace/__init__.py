@@ -9,7 +9,6 @@ echo/runformat/runfiles.py).
 
 from __future__ import annotations
 
-import itertools
 import re
 import shutil
 from collections import Counter
@@ -18,6 +17,7 @@ from typing import Any
 
 from echo.collectors.role import Pages, Role, Section, Wrap
 from echo.collectors.strace import pages
+from echo.collectors.strace.stored import CALLS_OF, stored_counts
 from echo.runformat import runfiles
 
 FOLDER = "strace"  # the run directory's folder of its traces, a file per copy (runfiles.copy_file)
@@ -113,7 +113,7 @@ def ingest_rows(run_dir: Path, procs: list[tuple[int, int, int, str]], meta: dic
     for app, copy, path in traced(run_dir, procs):
         calls, failed = count_calls(path)
         rows = [("strace system calls", sum(calls.values())), ("strace failed system calls", failed)]
-        rows += [(f"strace calls of {name}", n) for name, n in sorted(calls.items())]
+        rows += [(f"{CALLS_OF}{name}", n) for name, n in sorted(calls.items())]
         metrics += [dict(app_rank=app, copy=copy, name=name, value=float(n), unit="count") for name, n in rows]
     return [], metrics
 
@@ -133,19 +133,13 @@ def after_job(opts: Any, run_dir: Path) -> list[str]:
 
 def report_section(session: Any, run: Any) -> list[str]:
     """`mpiecho report`'s lines for the traces of a stored run (none when no copy was traced)."""
-    from sqlalchemy import select
-
-    from echo.store.models import Metric
-
-    rows = session.scalars(select(Metric).where(Metric.run_id == run.id, Metric.name.like("strace %"))
-                           .order_by(Metric.app_rank, Metric.copy, Metric.id)).all()
     out = []
-    for (rank, copy), rows_of_copy in itertools.groupby(rows, key=lambda m: (m.app_rank, m.copy)):
-        values = {m.name: m.value for m in rows_of_copy}
-        calls = Counter({name.removeprefix("strace calls of "): int(v) for name, v in values.items()
-                         if name.startswith("strace calls of ")})
+    for (rank, copy), values in stored_counts(session, run.id).items():
+        calls = Counter({name.removeprefix(CALLS_OF): int(v) for name, v in values.items()
+                         if name.startswith(CALLS_OF)})
         out.append(f"  rank {rank} copy {copy}: {summary(calls, int(values.get('strace failed system calls', 0)))}")
     return ["strace (system calls per traced copy):", *out] if out else []
+
 
 ROLE = Role(
     name="strace",

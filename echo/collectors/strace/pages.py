@@ -6,37 +6,23 @@ from __future__ import annotations
 from typing import Any
 
 from echo.charts import side_by_side
+from echo.collectors.strace.stored import CALLS_OF, stored_counts
 
-PREFIX = "strace calls of "
 SHOWN = 20  # system calls listed one by one (the most made over the rank's traced copies); the rest in one row
-
-
-def counts_of(session: Any, run_id: str, rank: int) -> dict[int, dict[str, float]]:
-    """Per traced copy of the rank: its stored strace rows, by name."""
-    from sqlalchemy import select
-
-    from echo.store.models import Metric
-
-    rows = session.scalars(select(Metric).where(Metric.run_id == run_id, Metric.app_rank == rank,
-                                                Metric.name.like("strace %"))).all()
-    out: dict[int, dict[str, float]] = {}
-    for m in rows:
-        out.setdefault(m.copy, {})[m.name] = m.value
-    return out
 
 
 def rank_context(session: Any, run: Any, rank: int, procs: list) -> dict[str, Any] | None:
     """Rows of system calls, a cell per copy of the rank: the total, the failed ones, then each system call by how
     many the traced copies made together (the first SHOWN, then the others summed); None when no copy of the rank
     was traced."""
-    counts = counts_of(session, run.id, rank)
+    counts = {copy: values for (_, copy), values in stored_counts(session, run.id, rank).items()}
     if not counts:
         return None
     copies = [p.copy for p in procs]
     totals: dict[str, float] = {}
     for values in counts.values():
         for name, v in values.items():
-            if name.startswith(PREFIX):
+            if name.startswith(CALLS_OF):
                 totals[name] = totals.get(name, 0.0) + v
     ranked = sorted(totals, key=lambda name: (-totals[name], name))
     listed, folded = ranked[:SHOWN], ranked[SHOWN:]
@@ -44,7 +30,7 @@ def rank_context(session: Any, run: Any, rank: int, procs: list) -> dict[str, An
     def row(pick: Any) -> list[float | None]:
         return [pick(counts[k]) if k in counts else None for k in copies]
 
-    labels = ["all system calls", "failed (returned -1)"] + [name.removeprefix(PREFIX) for name in listed]
+    labels = ["all system calls", "failed (returned -1)"] + [name.removeprefix(CALLS_OF) for name in listed]
     values = [row(lambda c: c.get("strace system calls", 0.0)), row(lambda c: c.get("strace failed system calls", 0.0))]
     values += [row(lambda c, n=name: c.get(n, 0.0)) for name in listed]
     if folded:
