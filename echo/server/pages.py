@@ -160,16 +160,19 @@ def timeline_page(session: Session, *, run_id: str, first: int, last: int,
     run = crud.get_run(session, run_id=run_id)
     if run is None:
         return None
+    # within the run: the form's fields are bounded by its ranks, and a browser refuses to send a value out of them
+    last = min(last, run.nranks - 1)
+    first = min(first, last)
     every = [e for e in crud.events(session, run_id=run_id) if e.app_rank is not None]
     keep = {} if window is None else {"start": f"{window[0]:g}", "end": f"{window[1]:g}"}
-    origin = plots.run_origin(run.run_dir)
-    overview = None if origin is None else plots.binned_timeline(
-        run.run_dir, run.nranks, every, lambda a, b: "?" + urlencode({"first": a, "last": b, **keep}), origin)
+    b = plots.binned(run.run_dir, run.nranks, every)
+    overview = None if b is None else plots.binned_timeline(
+        run.run_dir, run.nranks, b, lambda first, last: "?" + urlencode({"first": first, "last": last, **keep}))
     procs = [p for p in crud.procs(session, run_id=run_id) if first <= p.app_rank <= last]
     events = [e for e in every if first <= e.app_rank <= last]
     chart = plots.call_timeline(run.run_dir, {(p.app_rank, p.copy): p.role for p in procs}, events,
                                 only={(p.app_rank, p.copy): p.real_rank for p in procs}, window=window,
-                                origin=origin)
+                                origin=None if b is None else b.origin)
     return _render("timeline.html", title=f"Timeline of ranks {first} to {last} of {run.id}", run=run, first=first,
                    last=last, window=window, overview=overview, chart=chart)
 

@@ -5,8 +5,10 @@ with nothing to show is not drawn (None)."""
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +33,7 @@ def call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list,
     only: {(rank, copy): real rank} of the copies to draw, the first MAX_TRACKS of them read (a range of ranks of a
     large run); None: every copy. window: (from, to) seconds on that axis, the calls and marks inside it drawn (the
     MAX_SLICES longest of each copy inside it: zoomed in, short calls appear); None: the whole run. origin: time 0 of
-    the axis, as a Unix time (run_origin: that of the binned timeline of the run); None: the earliest of those drawn."""
+    the axis, as a Unix time (Binned.origin: that of the run's binned timeline); None: the earliest of those drawn."""
     chosen = sorted(only.items())[:MAX_TRACKS] if only is not None else None
     # in their order: it is the order the marks are drawn and named in the legend
     marked = [(e.kind, e.app_rank, e.copy, e.call_seq) for e in events if e.kind in MARKED and e.call_seq is not None]
@@ -136,31 +138,28 @@ MAX_BINS = 64  # rows of the binned timeline: the ranks grouped into this many a
 TIME_BINS = 240  # its columns
 
 
-def run_origin(run_dir: str) -> float | None:
-    """The earliest clock origin of the run's record files, as a Unix time: time 0 of both timelines of a run (the
-    binned one and a range of ranks'), so that a time read on one is the same time on the other. None without
-    record files."""
-    def earliest() -> str | None:
-        try:
-            starts = [f.start_time for f in read_run(Path(run_dir))] if has_records(Path(run_dir)) else []
-        except (OSError, RecordsError):
-            starts = []
-        return repr(min(starts)) if starts else None
+@dataclass(frozen=True)
+class Binned:
+    """A run's calls binned, read once from its record files (kept: a window or another range of ranks asked for
+    draws again, but reads nothing): time 0 (`origin`, a Unix time: the earliest clock origin of its processes,
+    the axis of both timelines of the run), its axis from t0 to t1 (seconds from the end of MPI_Init to the last
+    call's end), `per` ranks a row, and each cell's fraction of its copies' time inside MPI calls; the marked
+    events as {kind: (seconds, rows)}."""
 
-    kept = chartcache.drawn("origin", (run_dir, record_stats(Path(run_dir), None)), earliest)  # read once, not a chart
-    return None if kept is None else float(kept)
+    origin: float
+    t0: float
+    t1: float
+    per: int
+    fraction: np.ndarray  # rows x TIME_BINS; NaN: a row without records
+    marks: dict[str, tuple[list[float], list[int]]]
 
 
-def binned_timeline(run_dir: str, nranks: int, events: list, link: Callable[[int, int], str],
-                    origin: float) -> str | None:
-    """The whole run at a glance, at any size: the ranks binned into at most MAX_BINS rows, time into TIME_BINS
-    columns, each cell the fraction of its copies' time spent inside MPI calls; divergences and the other marked
-    events at their rank's row and call's time. Each row's label links to `link(first, last)` (the detailed timeline
-    of its ranks). origin: time 0 of its axis (run_origin). None without record files."""
-    marked = [(e.kind, e.app_rank, e.copy, e.call_seq) for e in events if e.kind in MARKED and e.call_seq is not None]
-    return chartcache.drawn("binned-timeline", (run_dir, record_stats(Path(run_dir), None), nranks, marked,
-                                                link(0, 0), origin),
-                            lambda: _binned_timeline(run_dir, nranks, events, link, origin))
+def binned(run_dir: str, nranks: int, events: list) -> Binned | None:
+    """The run binned (None without record files): the ranks into at most MAX_BINS rows, time into TIME_BINS
+    columns."""
+    marked = tuple((e.kind, e.app_rank, e.copy, e.call_seq) for e in events
+                   if e.kind in MARKED and e.call_seq is not None)
+    return _binned(run_dir, tuple(record_stats(Path(run_dir), None)), nranks, marked)
 
 
 def time_in_mpi(starts: np.ndarray, ends: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -173,14 +172,15 @@ def time_in_mpi(starts: np.ndarray, ends: np.ndarray, edges: np.ndarray) -> np.n
     return np.diff(before[last] + partial)
 
 
-def _binned_timeline(run_dir: str, nranks: int, events: list, link: Callable[[int, int], str],
-                     origin: float) -> str | None:
+@functools.lru_cache(maxsize=8)  # keyed by the record files' names, sizes and times: a changed file is read again
+def _binned(run_dir: str, stats: tuple, nranks: int, marked: tuple) -> Binned | None:
     try:
-        files = [f for f in read_run(Path(run_dir)) if len(f.records)] if has_records(Path(run_dir)) else []
+        files = [f for f in read_run(Path(run_dir)) if len(f.records)] if stats else []
     except (OSError, RecordsError):
         files = []
     if not files:
         return None
+    origin = min(f.start_time for f in files)
     spans = [(f, f.seconds("t_start") + (f.start_time - origin), f.seconds("t_end") + (f.start_time - origin))
              for f in files]
     # from where MPI_Init ended, as the detailed timeline: it takes most of a short run and says nothing of the copies
@@ -198,32 +198,47 @@ def _binned_timeline(run_dir: str, nranks: int, events: list, link: Callable[[in
         inside[row] += time_in_mpi(starts, ends, edges)
         copies[row] += 1
     with np.errstate(invalid="ignore", divide="ignore"):
-        fraction = np.clip(inside / (copies[:, None] * (edges[1] - edges[0])), 0.0, 1.0)
-    fig, ax = figure(1.2 + 0.16 * rows)
-    image = ax.imshow(np.where(copies[:, None] > 0, fraction, np.nan), aspect="auto", cmap="Blues", vmin=0.0,
-                      vmax=1.0, interpolation="nearest", extent=(t0, t1, rows - 0.5, -0.5))
-    fig.colorbar(image, ax=ax, fraction=0.03, pad=0.01, label="fraction of the time inside MPI calls")
+        fraction = np.where(copies[:, None] > 0, np.clip(inside / (copies[:, None] * (edges[1] - edges[0])), 0, 1),
+                            np.nan)
     at = {(f.app_rank, f.copy): s for f, s, _ in spans}
-    marks: dict[str, tuple[list[float], list[float]]] = {}
-    for e in events:
-        starts = at.get((e.app_rank, e.copy))
-        if e.kind in MARKED and e.call_seq is not None and starts is not None:
-            xs, ys = marks.setdefault(e.kind, ([], []))
-            xs.append(float(starts[min(int(e.call_seq), len(starts) - 1)]))
-            ys.append(min(e.app_rank // per, rows - 1))
-    for kind, (xs, ys) in marks.items():
+    marks: dict[str, tuple[list[float], list[int]]] = {}
+    for kind, rank, copy, call in marked:
+        starts = at.get((rank, copy))
+        if starts is not None:
+            xs, ys = marks.setdefault(kind, ([], []))
+            xs.append(float(starts[min(int(call), len(starts) - 1)]))
+            ys.append(min(rank // per, rows - 1))
+    return Binned(origin, t0, t1, per, fraction, marks)
+
+
+def binned_timeline(run_dir: str, nranks: int, b: Binned, link: Callable[[int, int], str]) -> str:
+    """The whole run at a glance, at any size: a row per `b.per` ranks, a column per slice of time, each cell the
+    fraction of its copies' time spent inside MPI calls; divergences and the other marked events at their rank's
+    row and call's time. Each row's label links to `link(first, last)` (the detailed timeline of its ranks)."""
+    return chartcache.drawn("binned-timeline", (run_dir, record_stats(Path(run_dir), None), nranks,
+                                                sorted(b.marks.items()), link(0, 0)),
+                            lambda: _binned_timeline(nranks, b, link))
+
+
+def _binned_timeline(nranks: int, b: Binned, link: Callable[[int, int], str]) -> str:
+    rows = len(b.fraction)
+    fig, ax = figure(1.2 + 0.16 * rows)
+    image = ax.imshow(b.fraction, aspect="auto", cmap="Blues", vmin=0.0, vmax=1.0, interpolation="nearest",
+                      extent=(b.t0, b.t1, rows - 0.5, -0.5))
+    fig.colorbar(image, ax=ax, fraction=0.03, pad=0.01, label="fraction of the time inside MPI calls")
+    for kind, (xs, ys) in b.marks.items():
         marker, color = MARKED[kind]
         ax.plot(xs, ys, marker=marker, color=color, markersize=8, linestyle="none", label=kind)
-    ranges = [(r * per, min((r + 1) * per, nranks) - 1) for r in range(rows)]
-    ax.set_yticks(range(rows), [f"rank {a}" if a == b else f"ranks {a}-{b}" for a, b in ranges], fontsize=7)
-    for label, (a, b) in zip(ax.get_yticklabels(), ranges, strict=True):
-        label.set_url(link(a, b))  # a row's label leads to its ranks' calls
-    ax.set_xlim(t0, t1)
+    ranges = [(r * b.per, min((r + 1) * b.per, nranks) - 1) for r in range(rows)]
+    ax.set_yticks(range(rows), [f"rank {a}" if a == z else f"ranks {a}-{z}" for a, z in ranges], fontsize=7)
+    for label, (a, z) in zip(ax.get_yticklabels(), ranges, strict=True):
+        label.set_url(link(a, z))  # a row's label leads to its ranks' calls
+    ax.set_xlim(b.t0, b.t1)
     ax.set_ylim(rows - 0.5, -0.5)
     ax.set_xlabel("time since the run's first process started (s)")
-    ax.set_title(f"all {nranks} ranks" + (f", {per} a row" if per > 1 else "") + f": the fraction of their copies' "
-                 f"time inside MPI calls, from {t0:.3f} s to {t1:.3f} s")
-    if marks:
+    ax.set_title(f"all {nranks} ranks" + (f", {b.per} a row" if b.per > 1 else "") + ": the fraction of their "
+                 f"copies' time inside MPI calls, from {b.t0:.3f} s to {b.t1:.3f} s")
+    if b.marks:
         ax.legend(loc="upper left", bbox_to_anchor=(1.12, 1.0), frameon=False)
     return svg(fig).replace(' target="_blank"', "")  # matplotlib's links open a new window: these lead on in this one
 

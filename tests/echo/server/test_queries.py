@@ -93,3 +93,7 @@ def test_timeline_window_is_checked(c):
         assert says in r.text.replace("&#39;", "'"), (query, r.text)
     r = c.get("/runs/ring-0/timeline?first=0&last=1&start=0&end=1e9")
     assert r.status_code == 200 and 'id="binned-timeline"' in r.text and "from 0.000 s to 1000000000.000 s" in r.text
+    # ranks past the run's (it has 2): the page and its form hold the run's, which the browser can send again
+    r = c.get("/runs/ring-0/timeline?first=0&last=7")
+    assert r.status_code == 200 and "Timeline of ranks 0 to 1 of" in r.text and 'name="last" type="number" min="0" ' \
+        'max="1" value="1"' in r.text, r.text
