@@ -1,11 +1,12 @@
-"""Pages at the sizes clusters run: stores of 128 x 2, 1024 x 4 and 4096 x 4 ranks x copies, their record files written
-in the preload library's format (bench/synthetic_run.py, with echo/runformat/records.py's writer) and stored by the real
-ingest; a history of 1,000 runs. For each: ingest time, the run page's bytes and time to serve from a real `mpiecho
-serve` (the median of 5), the rank page's, and the time to first paint in headless Chromium; with --baseline, the same
-pages served by another echo's mpiecho from the same stores (requests alternating: both see the same load) and the ratio
-of their times; with --screenshots, the top of each page as a PNG.
+"""Pages at the sizes clusters run: a real run of 128 ranks x 2 copies made here (echorun, oversubscribed: bench/proxy.c
+with one bit flipped in one copy's send, --sdc detect), stores of 1024 and 4096 ranks x 4 copies whose record files are
+written in the preload library's format (bench/synthetic_run.py, with echo/runformat/records.py's writer), each stored
+by the real ingest; a history of 1,000 runs. For each: ingest time, the run page's bytes and time to serve from a
+real `mpiecho serve` (the median of 5), the rank page's, and the time to first paint in headless Chromium; with
+--baseline, the same pages served by another echo's mpiecho from the same stores (requests alternating: both see the
+same load) and the ratio of their times; with --screenshots, the top of each page as a PNG.
 
-    .venv/bin/python bench/run_pages.py [--sizes 128x2,1024x4,4096x4] [--history 1000] [--iterations 60]
+    .venv/bin/python bench/run_pages.py [--real 128x2] [--sizes 1024x4,4096x4] [--history 1000] [--iterations 60]
         [--baseline OTHER/.venv/bin/mpiecho] [--screenshots DIR] [--keep DIR]
 
 Writes bench/results/pages.md (its last section, what the numbers are, is written by hand). Goals (issue 34): the
@@ -15,6 +16,7 @@ Writes bench/results/pages.md (its last section, what the numbers are, is writte
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import socket
@@ -30,10 +32,13 @@ from chromium import headless
 from results_file import measured_by, write  # bench/ itself is on the path of a script run from it
 from synthetic_run import Divergence, Plan, make_run, store_runs
 
+from echo.build import detect_mpi, ensure_library
+from echo.runformat.records import read_run
 from echo.store.db import open_store
 from echo.store.ingest import ingest
 
 BIN = Path(sys.executable).parent
+HERE = Path(__file__).resolve().parent
 
 
 def free_port() -> int:
@@ -167,9 +172,61 @@ def size_plan(nranks: int, copies: int, iterations: int) -> Plan:
                 slow={(slow, 1): 3.0})
 
 
+REAL_STEPS = 60  # bench/proxy.c's steps in the real run: 2 Sendrecv each, an Allreduce every 10th
+
+
+def real_run(work: Path, nranks: int, copies: int) -> tuple[Path, float]:
+    """A real run of bench/proxy.c under echorun, `nranks` x `copies` oversubscribed on this machine, one bit of copy
+    1 of the diverged rank's 20th call flipped (--sdc detect finds it): its run directory (not stored) and seconds."""
+    mpi = detect_mpi()
+    ensure_library(mpi)
+    exe = work / "proxy"
+    subprocess.run([mpi.mpicc, "-O2", "-o", str(exe), str(HERE / "proxy.c")], check=True)
+    run_dir = work / f"real-{nranks}x{copies}"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    t = time.perf_counter()
+    p = subprocess.run([str(BIN / "echorun"), "--no-store", "--max-per-core", "0", "--run-dir", str(run_dir),
+                        "-n", str(nranks), "--clones", str(copies), "--sdc", "detect",
+                        "--inject", f"bitflip:rank={diverged_rank(nranks)},copy=1,call=20", str(exe),
+                        str(REAL_STEPS)], capture_output=True, text=True, timeout=3600)
+    took = time.perf_counter() - t
+    if p.returncode != 20:  # SDC detect's status for a divergence found: anything else is a failed run
+        raise RuntimeError(f"echorun exited {p.returncode}, not 20 (the flip detected): {p.stderr[-2000:]}")
+    return run_dir, took
+
+
+def measure(work: Path, run_dir: Path, run_id: str, nranks: int, copies: int, nrec: int, t_make: float,
+            shots: Path | None) -> tuple:
+    """The run in `run_dir` stored by the real ingest into a store of its own, its pages served and painted: a row
+    of the table."""
+    base = work / f"store-{run_id}"
+    shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True)
+    db = f"sqlite:///{base / 'echo.db'}"
+    engine = open_store(db)
+    t = time.perf_counter()
+    ingest(run_dir, engine)
+    t_ingest = time.perf_counter() - t
+    engine.dispose()
+    server = Server(db, base / "storage")
+    try:
+        page, t_page = server.fetch(f"/runs/{run_id}")
+        rank, t_rank = server.fetch(f"/runs/{run_id}/ranks/{diverged_rank(nranks)}")
+        paint = first_paint(f"{server.url}/runs/{run_id}")
+        first = max(diverged_rank(nranks) - 3, 0)
+        screenshots(server.url, {f"page-run-{nranks}x{copies}": f"/runs/{run_id}",
+                                 f"page-rank-{nranks}x{copies}": f"/runs/{run_id}/ranks/{diverged_rank(nranks)}",
+                                 f"page-timeline-{nranks}x{copies}": f"/runs/{run_id}/timeline?first="
+                                                                      f"{first}&last={first + 7}"}, shots)
+    finally:
+        server.stop()
+    return (f"{nranks} x {copies}", nrec, t_make, t_ingest, page, t_page, rank, t_rank, paint), db, base
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", default="128x2,1024x4,4096x4")
+    ap.add_argument("--real", default="128x2", help="ranks x copies of the real run made here ('': none)")
+    ap.add_argument("--sizes", default="1024x4,4096x4")
     ap.add_argument("--history", type=int, default=1000)
     ap.add_argument("--iterations", type=int, default=60)
     ap.add_argument("--keep", help="make the stores in this folder and keep them")
@@ -183,40 +240,34 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(a.keep or tmp)
         work.mkdir(parents=True, exist_ok=True)
-        for size in a.sizes.split(","):
+        shots = Path(a.screenshots) if a.screenshots else None
+        real = []
+        if a.real:
+            nranks, copies = (int(x) for x in a.real.split("x"))
+            run_dir, t_make = real_run(work, nranks, copies)
+            nrec = sum(len(f.records) for f in read_run(run_dir))
+            run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+            row, db, base = measure(work, run_dir, run_id, nranks, copies, nrec, t_make, shots)
+            rows.append(row)
+            real.append(row[0])
+            if a.baseline:
+                compared += [(row[0], *c) for c in against(db, base / "storage", a.baseline, [
+                    f"/runs/{run_id}", f"/runs/{run_id}/ranks/{diverged_rank(nranks)}"])]
+            loads.append(os.getloadavg()[0])
+            print(rows[-1], flush=True)
+        for size in filter(None, a.sizes.split(",")):
             nranks, copies = (int(x) for x in size.split("x"))
             plan = size_plan(nranks, copies, a.iterations)
-            base = work / plan.run_id
-            shutil.rmtree(base, ignore_errors=True)
             t = time.perf_counter()
-            run_dir = make_run(base / "run", plan)
+            run_dir = make_run(work / plan.run_id / "run", plan)
             t_make = time.perf_counter() - t
             nrec = nranks * copies * (4 + 6 * a.iterations)
-            db = f"sqlite:///{base / 'echo.db'}"
-            engine = open_store(db)
-            t = time.perf_counter()
-            ingest(run_dir, engine)
-            t_ingest = time.perf_counter() - t
-            engine.dispose()
-            server = Server(db, base / "storage")
-            try:
-                page, t_page = server.fetch(f"/runs/{plan.run_id}")
-                rank, t_rank = server.fetch(f"/runs/{plan.run_id}/ranks/{diverged_rank(nranks)}")
-                paint = first_paint(f"{server.url}/runs/{plan.run_id}")
-                first = max(diverged_rank(nranks) - 3, 0)
-                screenshots(server.url, {f"page-run-{nranks}x{copies}": f"/runs/{plan.run_id}",
-                                         f"page-rank-{nranks}x{copies}": f"/runs/{plan.run_id}/ranks/"
-                                                                          f"{diverged_rank(nranks)}",
-                                         f"page-timeline-{nranks}x{copies}": f"/runs/{plan.run_id}/timeline?first="
-                                                                              f"{first}&last={first + 7}"},
-                            Path(a.screenshots) if a.screenshots else None)
-            finally:
-                server.stop()
+            row, db, base = measure(work, run_dir, plan.run_id, nranks, copies, nrec, t_make, shots)
+            rows.append(row)
             if a.baseline:
-                compared += [(f"{nranks} x {copies}", *c) for c in against(
+                compared += [(row[0], *c) for c in against(
                     db, base / "storage", a.baseline, [f"/runs/{plan.run_id}",
                                                        f"/runs/{plan.run_id}/ranks/{diverged_rank(nranks)}"])]
-            rows.append((f"{nranks} x {copies}", nrec, t_make, t_ingest, page, t_page, rank, t_rank, paint))
             loads.append(os.getloadavg()[0])
             print(rows[-1], flush=True)
         if a.history:
@@ -245,9 +296,13 @@ def main() -> None:
         return "-" if s is None else f"{s * 1000:,.0f} ms"
 
     lines = ["# Pages at cluster sizes", "",
-             measured_by("bench/run_pages.py") + ": stores made of record files in the preload library's format "
+             measured_by("bench/run_pages.py") + ": "
+             + (f"a real run made here ({', '.join(real)}: `echorun --sdc detect --inject bitflip:rank=R,copy=1,"
+                f"call=20` of bench/proxy.c, {REAL_STEPS} steps, every process of the job on this machine's "
+                f"{os.cpu_count()} cores; its 'writing the records' is the whole job) and " if real else "")
+             + "stores made of record files in the preload library's format "
              f"(bench/synthetic_run.py: a halo exchange of {a.iterations} iterations, 6 MPI calls each, one copy "
-             "diverged 176 times, one killed, one 3x slower) and stored by the real ingest into SQLite; pages served "
+             "diverged 176 times, one killed, one 3x slower), each stored by the real ingest into SQLite; pages served "
              "by a real `mpiecho serve` on loopback (the median of 5 requests after one), first contentful paint in "
              "Debian's headless Chromium (the median of 3); every number below from this one invocation. The "
              f"machine was shared with other jobs (load average {min(loads):.1f} to {max(loads):.1f} on its "
@@ -255,7 +310,8 @@ def main() -> None:
              "| ranks x copies | records | writing the records | ingest | records/s | run page | served in | "
              "rank page | served in | first paint |", "|---|---|---|---|---|---|---|---|---|---|"]
     for size, nrec, t_make, t_ingest, page, t_page, rank, t_rank, paint in rows:
-        lines.append(f"| {size} | {nrec:,} | {t_make:.1f} s | {t_ingest:.1f} s | {nrec / t_ingest:,.0f} | "
+        kind = " (real run)" if size in real else ""
+        lines.append(f"| {size}{kind} | {nrec:,} | {t_make:.1f} s | {t_ingest:.1f} s | {nrec / t_ingest:,.0f} | "
                      f"{page / 1000:,.0f} KB | {ms(t_page)} | {rank / 1000:,.0f} KB | {ms(t_rank)} | {ms(paint)} |")
     if hist:
         n, t_store, page, t_page, listing, t_list, paint = hist

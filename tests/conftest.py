@@ -354,7 +354,9 @@ MARK_BY_PARAM = {"postgresql": "postgres"}  # a parametrized fixture that asks f
 MARK_BY_NODE = {"tests/portability/": "mpis", "tests/conformance/": "slow", "tests/echo/test_wheel.py": "slow",
                 # each builds echo's library afresh (ECHO_CACHE of its own): 20 s alone, minutes on a busy host
                 "tests/echo/test_build.py::test_builds_once_then_cached": "slow",
-                "tests/echo/test_build.py::test_every_mpi_function_is_wrapped": "slow"}
+                "tests/echo/test_build.py::test_every_mpi_function_is_wrapped": "slow",
+                # a real job of 256 processes on this machine's cores: 2 to 3 minutes on a loaded host
+                "tests/web/test_real_scale.py": "slow"}
 # what starts a job in a test, its helpers or its fixtures: echorun/mpirun called, or named as a command to run
 STARTS_A_JOB = re.compile(r"\b(echorun|mpirun_native|run_group)\(|[\"'/](echorun|mpirun|mpiexec|salloc|srun)[\"']"
                           r"|\.mpirun\b")

@@ -152,17 +152,29 @@ def run_page(session: Session, *, run_id: str, standalone: bool = False, page: i
 MAX_RESULTS = 500  # rows of the run page's table of results; the API has them all
 
 
-def timeline_page(session: Session, *, run_id: str, first: int, last: int) -> str | None:
-    """The timeline of MPI calls of ranks `first` to `last` (at most plots.MAX_TRACKS copies drawn)."""
+def timeline_page(session: Session, *, run_id: str, first: int, last: int,
+                  window: tuple[float, float] | None = None) -> str | None:
+    """The whole run binned (every rank, in at most plots.MAX_BINS rows), then the timeline of MPI calls of ranks
+    `first` to `last` (at most plots.MAX_TRACKS copies drawn), in `window` (seconds since the run's first process
+    started; None: the whole run)."""
     run = crud.get_run(session, run_id=run_id)
     if run is None:
         return None
+    # within the run: the form's fields are bounded by its ranks, and a browser refuses to send a value out of them
+    last = min(last, run.nranks - 1)
+    first = min(first, last)
+    every = [e for e in crud.events(session, run_id=run_id) if e.app_rank is not None]
+    keep = {} if window is None else {"start": f"{window[0]:g}", "end": f"{window[1]:g}"}
+    b = plots.binned(run.run_dir, run.nranks, every)
+    overview = None if b is None else plots.binned_timeline(
+        run.run_dir, run.nranks, b, lambda first, last: "?" + urlencode({"first": first, "last": last, **keep}))
     procs = [p for p in crud.procs(session, run_id=run_id) if first <= p.app_rank <= last]
-    events = [e for e in crud.events(session, run_id=run_id) if e.app_rank is not None and first <= e.app_rank <= last]
+    events = [e for e in every if first <= e.app_rank <= last]
     chart = plots.call_timeline(run.run_dir, {(p.app_rank, p.copy): p.role for p in procs}, events,
-                                only={(p.app_rank, p.copy): p.real_rank for p in procs})
+                                only={(p.app_rank, p.copy): p.real_rank for p in procs}, window=window,
+                                origin=None if b is None else b.origin)
     return _render("timeline.html", title=f"Timeline of ranks {first} to {last} of {run.id}", run=run, first=first,
-                   last=last, chart=chart)
+                   last=last, window=window, overview=overview, chart=chart)
 
 
 def slowness_chart(procs: list, events: list) -> str | None:

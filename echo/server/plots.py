@@ -5,7 +5,10 @@ with nothing to show is not drawn (None)."""
 
 from __future__ import annotations
 
+import functools
 import html
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,17 +26,20 @@ MARKED = {"divergence": ("x", "#c00000"), "corrected": ("+", "#c07000"), "exclus
 
 
 def call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list,
-                  only: dict[tuple[int, int], int] | None = None) -> str | None:
+                  only: dict[tuple[int, int], int] | None = None,
+                  window: tuple[float, float] | None = None, origin: float | None = None) -> str | None:
     """Every MPI call of every copy of every rank on one time axis (seconds from the run's earliest clock origin):
     where copies lag, where they diverged or were excluded (markers at the call). None without record files.
     only: {(rank, copy): real rank} of the copies to draw, the first MAX_TRACKS of them read (a range of ranks of a
-    large run); None: every copy."""
+    large run); None: every copy. window: (from, to) seconds on that axis, the calls and marks inside it drawn (the
+    MAX_SLICES longest of each copy inside it: zoomed in, short calls appear); None: the whole run. origin: time 0 of
+    the axis, as a Unix time (Binned.origin: that of the run's binned timeline); None: the earliest of those drawn."""
     chosen = sorted(only.items())[:MAX_TRACKS] if only is not None else None
     # in their order: it is the order the marks are drawn and named in the legend
     marked = [(e.kind, e.app_rank, e.copy, e.call_seq) for e in events if e.kind in MARKED and e.call_seq is not None]
     return chartcache.drawn("call-timeline", (run_dir, record_stats(Path(run_dir), chosen), sorted(roles.items()),
-                                              marked, chosen, None if only is None else len(only)),
-                            lambda: _call_timeline(run_dir, roles, events, only, chosen))
+                                              marked, chosen, None if only is None else len(only), window, origin),
+                            lambda: _call_timeline(run_dir, roles, events, only, chosen, window, origin))
 
 
 def record_stats(run_dir: Path, chosen: list[tuple[tuple[int, int], int]] | None) -> list[tuple[str, int, int]]:
@@ -49,7 +55,8 @@ def record_stats(run_dir: Path, chosen: list[tuple[tuple[int, int], int]] | None
 
 
 def _call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list,
-                   only: dict[tuple[int, int], int] | None, chosen: list | None) -> str | None:
+                   only: dict[tuple[int, int], int] | None, chosen: list | None,
+                   window: tuple[float, float] | None, origin: float | None) -> str | None:
     try:
         if not has_records(Path(run_dir)):
             files = []
@@ -63,7 +70,7 @@ def _call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list
     files = [f for f in files if len(f.records)]
     if not files:
         return None
-    origin = min(f.start_time for f in files)
+    origin = min(f.start_time for f in files) if origin is None else origin
     files.sort(key=lambda f: (f.app_rank, f.copy))
     hidden = max(len(files) - MAX_TRACKS, 0) if only is None else len(only) - len(chosen)
     files = files[:MAX_TRACKS]
@@ -84,9 +91,10 @@ def _call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list
     for y, f in enumerate(files):
         starts = f.seconds("t_start") + (f.start_time - origin)
         durs = f.durations()
-        keep = np.arange(len(durs))
+        keep = np.arange(len(durs)) if window is None else \
+            np.flatnonzero((starts < window[1]) & (starts + durs > window[0]))
         if len(keep) > MAX_SLICES:
-            keep = np.sort(np.argpartition(durs, -MAX_SLICES)[-MAX_SLICES:])
+            keep = np.sort(keep[np.argpartition(durs[keep], -MAX_SLICES)[-MAX_SLICES:]])
             cut = True
         fn_color = [color.get(name, OTHER) for name in f.functions]
         cols = [fn_color[i] for i in f.records["fn"][keep]]
@@ -97,7 +105,9 @@ def _call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list
         marks: dict[str, list[float]] = {}  # a kind's marks of a track in one artist: 176 divergences stay quick
         for e in by_track.get((f.app_rank, f.copy), []):
             # records are numbered 0, 1, 2...: a call's record is at its number (a death: past the last)
-            marks.setdefault(e.kind, []).append(float(starts[min(int(e.call_seq), len(starts) - 1)]))
+            at = float(starts[min(int(e.call_seq), len(starts) - 1)])
+            if window is None or window[0] <= at <= window[1]:
+                marks.setdefault(e.kind, []).append(at)
         for kind, at in marks.items():
             marker, mcolor = MARKED[kind]
             ax.plot(at, [y] * len(at), marker=marker, color=mcolor, markersize=9, linestyle="none", label=kind)
@@ -107,7 +117,10 @@ def _call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list
     inits = [float(f.seconds("t_end")[0] + f.start_time - origin) for f in files
              if f.function_names()[0] in ("MPI_Init", "MPI_Init_thread") and len(f.records) > 1]
     title = "MPI calls of every copy of every rank"
-    if len(inits) == len(files):
+    if window is not None:
+        ax.set_xlim(*window)
+        title += f", from {window[0]:.3f} s to {window[1]:.3f} s"
+    elif len(inits) == len(files):
         ends = max(float(f.seconds("t_end")[-1] + f.start_time - origin) for f in files)
         ax.set_xlim(min(inits) - 0.02 * (ends - min(inits)), ends + 0.02 * (ends - min(inits)))
         title += f", from the end of MPI_Init ({min(inits):.3f} s)"
@@ -119,6 +132,115 @@ def _call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list
 
     legend(ax, [Patch(color=color[n], label=n) for n in top] + [Patch(color=OTHER, label="other MPI calls")])
     return svg(fig)
+
+
+MAX_BINS = 64  # rows of the binned timeline: the ranks grouped into this many at most, whatever the run's size
+TIME_BINS = 240  # its columns
+
+
+@dataclass(frozen=True)
+class Binned:
+    """A run's calls binned, read once from its record files (kept: a window or another range of ranks asked for
+    draws again, but reads nothing): time 0 (`origin`, a Unix time: the earliest clock origin of its processes,
+    the axis of both timelines of the run), its axis from t0 to t1 (seconds from the end of MPI_Init to the last
+    call's end), `per` ranks a row, and each cell's fraction of its copies' time inside MPI calls; the marked
+    events as {kind: (seconds, rows)}."""
+
+    origin: float
+    t0: float
+    t1: float
+    per: int
+    fraction: np.ndarray  # rows x TIME_BINS; NaN: a row without records
+    marks: dict[str, tuple[list[float], list[int]]]
+
+
+def binned(run_dir: str, nranks: int, events: list) -> Binned | None:
+    """The run binned (None without record files): the ranks into at most MAX_BINS rows, time into TIME_BINS
+    columns."""
+    marked = tuple((e.kind, e.app_rank, e.copy, e.call_seq) for e in events
+                   if e.kind in MARKED and e.call_seq is not None)
+    return _binned(run_dir, tuple(record_stats(Path(run_dir), None)), nranks, marked)
+
+
+def time_in_mpi(starts: np.ndarray, ends: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Seconds inside the calls [starts, ends) (in order, not overlapping: one process's) within each interval between
+    consecutive `edges`: the time inside them up to each edge, by bisection, differenced."""
+    before = np.concatenate(([0.0], np.cumsum(ends - starts)))  # inside calls 0..k-1, all ended
+    k = np.searchsorted(starts, edges, side="right")  # calls begun by each edge
+    last = np.maximum(k - 1, 0)
+    partial = np.where(k > 0, np.clip(np.minimum(edges, ends[last]) - starts[last], 0.0, None), 0.0)
+    return np.diff(before[last] + partial)
+
+
+@functools.lru_cache(maxsize=8)  # keyed by the record files' names, sizes and times: a changed file is read again
+def _binned(run_dir: str, stats: tuple, nranks: int, marked: tuple) -> Binned | None:
+    try:
+        files = [f for f in read_run(Path(run_dir)) if len(f.records)] if stats else []
+    except (OSError, RecordsError):
+        files = []
+    if not files:
+        return None
+    origin = min(f.start_time for f in files)
+    spans = [(f, f.seconds("t_start") + (f.start_time - origin), f.seconds("t_end") + (f.start_time - origin))
+             for f in files]
+    # from where MPI_Init ended, as the detailed timeline: it takes most of a short run and says nothing of the copies
+    inits = [float(e[0]) for f, _, e in spans if f.function_names()[0] in ("MPI_Init", "MPI_Init_thread")
+             and len(e) > 1]
+    t0 = min(inits) if len(inits) == len(spans) else min(float(s[0]) for _, s, _ in spans)
+    t1 = max(float(e[-1]) for _, _, e in spans)
+    t1 = t1 if t1 > t0 else t0 + 1e-6
+    edges = np.linspace(t0, t1, TIME_BINS + 1)
+    per = -(-nranks // MAX_BINS)  # ranks a row
+    rows = -(-nranks // per)
+    inside, copies = np.zeros((rows, TIME_BINS)), np.zeros(rows)
+    for f, starts, ends in spans:
+        row = min(f.app_rank // per, rows - 1)
+        inside[row] += time_in_mpi(starts, ends, edges)
+        copies[row] += 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fraction = np.where(copies[:, None] > 0, np.clip(inside / (copies[:, None] * (edges[1] - edges[0])), 0, 1),
+                            np.nan)
+    at = {(f.app_rank, f.copy): s for f, s, _ in spans}
+    marks: dict[str, tuple[list[float], list[int]]] = {}
+    for kind, rank, copy, call in marked:
+        starts = at.get((rank, copy))
+        if starts is not None:
+            xs, ys = marks.setdefault(kind, ([], []))
+            xs.append(float(starts[min(int(call), len(starts) - 1)]))
+            ys.append(min(rank // per, rows - 1))
+    return Binned(origin, t0, t1, per, fraction, marks)
+
+
+def binned_timeline(run_dir: str, nranks: int, b: Binned, link: Callable[[int, int], str]) -> str:
+    """The whole run at a glance, at any size: a row per `b.per` ranks, a column per slice of time, each cell the
+    fraction of its copies' time spent inside MPI calls; divergences and the other marked events at their rank's
+    row and call's time. Each row's label links to `link(first, last)` (the detailed timeline of its ranks)."""
+    return chartcache.drawn("binned-timeline", (run_dir, record_stats(Path(run_dir), None), nranks,
+                                                sorted(b.marks.items()), link(0, 0)),
+                            lambda: _binned_timeline(nranks, b, link))
+
+
+def _binned_timeline(nranks: int, b: Binned, link: Callable[[int, int], str]) -> str:
+    rows = len(b.fraction)
+    fig, ax = figure(1.2 + 0.16 * rows)
+    image = ax.imshow(b.fraction, aspect="auto", cmap="Blues", vmin=0.0, vmax=1.0, interpolation="nearest",
+                      extent=(b.t0, b.t1, rows - 0.5, -0.5))
+    fig.colorbar(image, ax=ax, fraction=0.03, pad=0.01, label="fraction of the time inside MPI calls")
+    for kind, (xs, ys) in b.marks.items():
+        marker, color = MARKED[kind]
+        ax.plot(xs, ys, marker=marker, color=color, markersize=8, linestyle="none", label=kind)
+    ranges = [(r * b.per, min((r + 1) * b.per, nranks) - 1) for r in range(rows)]
+    ax.set_yticks(range(rows), [f"rank {a}" if a == z else f"ranks {a}-{z}" for a, z in ranges], fontsize=7)
+    for label, (a, z) in zip(ax.get_yticklabels(), ranges, strict=True):
+        label.set_url(link(a, z))  # a row's label leads to its ranks' calls
+    ax.set_xlim(b.t0, b.t1)
+    ax.set_ylim(rows - 0.5, -0.5)
+    ax.set_xlabel("time since the run's first process started (s)")
+    ax.set_title(f"all {nranks} ranks" + (f", {b.per} a row" if b.per > 1 else "") + ": the fraction of their "
+                 f"copies' time inside MPI calls, from {b.t0:.3f} s to {b.t1:.3f} s")
+    if b.marks:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.12, 1.0), frameon=False)
+    return svg(fig).replace(' target="_blank"', "")  # matplotlib's links open a new window: these lead on in this one
 
 
 STARTUP = ("MPI_Init", "MPI_Init_thread", "MPI_Finalize")  # the MPI library starting and stopping, not the program

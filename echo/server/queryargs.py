@@ -1,6 +1,6 @@
-"""The query arguments the pages and the API share, read one way for both: dates (`since`, `until`: a date
-YYYY-MM-DD, a date and time, or a Unix time) and counts (`limit`, `page`), each refused with a message that names
-the argument and the form it takes (a 422 the page shows as HTML and the API as JSON)."""
+"""The query arguments the pages and the API share, read one way for both: dates (`since`, `until`: a date YYYY-MM-DD, a
+date and time, or a Unix time), counts (`limit`, `page`) and seconds (a timeline's `start`, `end`), each refused with
+a message that names the argument and the form it takes (a 422 the page shows as HTML and the API as JSON)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,19 @@ def count_arg(name: str, text: str | None, default: int, low: int = 1, high: int
     if not low <= n <= high:
         raise HTTPException(422, f"{name}={n} is out of range: give a number from {low} to {high}")
     return n
+
+
+def seconds_arg(name: str, text: str | None) -> float | None:
+    """Seconds, 0 or more (a point on a run's time axis); None when not given."""
+    if text is None or text.strip() == "":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise HTTPException(422, f"{name}={text!r} is not a number of seconds: give one such as 12.5") from None
+    if not 0 <= value < float("inf"):
+        raise HTTPException(422, f"{name}={text!r} is out of range: give seconds from 0 on")
+    return value
 
 
 def flag_arg(name: str, text: str | None) -> bool | None:

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from echo import userdocs
 from echo.server import pages
 from echo.server.deps import page_reader
-from echo.server.queryargs import count_arg, date_arg, flag_arg
+from echo.server.queryargs import count_arg, date_arg, flag_arg, seconds_arg
 
 router = APIRouter()
 
@@ -58,10 +58,15 @@ def run_html(run_id: str, s: Session = Depends(page_reader), page: str | None = 
 
 @router.get("/runs/{run_id}/timeline", response_class=HTMLResponse)
 def timeline_html(run_id: str, s: Session = Depends(page_reader), first: str | None = None,
-                  last: str | None = None) -> HTMLResponse:
+                  last: str | None = None, start: str | None = None, end: str | None = None) -> HTMLResponse:
     a = count_arg("first", first, 0, low=0, high=10**9)
     b = count_arg("last", last, a + 7, low=a, high=10**9)
-    return html_or_404(pages.timeline_page(s, run_id=run_id, first=a, last=b), f"run {run_id!r}")
+    t0, t1 = seconds_arg("start", start), seconds_arg("end", end)
+    if (t0 is None) != (t1 is None) or t0 is not None and t1 <= t0:
+        raise HTTPException(422, f"start={start or ''!r}, end={end or ''!r}: give both, the end after the start "
+                                 "(seconds since the run's first process started), or neither (the whole run)")
+    window = None if t0 is None else (t0, t1)
+    return html_or_404(pages.timeline_page(s, run_id=run_id, first=a, last=b, window=window), f"run {run_id!r}")
 
 
 @router.get("/runs/{run_id}/ranks/{rank}", response_class=HTMLResponse)

@@ -81,3 +81,19 @@ def test_page_errors_are_html_and_api_errors_json(c):
     assert r.status_code == 404 and r.json() == {"detail": "Not Found"}
     r = c.get("/api/runs/nope")
     assert r.status_code == 404 and r.json() == {"detail": "no run 'nope'"}
+
+
+def test_timeline_window_is_checked(c):
+    """A timeline's window needs its start and its end, the end after the start, in seconds: else the page says so."""
+    for query, says in (("start=5", "start='5', end='': give both"), ("start=5&end=2", "the end after the start"),
+                        ("start=soon&end=9", "start='soon' is not a number of seconds"),
+                        ("start=-1&end=9", "start='-1' is out of range")):
+        r = c.get(f"/runs/ring-0/timeline?{query}")
+        assert r.status_code == 422 and r.headers["content-type"].startswith("text/html"), (query, r.text)
+        assert says in r.text.replace("&#39;", "'"), (query, r.text)
+    r = c.get("/runs/ring-0/timeline?first=0&last=1&start=0&end=1e9")
+    assert r.status_code == 200 and 'id="binned-timeline"' in r.text and "from 0.000 s to 1000000000.000 s" in r.text
+    # ranks past the run's (it has 2): the page and its form hold the run's, which the browser can send again
+    r = c.get("/runs/ring-0/timeline?first=0&last=7")
+    assert r.status_code == 200 and "Timeline of ranks 0 to 1 of" in r.text and 'name="last" type="number" min="0" ' \
+        'max="1" value="1"' in r.text, r.text
