@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from echo import __version__, modes
-from echo.build import BuildError, ensure_library
+from echo.build import BuildError, detect_mpi, ensure_library
 from echo.collectors import roles
 from echo.modes.clones import junit_says
 from echo.plan import Options
@@ -415,7 +415,7 @@ def docs_command(args: argparse.Namespace) -> int:
 
 
 def build_command(args: argparse.Namespace) -> int:
-    print(ensure_library())
+    print(ensure_library(detect_mpi(fresh=True)))  # the MPI asked afresh: what echorun keeps of it is renewed
     return 0
 
 
