@@ -39,6 +39,10 @@ LINK_FLAGS = ["-shared", "-ldl", "-lpthread"]
 WRAPPER_SETTINGS = families.wrapper_settings()
 
 
+# a file changed this recently may change again unseen by its time stamp: the MPI's detection is not kept then
+RACY_NS = 2_000_000_000
+
+
 class BuildError(RuntimeError):
     """The library cannot be built; the message says what to install or set."""
 
@@ -217,11 +221,17 @@ def _read_detection(kept: Path) -> dict | None:
 
 def _keep_detection(kept: Path, said: dict, read: list[str]) -> None:
     """Keep what was said, with the stamps of the files it came from; written whole or not at all (renamed into
-    place), and never an error: a cache that cannot be written only costs the next run the same detection."""
+    place), and never an error: a cache that cannot be written only costs the next run the same detection. Not
+    kept while one of the files is younger than RACY_NS: the kernel's clock for a file's time moves in steps of
+    milliseconds, so a file written again within one, at the same size, would look unchanged (git's index treats
+    such "racily clean" files alike)."""
+    stamps = _stamps(read)
+    if any(len(s) == 3 and s[1] > time.time_ns() - RACY_NS for s in stamps):
+        return
     try:
         kept.parent.mkdir(parents=True, exist_ok=True)
         tmp = kept.with_name(f"{kept.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(dict(said, read=_stamps(read))))
+        tmp.write_text(json.dumps(dict(said, read=stamps)))
         tmp.rename(kept)
     except OSError:
         pass

@@ -121,13 +121,17 @@ def test_the_mpi_is_detected_once_until_its_headers_change(tmp_path):
     (bindir / "mpicc").write_text(f'#!/bin/sh\necho "$*" >> {bindir / "calls.log"}\nexec {real} -I{inc} "$@"\n')
     (bindir / "mpicc").chmod(0o755)
     (bindir / "mpirun").symlink_to(find_mpirun(real))
+    for made in (inc / "mpi.h", bindir / "mpicc"):  # installed a while ago: a file written just now is not trusted
+        os.utime(made, (made.stat().st_atime - 3600, made.stat().st_mtime - 3600))
     first, calls = _detect_with_logging_mpicc(bindir, tmp_path / "cache")
     assert sum(" -E " in f" {c} " for c in calls) == 2, calls  # mpi.h as preprocessed, and its macros
     again, calls = _detect_with_logging_mpicc(bindir, tmp_path / "cache")
     assert again == first and calls == []
-    (inc / "mpi.h").write_text("#include_next <mpi.h>\n#define SITE_MPI_PATCHLEVEL 2\n")
+    (inc / "mpi.h").write_text("#include_next <mpi.h>\n#define SITE_MPI_PATCHLEVEL 2\n")  # same size, new time
     changed, calls = _detect_with_logging_mpicc(bindir, tmp_path / "cache")
     assert len(calls) == 2 and changed.split()[0] != first.split()[0] and changed.split()[1:] == first.split()[1:]
+    _, calls = _detect_with_logging_mpicc(bindir, tmp_path / "cache")  # changed just now: asked again, not trusted
+    assert len(calls) == 2
 
 
 def test_the_compiler_flags_are_in_the_key(monkeypatch):
