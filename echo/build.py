@@ -39,6 +39,9 @@ LINK_FLAGS = ["-shared", "-ldl", "-lpthread"]
 WRAPPER_SETTINGS = families.wrapper_settings()
 
 
+# how detect_mpi makes an MPI's identity from what its tools said: changed with it, so that another echo never
+# reads an identity kept by one that made it differently
+IDENTITY_WAY = "sha256(mpicc, mpi.h -E -P, -dM, settings)[:16]"
 # a file changed this recently may change again unseen by its time stamp: the MPI's detection is not kept then
 RACY_NS = 2_000_000_000
 
@@ -190,9 +193,10 @@ def detect_mpi(mpicc: str | None = None, fresh: bool = False) -> MPI:
 
 def detection_file(mpicc: str, mpirun: str, settings: str) -> Path:
     """Where what the MPI's tools said of it is kept: one file per mpicc, mpirun, wrapper settings and PATH (on
-    which a wrapper finds its compiler), and probe (echo's mpi.h probe, which another echo may change)."""
+    which a wrapper finds its compiler), probe (echo's mpi.h probe, which another echo may change) and way of
+    making the identity from what they said (IDENTITY_WAY)."""
     key = "\0".join([os.path.realpath(mpicc), os.path.realpath(mpirun), settings, os.environ.get("PATH", ""),
-                     families.mpi_h_probe()])
+                     families.mpi_h_probe(), IDENTITY_WAY])
     return cache_root() / "mpi" / f"{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
 
 
