@@ -7,16 +7,16 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import hashlib
+import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,13 @@ LINK_FLAGS = ["-shared", "-ldl", "-lpthread"]
 # The environment settings of the MPIs' compiler wrappers that change the compiler or its flags (each family's
 # Family.wrapper_prefix): in the MPI's identity, as the headers and the compiler they give are
 WRAPPER_SETTINGS = families.wrapper_settings()
+
+
+# how detect_mpi makes an MPI's identity from what its tools said: changed with it, so that another echo never
+# reads an identity kept by one that made it differently
+IDENTITY_WAY = "sha256(mpicc, mpi.h -E -P, -dM, settings)[:16]"
+# a file changed this recently may change again unseen by its time stamp: the MPI's detection is not kept then
+RACY_NS = 2_000_000_000
 
 
 class BuildError(RuntimeError):
@@ -67,19 +74,29 @@ def find_mpicc() -> str:
     )
 
 
-def _preprocessed_mpi_h(mpicc: str, *flag_sets: tuple[str, ...]) -> list[str]:
-    """mpi.h through the mpicc's preprocessor, once per set of flags; the runs go side by side, as every echorun
-    asks (about 0.1 s each on a busy host: run one after the other they were most of echorun's own time)."""
+def _preprocessed_mpi_h(mpicc: str) -> tuple[str, str, list[str]]:
+    """mpi.h through the mpicc's preprocessor: as preprocessed, its macros (-dM), and the files the preprocessor
+    read (-MD: mpi.h, what it includes, the compiler's own headers), or [] if it did not say. The two runs go side
+    by side (about 0.1 s each on a busy host)."""
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "inc.c"
+        src, deps = Path(tmp) / "inc.c", Path(tmp) / "inc.d"
         src.write_text(families.mpi_h_probe())  # with the families' ULFM headers, as preload/compat/ has them
         procs = [subprocess.Popen([mpicc, "-E", *flags, str(src)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True) for flags in flag_sets]
+                                  text=True) for flags in (("-P", "-MD", "-MF", str(deps)), ("-dM",))]
         outs = [proc.communicate() for proc in procs]
-    for proc, (_, err) in zip(procs, outs, strict=True):
-        if proc.returncode != 0:
-            raise BuildError(f"{mpicc} cannot compile '#include <mpi.h>':\n{err.strip()}")
-    return [out for out, _ in outs]
+        for proc, (_, err) in zip(procs, outs, strict=True):
+            if proc.returncode != 0:
+                raise BuildError(f"{mpicc} cannot compile '#include <mpi.h>':\n{err.strip()}")
+        read = _dependencies(deps.read_text(), src) if deps.is_file() else []
+    return outs[0][0], outs[1][0], read
+
+
+def _dependencies(make_rule: str, source: Path) -> list[str]:
+    """The files of a make rule as the preprocessor writes it (-MD: "inc.o: inc.c /usr/include/mpi.h \\" ...),
+    but the source itself."""
+    body = make_rule.replace("\\\n", " ").split(":", 1)[-1]
+    files = [f.replace("\\ ", " ") for f in re.findall(r"(?:\\ |\S)+", body)]
+    return [f for f in dict.fromkeys(files) if Path(f) != source]
 
 
 def _setup_installation(bindir: Path) -> None:
@@ -120,14 +137,19 @@ def _launcher_version(mpirun: str) -> subprocess.Popen | None:
         return None  # it says nothing: the job itself will tell
 
 
-def _check_launcher(version: subprocess.Popen | None, mpirun: str, mpicc: str, family: Family) -> None:
-    """Refuse an mpirun that says it belongs to another MPI family than the mpicc's (Family.version_says)."""
+def _launcher_says(version: subprocess.Popen | None) -> str:
+    """What `mpirun --version` printed ("" if it said nothing in 30 s: the job itself will tell)."""
     try:
-        out = version.communicate(timeout=30)[0] if version else ""
+        return version.communicate(timeout=30)[0] if version else ""
     except subprocess.TimeoutExpired:
         version.kill()
         version.communicate()
-        return  # it says nothing: the job itself will tell
+        return ""
+
+
+def _check_launcher(out: str, mpirun: str, mpicc: str, family: Family) -> None:
+    """Refuse an mpirun whose `--version` (`out`) says it belongs to another MPI family than the mpicc's
+    (Family.version_says)."""
     others = {says for f in families.FAMILIES for says in f.version_says} - set(family.version_says)
     if any(says in out for says in others):
         mine = family.title
@@ -135,27 +157,88 @@ def _check_launcher(version: subprocess.Popen | None, mpirun: str, mpicc: str, f
                          f"ECHO_MPICC to the mpicc of the MPI that {mpirun} belongs to")
 
 
-def detect_mpi(mpicc: str | None = None) -> MPI:
+def detect_mpi(mpicc: str | None = None, fresh: bool = False) -> MPI:
     """The MPI of `mpicc` (find_mpicc's by default), and its identity: what of it the library's binary depends on.
     That is the wrapper, the headers it includes (mpi.h as preprocessed: the MPI's version and its ABI), the compiler
     behind it and its flags (the predefined macros: __VERSION__, the target, -O and -D given by the wrapper) and the
-    settings that change the wrapper's compiler or flags (OMPI_CC, MPICH_CFLAGS, ...)."""
+    settings that change the wrapper's compiler or flags (OMPI_CC, MPICH_CFLAGS, ...).
+
+    What the preprocessor and `mpirun --version` said is kept (detection_file) and used again while none of the
+    files they read changed, as ccache's direct mode does: three programs less for every echorun (a third of a
+    trivial run's own time). fresh: ask them again (`mpiecho build`)."""
     mpicc = mpicc or find_mpicc()
     _setup_installation(Path(mpicc).parent)
     mpirun = find_mpirun(mpicc)
-    version = _launcher_version(mpirun)
-    try:
-        header, macros = _preprocessed_mpi_h(mpicc, ("-P",), ("-dM",))
-    except BuildError:
-        if version:
-            version.kill()
-            version.communicate()
-        raise
-    family = families.detect(macros)
-    _check_launcher(version, mpirun, mpicc, family)
     settings = "".join(f"{k}={v}\0" for k, v in sorted(os.environ.items()) if WRAPPER_SETTINGS.match(k))
-    ident = hashlib.sha256("\0".join([os.path.realpath(mpicc), header, macros, settings]).encode()).hexdigest()[:16]
-    return MPI(mpicc, mpirun, family, ident, family.mpi_name(macros), family.has_ulfm(macros))
+    kept = detection_file(mpicc, mpirun, settings)
+    said = None if fresh else _read_detection(kept)
+    if said is None:
+        version = _launcher_version(mpirun)
+        try:
+            header, macros, read = _preprocessed_mpi_h(mpicc)
+        except BuildError:
+            if version:
+                version.kill()
+                version.communicate()
+            raise
+        said = {"identity": hashlib.sha256("\0".join([os.path.realpath(mpicc), header, macros, settings]).encode())
+                .hexdigest()[:16], "macros": macros, "version": _launcher_says(version)}
+        if read:  # a preprocessor that does not name what it read: asked again every time
+            _keep_detection(kept, said, [os.path.realpath(mpicc), os.path.realpath(mpirun), *read])
+    macros = said["macros"]
+    family = families.detect(macros)  # from what was said, by this echo's families: a new echo reads them anew
+    _check_launcher(said["version"], mpirun, mpicc, family)
+    return MPI(mpicc, mpirun, family, said["identity"], family.mpi_name(macros), family.has_ulfm(macros))
+
+
+def detection_file(mpicc: str, mpirun: str, settings: str) -> Path:
+    """Where what the MPI's tools said of it is kept: one file per mpicc, mpirun, wrapper settings and PATH (on
+    which a wrapper finds its compiler), probe (echo's mpi.h probe, which another echo may change) and way of
+    making the identity from what they said (IDENTITY_WAY)."""
+    key = "\0".join([os.path.realpath(mpicc), os.path.realpath(mpirun), settings, os.environ.get("PATH", ""),
+                     families.mpi_h_probe(), IDENTITY_WAY])
+    return cache_root() / "mpi" / f"{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+
+
+def _stamps(paths: list[str]) -> list[list]:
+    """Each file's modification time and size; [path] alone for one that is gone (which differs from any stamp)."""
+    out = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            out.append([p, st.st_mtime_ns, st.st_size])
+        except OSError:
+            out.append([p])
+    return out
+
+
+def _read_detection(kept: Path) -> dict | None:
+    """What was kept of the MPI, if every file it was read from is as it was then; None otherwise."""
+    try:
+        said = json.loads(kept.read_text())
+        if _stamps([s[0] for s in said["read"]]) == said["read"]:
+            return said
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        pass  # none kept yet, or a file another echo wrote differently: detected again
+    return None
+
+
+def _keep_detection(kept: Path, said: dict, read: list[str]) -> None:
+    """Keep what was said, with the stamps of the files it came from; written whole or not at all (renamed into
+    place), and never an error: a cache that cannot be written only costs the next run the same detection. Not
+    kept while one of the files is younger than RACY_NS: the kernel's clock for a file's time moves in steps of
+    milliseconds, so a file written again within one, at the same size, would look unchanged (git's index treats
+    such "racily clean" files alike)."""
+    stamps = _stamps(read)
+    if any(len(s) == 3 and s[1] > time.time_ns() - RACY_NS for s in stamps):
+        return
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        tmp = kept.with_name(f"{kept.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(dict(said, read=stamps)))
+        tmp.rename(kept)
+    except OSError:
+        pass
 
 
 def _builds(mpicc: str, source: str, *flags: str) -> bool:
@@ -224,8 +307,22 @@ def source_hash() -> str:
     c_specs = [[role.name, dataclasses.asdict(role.c)] for role in roles.declared() if role.c]
     h.update(b"roles\0" + json.dumps(c_specs, sort_keys=True).encode())
     h.update(b"cflags\0" + json.dumps([CFLAGS, LINK_FLAGS]).encode())
-    h.update(b"pympistandard\0" + metadata.version("pympistandard").encode())  # the generator's list of calls
+    h.update(b"pympistandard\0" + _pympistandard_version().encode())  # the generator's list of calls
     return h.hexdigest()[:16]
+
+
+def _pympistandard_version() -> str:
+    """pympistandard's version, as importlib.metadata gives it, read from the name of its metadata's folder beside
+    it (pympistandard-0.2.0.dist-info) where there is one: importlib.metadata itself (its e-mail parser) was a
+    tenth of echorun's imports, asked on every run for this one string."""
+    spec = importlib.util.find_spec("pympistandard")
+    if spec and spec.origin:
+        found = list(Path(spec.origin).parent.parent.glob("pympistandard-*.dist-info"))
+        if len(found) == 1:
+            return found[0].name.removeprefix("pympistandard-").removesuffix(".dist-info")
+    from importlib import metadata  # another layout (an egg, a source tree): its own way to say it
+
+    return metadata.version("pympistandard")
 
 
 def library_path(mpi: MPI) -> Path:
@@ -248,8 +345,8 @@ def ensure_library(mpi: MPI | None = None) -> Path:
             say(f"waiting for another process that builds echo's library for {mpi.name} ({lib.parent.parent})")
             fcntl.flock(lock, fcntl.LOCK_EX)
         if not lib.is_file():
-            say(f"building echo's library for {mpi.name} ({mpi.mpicc}), once per MPI: usually 20-60 s; kept in "
-                f"{lib.parent.parent}")
+            say(f"building echo's library for {mpi.name} ({mpi.mpicc}), once per MPI: usually 20-60 s, as it "
+                f"compiles a wrapper for every MPI function; kept in {lib.parent.parent}")
             start = time.monotonic()
             _build(mpi, lib.parent, lib)
             say(f"built echo's library for {mpi.name} in {time.monotonic() - start:.1f} s: {lib}")
@@ -281,6 +378,8 @@ def _build(mpi: MPI, out_dir: Path, lib: Path) -> None:
     def compile_one(unit: Path, obj: Path) -> subprocess.CompletedProcess:
         return subprocess.run([mpi.mpicc, *compile_flags, "-c", "-o", str(obj), str(unit)], capture_output=True,
                               text=True)
+
+    from concurrent.futures import ThreadPoolExecutor  # here: a run that finds its library never loads it
 
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
         done = list(pool.map(compile_one, units, objects))

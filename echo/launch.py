@@ -60,6 +60,26 @@ def prepare(opts: Options) -> Plan:
     return plan
 
 
+def comparing(opts: Options, plan: Plan) -> bool:
+    """Whether the run's end compares its records for slow cores (echo/perf.py): copies' compute phases, or tests."""
+    return max(plan.copies) > 1 or bool(opts.perf_tests)
+
+
+def load_for_after_job(store: bool, records: bool) -> None:
+    """Import what the run's end needs, in a thread of its own while echorun only waits for mpirun: the store's
+    modules (SQLAlchemy, numpy for the records' sums) and the comparison's (numpy). Behaviour is unchanged: the
+    same modules are imported after the job, then found loaded. A failure here is left to that import to say."""
+    try:
+        if store:
+            from echo.store import db, ingest  # noqa: F401
+        if records:
+            import numpy  # noqa: F401
+
+            from echo import perf  # noqa: F401
+    except Exception:  # noqa: BLE001, S110 (imported again after the job, which reports it)
+        pass
+
+
 class LaunchError(RuntimeError):
     """The job cannot start as asked; the message says why."""
 
@@ -128,8 +148,14 @@ def run(opts: Options) -> int:
     stopper = JobStopper(Path(opts.run_dir))
     load = LoadSampler(Path(opts.run_dir))  # phase times judge cores only where the host was not busy (perf.py)
     deployment = 1
+    # what the end of the run will import (the store's SQLAlchemy and numpy, the copies' comparison's numpy), loaded
+    # while mpirun runs: most of a trivial job's own time after its end was these imports (bench/run_startup.py)
+    loading = threading.Thread(target=load_for_after_job, args=(bool(opts.store), comparing(opts, plan)),
+                               daemon=True)
+    loading.start()
     while True:
         rc = launch(plan, env, opts, stopper)
+        loading.join()  # done before anything else imports: two threads never import at once after the job
         again = None if stopper.signal else mode.relaunch(Path(opts.run_dir), plan.nprocs, deployment, say)
         if again is None:
             break
@@ -159,7 +185,7 @@ def run(opts: Options) -> int:
     rc = ending.status
     for line in describe_failures(plan, Path(opts.run_dir)) if rc != 0 and not ending.explained else []:
         say(line)
-    if max(plan.copies) > 1 or opts.perf_tests:  # copies' compute phases, or tests, tell slow cores (docs/perf.md)
+    if comparing(opts, plan):  # copies' compute phases, or tests, tell slow cores (docs/perf.md)
         from echo import perf
 
         try:

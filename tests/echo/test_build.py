@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from echo import __version__
-from echo.build import BuildError, detect_mpi, ensure_library, find_mpicc
+from echo.build import BuildError, detect_mpi, ensure_library, find_mpicc, find_mpirun
 from echo.resources import PACKAGE
 
 
@@ -21,10 +21,11 @@ def test_builds_once_then_cached(tmp_path, monkeypatch, capsys):
     lib = ensure_library()
     assert lib.is_file() and lib.parent.parent == tmp_path
     # the 20-60 s of the first build are said in two lines (no spinner: a log keeps them as they are): when it
-    # starts, naming the MPI and that it is once per MPI, and when it ends, with the time it took
+    # starts, naming the MPI, that it is once per MPI and why it is long, and when it ends, with the time it took
     start, end = capsys.readouterr().err.splitlines()
     name = detect_mpi().name
     assert start.startswith(f"echo: building echo's library for {name} (") and "once per MPI" in start
+    assert "usually 20-60 s, as it compiles a wrapper for every MPI function" in start
     assert str(tmp_path) in start
     assert re.fullmatch(rf"echo: built echo's library for {re.escape(name)} in \d+\.\d s: {re.escape(str(lib))}", end)
     mtime = lib.stat().st_mtime_ns
@@ -96,6 +97,43 @@ def test_the_compiler_behind_mpicc_is_in_the_key(tmp_path, monkeypatch):
     assert detect_mpi(real.mpicc).identity == real.identity  # the key is stable for the same compiler
 
 
+def _detect_with_logging_mpicc(bindir: Path, cache: Path) -> tuple[str, list[str]]:
+    """detect_mpi in a Python of its own with bindir's mpicc; its identity, and the commands that mpicc ran."""
+    log = bindir / "calls.log"
+    before = log.read_text().splitlines() if log.is_file() else []
+    code = "from echo.build import detect_mpi; m = detect_mpi(); print(m.identity, m.name)"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=dict(os.environ, ECHO_MPICC=str(bindir / "mpicc"), ECHO_CACHE=str(cache)))
+    assert p.returncode == 0, p.stderr
+    after = log.read_text().splitlines() if log.is_file() else []
+    return p.stdout.strip(), after[len(before):]
+
+
+def test_the_mpi_is_detected_once_until_its_headers_change(tmp_path):
+    """What the MPI's preprocessor said of it is kept: a second echo asks its mpicc nothing (three programs less
+    for every echorun), and gets the same identity; a header it read that changes (here an mpi.h of the site's,
+    in front of the MPI's own, as some clusters add one) is detected again, and is another identity."""
+    real = os.environ["ECHO_MPICC"]
+    bindir, inc = tmp_path / "bin", tmp_path / "include"
+    bindir.mkdir()
+    inc.mkdir()
+    (inc / "mpi.h").write_text("#include_next <mpi.h>\n#define SITE_MPI_PATCHLEVEL 1\n")
+    (bindir / "mpicc").write_text(f'#!/bin/sh\necho "$*" >> {bindir / "calls.log"}\nexec {real} -I{inc} "$@"\n')
+    (bindir / "mpicc").chmod(0o755)
+    (bindir / "mpirun").symlink_to(find_mpirun(real))
+    for made in (inc / "mpi.h", bindir / "mpicc"):  # installed a while ago: a file written just now is not trusted
+        os.utime(made, (made.stat().st_atime - 3600, made.stat().st_mtime - 3600))
+    first, calls = _detect_with_logging_mpicc(bindir, tmp_path / "cache")
+    assert sum(" -E " in f" {c} " for c in calls) == 2, calls  # mpi.h as preprocessed, and its macros
+    again, calls = _detect_with_logging_mpicc(bindir, tmp_path / "cache")
+    assert again == first and calls == []
+    (inc / "mpi.h").write_text("#include_next <mpi.h>\n#define SITE_MPI_PATCHLEVEL 2\n")  # same size, new time
+    changed, calls = _detect_with_logging_mpicc(bindir, tmp_path / "cache")
+    assert len(calls) == 2 and changed.split()[0] != first.split()[0] and changed.split()[1:] == first.split()[1:]
+    _, calls = _detect_with_logging_mpicc(bindir, tmp_path / "cache")  # changed just now: asked again, not trusted
+    assert len(calls) == 2
+
+
 def test_the_compiler_flags_are_in_the_key(monkeypatch):
     from echo import build
 
@@ -149,8 +187,6 @@ def test_identity_follows_the_mpi(tmp_path):
 def test_mpirun_of_the_mpicc_s_own_mpi(tmp_path):
     """Debian's alternatives: /usr/bin/mpicc -> /etc/alternatives/mpi -> mpicc.mpich goes with mpirun.mpich,
     whatever the plain mpirun points to; an mpicc with no suffix takes the mpirun beside it."""
-    from echo.build import find_mpirun
-
     bindir, alternatives = tmp_path / "bin", tmp_path / "alternatives"
     bindir.mkdir()
     alternatives.mkdir()
