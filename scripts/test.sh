@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 .venv/bin/ruff check echo preload tests bench
+# echo's bytecode written once: every echorun of the suite starts a Python that would otherwise compile echo
+# again wherever PYTHONDONTWRITEBYTECODE is set
+.venv/bin/python -m compileall -q echo >/dev/null
 status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
 if [ "$status" -eq 5 ]; then  # pytest's "no tests collected": a run that tested nothing never passes
