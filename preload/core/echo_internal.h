@@ -100,6 +100,9 @@ int echo_to_copies(const void *buf, int count, MPI_Datatype dt, int tag);
 int echo_to_copy(int copy, const void *buf, int count, MPI_Datatype dt, int tag);
 int echo_from_rep(void *buf, int count, MPI_Datatype dt, int tag, MPI_Status *status);
 int echo_probe_rep(int *tag); /* the tag of the representative's next message (left to be received) */
+/* A copy whose path through the program parted from its representative's (`why`: what showed it, naming the call):
+ * its event, then it ends with the job (or, under --sdc stop and vote, stops the job) */
+void echo_copy_parted(const char *why) __attribute__((noreturn));
 void echo_channel_wake(void); /* the representative is about to wait for its copies: wake those asleep */
 
 /* ---- forwarding from the representative to its copies (echo_forward.c) ----
