@@ -210,6 +210,8 @@ int echo_tsc_lift_for_child(void);
 extern size_t echo_stack_scrub; /* bytes the wrappers zero when they return (0: none) */
 int echo_stack_scrubbed(int rc); /* the wrappers' tail call: zeroes the stack below their caller, returns rc */
 int echo_stack_holds(const void *p); /* p is on this thread's stack: a local variable */
+void echo_stack_known(void); /* find this thread's stack now (not in a signal handler: it allocates) */
+void echo_stack_scrub_below(uintptr_t sp); /* a handler on an alternate stack: zero below the program's `sp` */
 void echo_tsc_trap_again(int lifted);
 int echo_clock_read(clockid_t id, struct timespec *ts);  /* a reading the application takes, shared like libc's */
 void echo_clock_not_application(const char *object_file); /* an interpreter's own libc reads are not shared */

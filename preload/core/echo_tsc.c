@@ -94,9 +94,10 @@ static void apart_stack_free(void *stack) {
 /* this thread's faults go to a stack apart from now on; only system calls (it may run in the handler: a thread
  * started after MPI_Init gets one at its first fault, which the program's stack still takes).  Threads do not
  * inherit an alternate stack. */
-static void stack_apart(void) {
+static void stack_apart(int in_handler) {
     if (stack_known) return;
     stack_known = 1;
+    if (!in_handler) echo_stack_known(); /* the program's stack, to zero below a reader (echo_stack.c) */
     stack_t now;
     if (sigaltstack(NULL, &now) != 0 || !(now.ss_flags & SS_DISABLE)) return; /* the thread has one: the program's */
     void *p = mmap(NULL, APART_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
@@ -138,7 +139,7 @@ static void chain(int sig, siginfo_t *si, void *ctx) {
 }
 
 static void on_segv(int sig, siginfo_t *si, void *ctx) {
-    stack_apart(); /* for this thread's next faults, if this one is on the program's stack */
+    stack_apart(1); /* for this thread's next faults, if this one is on the program's stack */
     ucontext_t *uc = ctx;
     const unsigned char *ip = (const unsigned char *)uc->uc_mcontext.gregs[REG_RIP];
     int len = 0;
@@ -166,6 +167,8 @@ static void on_segv(int sig, siginfo_t *si, void *ctx) {
     uc->uc_mcontext.gregs[REG_RDX] = (greg_t)(tsc >> 32);
     if (len == 3) uc->uc_mcontext.gregs[REG_RCX] = (greg_t)aux;
     uc->uc_mcontext.gregs[REG_RIP] += len;
+    /* the program's calls left below the reader what they left: zeroed, as below a libc clock reading (share) */
+    echo_stack_scrub_below((uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
 }
 
 static void forked_child(void);
@@ -183,7 +186,7 @@ void echo_tsc_setup(void) {
     sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     if (pthread_key_create(&apart_key, apart_stack_free) != 0) return;
-    stack_apart();
+    stack_apart(0);
     echo_records_rate(); /* while the counter reads freely: a trapped call's ticks (echo_records.h) */
     if (real_sigaction(SIGSEGV, &sa, &before) != 0) return;
     if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) != 0) { /* a kernel without it: the counter is the copy's own */
@@ -221,7 +224,10 @@ void echo_tsc_trap_again(int lifted) {
  * in the call reads the counter (on_segv). */
 int echo_tsc_enter(void) {
     if (!armed) {
-        if (trapping) stack_apart();
+        if (trapping) {
+            stack_apart(0);
+            echo_stack_known(); /* a thread whose first trapped read came first: its stack was not found then */
+        }
         int state = 0;
         if (prctl(PR_GET_TSC, &state, 0, 0, 0) == 0 && state != PR_TSC_SIGSEGV)
             prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
