@@ -596,20 +596,74 @@ int echo_MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_
 }
 
 /* Waitany/Testany/Waitsome/Testsome: the representative's choice is forwarded
- * first, then each chosen request is completed in order. */
+ * first, then each chosen request is completed in order.
+ *
+ * A copy trusts that choice only as far as its own call agrees with it: a copy whose path parted from its
+ * representative's (it took a different branch on something of its own: a random token, its clocks once they
+ * parted) makes another call here, with fewer requests or other ones, and an index taken blindly read past its
+ * array (CP2K's copy died of SIGSEGV in MPI_Testany).  So the representative forwards, with each index, what
+ * the request there is (`what_is`), and a copy checks that the index is one of its own call's and that its
+ * request there is the same kind; where not, its path parted, and it ends as a parted copy does. */
+enum { AT_NOTHING, AT_INACTIVE, AT_LOCAL, AT_SEND, AT_RECV, AT_COLL };
+
+static int what_is(MPI_Request h) {
+    if (is_null(h)) return AT_NOTHING;
+    if (!is_echo(h)) return AT_LOCAL;
+    echo_req_t *r = req_of(h);
+    if (!r->active) return AT_INACTIVE;
+    return r->kind == REQ_SEND ? AT_SEND : r->kind == REQ_RECV ? AT_RECV : AT_COLL;
+}
+
+static const char *what_name(int what) {
+    static const char *names[] = {"a null request", "an inactive request", "a process-local request",
+                                  "a send", "a receive", "a collective's or another call's request"};
+    return what >= 0 && what <= AT_COLL ? names[what] : "no request echo knows";
+}
+
+/* on a copy: the representative completed request `index` (of `what` kind) of its call; is that this call's? */
+static void check_chosen(const char *fn, int count, const MPI_Request reqs[], int index, int what) {
+    if (echo_is_rep()) return;
+    char why[200];
+    if (index < 0 || index >= count) {
+        snprintf(why, sizeof why, "%s: its representative completed request %d, and this copy's call has %d", fn,
+                 index, count);
+        echo_copy_parted(why);
+    }
+    int mine = what_is(reqs[index]);
+    if (mine != what) {
+        snprintf(why, sizeof why, "%s: its representative completed %s at index %d, where this copy has %s", fn,
+                 what_name(what), index, what_name(mine));
+        echo_copy_parted(why);
+    }
+}
+
+/* on a copy: how many requests the representative completed (MPI_UNDEFINED: none active); fits this call? */
+static void check_outcount(const char *fn, int count, int outcount) {
+    if (echo_is_rep() || outcount == MPI_UNDEFINED || (outcount >= 0 && outcount <= count)) return;
+    char why[200];
+    snprintf(why, sizeof why, "%s: its representative completed %d requests, and this copy's call has %d", fn,
+             outcount, count);
+    echo_copy_parted(why);
+}
+
 int echo_MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) {
     if (none_echo(count, array_of_requests)) return PMPI_Waitany(count, array_of_requests, index, status);
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, m[2] = {MPI_UNDEFINED, AT_NOTHING}; /* the index, and what the request there is */
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
     greq_call_t q;
     queries_start(&q, count, array_of_requests);
     if (echo_is_rep()) {
         MPI_Request small[16], *real = reals(count, array_of_requests, small);
-        rc = PMPI_Waitany(count, real, index, st);
-        if (*index != MPI_UNDEFINED) keep_real(array_of_requests, real, *index);
+        rc = PMPI_Waitany(count, real, &m[0], st);
+        if (m[0] != MPI_UNDEFINED) {
+            m[1] = what_is(array_of_requests[m[0]]);
+            keep_real(array_of_requests, real, m[0]);
+        }
         if (real != small) free(real);
     }
-    rc = echo_forward(index, 1, MPI_INT, rc);
+    rc = echo_forward(m, 2, MPI_INT, rc);
+    if (m[0] != MPI_UNDEFINED) check_chosen("MPI_Waitany", count, array_of_requests, m[0], m[1]);
+    *index = m[0];
     queries_replay(&q, done_one, index);
     if (*index != MPI_UNDEFINED) rc = complete(&array_of_requests[*index], st, rc);
     else if (!echo_is_rep()) empty_status(status); /* no active request */
@@ -619,17 +673,21 @@ int echo_MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI
 
 int echo_MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
     if (none_echo(count, array_of_requests)) return PMPI_Testany(count, array_of_requests, index, flag, status);
-    int rc = MPI_SUCCESS, m[2] = {0, MPI_UNDEFINED};
+    int rc = MPI_SUCCESS, m[3] = {0, MPI_UNDEFINED, AT_NOTHING}; /* flag, index, what the request there is */
     MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
     greq_call_t q;
     queries_start(&q, count, array_of_requests);
     if (echo_is_rep()) {
         MPI_Request small[16], *real = reals(count, array_of_requests, small);
         rc = PMPI_Testany(count, real, &m[1], &m[0], st);
-        if (m[0] && m[1] != MPI_UNDEFINED) keep_real(array_of_requests, real, m[1]);
+        if (m[0] && m[1] != MPI_UNDEFINED) {
+            m[2] = what_is(array_of_requests[m[1]]);
+            keep_real(array_of_requests, real, m[1]);
+        }
         if (real != small) free(real);
     }
-    rc = echo_forward(m, 2, MPI_INT, rc);
+    rc = echo_forward(m, 3, MPI_INT, rc);
+    if (m[0] && m[1] != MPI_UNDEFINED) check_chosen("MPI_Testany", count, array_of_requests, m[1], m[2]);
     *flag = m[0];
     *index = m[1];
     int chosen = *flag ? *index : MPI_UNDEFINED;
@@ -644,23 +702,36 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI
     if (none_echo(count, reqs))
         return wait ? PMPI_Waitsome(count, reqs, outcount, indices, statuses)
                     : PMPI_Testsome(count, reqs, outcount, indices, statuses);
+    const char *fn = wait ? "MPI_Waitsome" : "MPI_Testsome";
     int rc = MPI_SUCCESS;
     MPI_Status small_st[16], *sts = statuses_for(count, statuses, small_st);
+    /* each completed request's index and what the request is, forwarded as one message */
+    int small_chosen[32], *chosen = count <= 16 ? small_chosen : malloc(sizeof *chosen * 2 * (size_t)count);
     greq_call_t q;
     queries_start(&q, count, reqs);
     if (echo_is_rep()) {
         MPI_Request small[16], *real = reals(count, reqs, small);
         rc = wait ? PMPI_Waitsome(count, real, outcount, indices, sts)
                   : PMPI_Testsome(count, real, outcount, indices, sts);
-        for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; k++) keep_real(reqs, real, indices[k]);
+        for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; k++) {
+            chosen[2 * k] = indices[k];
+            chosen[2 * k + 1] = what_is(reqs[indices[k]]);
+            keep_real(reqs, real, indices[k]);
+        }
         if (real != small) free(real);
     }
     rc = echo_forward(outcount, 1, MPI_INT, rc);
+    check_outcount(fn, count, *outcount);
     done_some_t done = {0, indices};
     if (*outcount != MPI_UNDEFINED && *outcount > 0) {
-        rc = echo_forward(indices, *outcount, MPI_INT, rc);
+        rc = echo_forward(chosen, 2 * *outcount, MPI_INT, rc);
+        for (int k = 0; k < *outcount; k++) {
+            check_chosen(fn, count, reqs, chosen[2 * k], chosen[2 * k + 1]);
+            indices[k] = chosen[2 * k];
+        }
         done.n = *outcount;
     }
+    if (chosen != small_chosen) free(chosen);
     queries_replay(&q, done_some, &done);
     for (int k = 0; k < done.n; k++) complete(&reqs[indices[k]], &sts[k], rc);
     queries_end(&q);

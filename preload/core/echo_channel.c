@@ -352,13 +352,14 @@ static record_t *next(void) {
     }
 }
 
-/* This copy's path through the program parted from its representative's (a corruption changed what it does):
- * what its representative sends next is not what it waits for, or its representative already reached
- * MPI_Finalize.  The copy cannot go on; it ends here, finalizing as the job does (it reads what its
+/* This copy's path through the program parted from its representative's (a corruption changed what it does, or
+ * something of its own that echo does not give it from its representative): what its representative sends next is
+ * not what it waits for, its representative already reached MPI_Finalize, or what it sent does not fit the copy's
+ * call (echo_internal.h).  The copy cannot go on; it ends here, finalizing as the job does (it reads what its
  * representative still sends, so that nobody waits for it), and its event says where.  The representatives,
  * and so the application, go on. */
-static void parted(const char *why) {
-    char detail[200];
+void echo_copy_parted(const char *why) {
+    char detail[320];
     int awaited = echo_copies_awaited(); /* --sdc stop|vote: the representative would wait for this copy's data */
     snprintf(detail, sizeof detail, "at call %llu %s: the copy's path through the program parted from its "
              "representative's; %s", (unsigned long long)echo_record_seq(), why,
@@ -369,20 +370,22 @@ static void parted(const char *why) {
         echo_events_close();
         echo_records_close();
         PMPI_Abort(MPI_COMM_WORLD, ECHO_EXIT_DIVERGED);
+        _exit(ECHO_EXIT_DIVERGED); /* MPI_Abort does not return; its declaration does not say so */
     }
     echo_copy_ends();
 }
 
 static record_t *next_or_end(void) {
     record_t *r = next();
-    if (r->tag == TAG_END) parted("its representative had reached MPI_Finalize");
+    if (r->tag == TAG_END) echo_copy_parted("its representative had reached MPI_Finalize");
     return r;
 }
 
 int echo_from_rep(void *buf, int count, MPI_Datatype dt, int tag, MPI_Status *status) {
     if (!hdr) return PMPI_Recv(buf, count, dt, 0, tag, echo.clone_comm, status);
     record_t *r = next_or_end();
-    if (tag != MPI_ANY_TAG && r->tag != tag) parted("its representative sent another message than it waited for");
+    if (tag != MPI_ANY_TAG && r->tag != tag)
+        echo_copy_parted("its representative sent another message than it waited for");
     int got_tag = r->tag;
     if (r->kind == REC_MPI) {
         advance(r);
@@ -399,10 +402,10 @@ int echo_from_rep(void *buf, int count, MPI_Datatype dt, int tag, MPI_Status *st
         PMPI_Type_get_true_extent(dt, &tlb, &textent);
         size_t n = extent > 0 && len >= (size_t)textent ? (len - (size_t)textent) / (size_t)extent + 1 : 0;
         if (n == 0 || n > (size_t)count || (n - 1) * (size_t)extent + (size_t)textent != len)
-            parted("its representative sent a larger message than it waited for");
+            echo_copy_parted("its representative sent a larger message than it waited for");
         echo_copy_as_sent(payload - tlb, (int)n, dt, buf, (int)n, dt);
     } else if (len > room) {
-        parted("its representative sent a larger message than it waited for");
+        echo_copy_parted("its representative sent a larger message than it waited for");
     } else if (len && layout == LAYOUT_CONTIGUOUS) {
         memcpy((unsigned char *)buf + lb, payload, len);
     } else if (len) {

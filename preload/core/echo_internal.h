@@ -100,6 +100,9 @@ int echo_to_copies(const void *buf, int count, MPI_Datatype dt, int tag);
 int echo_to_copy(int copy, const void *buf, int count, MPI_Datatype dt, int tag);
 int echo_from_rep(void *buf, int count, MPI_Datatype dt, int tag, MPI_Status *status);
 int echo_probe_rep(int *tag); /* the tag of the representative's next message (left to be received) */
+/* A copy whose path through the program parted from its representative's (`why`: what showed it, naming the call):
+ * its event, then it ends with the job (or, under --sdc stop and vote, stops the job) */
+void echo_copy_parted(const char *why) __attribute__((noreturn));
 void echo_channel_wake(void); /* the representative is about to wait for its copies: wake those asleep */
 
 /* ---- forwarding from the representative to its copies (echo_forward.c) ----
@@ -207,6 +210,8 @@ int echo_tsc_lift_for_child(void);
 extern size_t echo_stack_scrub; /* bytes the wrappers zero when they return (0: none) */
 int echo_stack_scrubbed(int rc); /* the wrappers' tail call: zeroes the stack below their caller, returns rc */
 int echo_stack_holds(const void *p); /* p is on this thread's stack: a local variable */
+void echo_stack_known(void); /* find this thread's stack now (not in a signal handler: it allocates) */
+void echo_stack_scrub_below(uintptr_t sp); /* a handler on an alternate stack: zero below the program's `sp` */
 void echo_tsc_trap_again(int lifted);
 int echo_clock_read(clockid_t id, struct timespec *ts);  /* a reading the application takes, shared like libc's */
 void echo_clock_not_application(const char *object_file); /* an interpreter's own libc reads are not shared */

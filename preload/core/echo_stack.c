@@ -85,3 +85,19 @@ int echo_stack_scrubbed(int rc) {
     size_t room = here > stack_floor && here <= stack_top ? here - stack_floor : 0;
     return echo_stack_zero(rc, room < echo_stack_scrub ? room : echo_stack_scrub);
 }
+
+/* A signal handler on an alternate stack (the time-stamp counter's trap, echo_tsc.c), below the program's stack
+ * pointer `sp` at the fault: what the program's calls left there is zeroed as after a clock call (echo_clock.c's
+ * share), so that a reading by instruction and one by a libc call leave the same below the reader.  The red zone
+ * (the 128 bytes below `sp`, which a leaf function may use without moving it) is the program's own and stays.  No
+ * allocation (a signal handler): nothing is done on a thread whose stack is not known yet (echo_stack_known). */
+void echo_stack_scrub_below(uintptr_t sp) {
+    if (!echo_stack_scrub || !stack_floor || sp > stack_top || sp < stack_floor + 128) return;
+    uintptr_t top = sp - 128, low = top - stack_floor > echo_stack_scrub ? top - echo_stack_scrub : stack_floor;
+    memset((void *)low, 0, top - low);
+}
+
+void echo_stack_known(void) {
+    if (!stack_floor) find_stack();
+}
+

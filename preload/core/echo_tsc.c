@@ -21,7 +21,14 @@
  * once: the handler lifts the flag for the rest of that call and the instruction runs again, natively; the
  * wrapper sets it again when the call returns.  Outside MPI calls a trapped read is a signal and two system calls,
  * and the vDSO's clocks would fault too, so the libc clocks the application calls go to the kernel by a system
- * call (echo_clock.c). */
+ * call (echo_clock.c).
+ *
+ * The handler runs on a stack apart (sigaltstack, a thread's own): on the program's stack the kernel's signal
+ * frame and the handler's frames lay below the program's stack pointer and stayed there, holding the process's own
+ * counter (a copy's, before it took its representative's), the channel's pointers and the registers of the moment;
+ * a local the program wrote in part and then broadcast whole (a code's fixed-size record, right after it read the
+ * counter) held them, and SDC flagged the clean run.  A thread that already has an alternate stack (the program's,
+ * its runtime's) keeps it, and the handler runs there. */
 #define _GNU_SOURCE
 #include "echo_internal.h"
 #include "echo_records.h"
@@ -30,6 +37,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <ucontext.h>
 
@@ -72,6 +80,37 @@ INTERPOSED sighandler_t signal(int sig, sighandler_t handler) {
 }
 
 #if defined(__x86_64__) && defined(PR_SET_TSC)
+#define APART_STACK ((size_t)256 << 10) /* the handler, echo's sharing of the reading and a chained handler's work */
+static ECHO_TLS int stack_known;        /* this thread's handler runs on an alternate stack (echo's or its own) */
+static pthread_key_t apart_key;         /* a thread's stack of echo's, unmapped when the thread ends */
+
+static void apart_stack_free(void *stack) {
+    stack_t off = {.ss_flags = SS_DISABLE};
+    stack_t now;
+    if (sigaltstack(NULL, &now) == 0 && now.ss_sp == stack) sigaltstack(&off, NULL);
+    munmap(stack, APART_STACK);
+}
+
+/* this thread's faults go to a stack apart from now on; only system calls (it may run in the handler: a thread
+ * started after MPI_Init gets one at its first fault, which the program's stack still takes).  Threads do not
+ * inherit an alternate stack. */
+static void stack_apart(int in_handler) {
+    if (stack_known) return;
+    stack_known = 1;
+    if (!in_handler) echo_stack_known(); /* the program's stack, to zero below a reader (echo_stack.c) */
+    stack_t now;
+    if (sigaltstack(NULL, &now) != 0 || !(now.ss_flags & SS_DISABLE)) return; /* the thread has one: the program's */
+    void *p = mmap(NULL, APART_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+                   -1, 0);
+    if (p == MAP_FAILED) return;
+    stack_t apart = {.ss_sp = p, .ss_size = APART_STACK, .ss_flags = 0};
+    if (sigaltstack(&apart, NULL) != 0) {
+        munmap(p, APART_STACK);
+        return;
+    }
+    pthread_setspecific(apart_key, p);
+}
+
 /* with the flag lifted (the caller's) */
 static uint64_t real_counter(int with_aux, uint64_t *aux) {
     uint32_t lo, hi, c = 0;
@@ -100,6 +139,7 @@ static void chain(int sig, siginfo_t *si, void *ctx) {
 }
 
 static void on_segv(int sig, siginfo_t *si, void *ctx) {
+    stack_apart(1); /* for this thread's next faults, if this one is on the program's stack */
     ucontext_t *uc = ctx;
     const unsigned char *ip = (const unsigned char *)uc->uc_mcontext.gregs[REG_RIP];
     int len = 0;
@@ -127,6 +167,8 @@ static void on_segv(int sig, siginfo_t *si, void *ctx) {
     uc->uc_mcontext.gregs[REG_RDX] = (greg_t)(tsc >> 32);
     if (len == 3) uc->uc_mcontext.gregs[REG_RCX] = (greg_t)aux;
     uc->uc_mcontext.gregs[REG_RIP] += len;
+    /* the program's calls left below the reader what they left: zeroed, as below a libc clock reading (share) */
+    echo_stack_scrub_below((uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
 }
 
 static void forked_child(void);
@@ -141,8 +183,10 @@ void echo_tsc_setup(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
+    if (pthread_key_create(&apart_key, apart_stack_free) != 0) return;
+    stack_apart(0);
     echo_records_rate(); /* while the counter reads freely: a trapped call's ticks (echo_records.h) */
     if (real_sigaction(SIGSEGV, &sa, &before) != 0) return;
     if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) != 0) { /* a kernel without it: the counter is the copy's own */
@@ -180,6 +224,10 @@ void echo_tsc_trap_again(int lifted) {
  * in the call reads the counter (on_segv). */
 int echo_tsc_enter(void) {
     if (!armed) {
+        if (trapping) {
+            stack_apart(0);
+            echo_stack_known(); /* a thread whose first trapped read came first: its stack was not found then */
+        }
         int state = 0;
         if (prctl(PR_GET_TSC, &state, 0, 0, 0) == 0 && state != PR_TSC_SIGSEGV)
             prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);

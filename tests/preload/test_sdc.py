@@ -229,3 +229,32 @@ def test_a_divergence_in_a_threaded_code_names_its_openmp_threads(programs, tmp_
         note = f"the program runs {threads} OpenMP threads a process"
         assert (note in div[0].detail) == noted, div[0].detail
         assert (note in r.stderr) == noted, r.stderr
+
+
+@pytest.mark.parametrize(("how", "mode", "copies"), [("testany", "detect", 2), ("waitany", "detect", 2),
+                                                     ("testsome", "detect", 2), ("waitsome", "detect", 2),
+                                                     ("testany", "vote", 3)])
+def test_a_copy_that_polls_other_requests_parts_cleanly(mpi, programs, tmp_path, how, mode, copies):
+    """Rank 0's copies take the spare process's path (a random token of their own) and poll one request of their
+    own where their representative polls four: the index the representative completes (3: the worker sends its
+    largest task first) is past the copy's array. A copy that took it died of SIGSEGV in echo's MPI_Testany (as
+    CP2K's did once its clocks parted); now its path parts there, said, and the representatives finish (detect)
+    or the job stops (vote waits for every copy)."""
+    native = mpirun_native(mpi, 2, [*programs["task_farm_poll"], how])
+    assert native.returncode == 0, native.stderr
+    run = tmp_path / "run"
+    # the token rank 0's copies send differs by nature: left out, as the divergence's message advises
+    r = echorun(["--no-store", "--sdc", mode, "--sdc-exclude", "MPI_Send", "-n", "2", "--clones", str(copies),
+                 *programs["task_farm_poll"], how], run, timeout=90)
+    assert r.returncode == EXIT_DIVERGED, r.stderr
+    assert "SIGSEGV" not in r.stderr and f"SDC ({mode}): diverged" in r.stderr, r.stderr
+    parted = events(run, "copy-parted")
+    assert parted and {e.app_rank for e in parted} == {0}, r.stderr
+    call = {"testany": "MPI_Testany", "waitany": "MPI_Waitany", "testsome": "MPI_Testsome",
+            "waitsome": "MPI_Waitsome"}[how]
+    assert all(f"{call}: its representative completed" in e.detail for e in parted), [e.detail for e in parted]
+    assert all("this copy's call has 1" in e.detail for e in parted), [e.detail for e in parted]
+    if mode == "detect":
+        assert lines_by_rank(r.stdout) == lines_by_rank(native.stdout)  # the representatives finished
+    else:
+        assert "the job stops (--sdc stop and vote wait for every copy)" in r.stderr, r.stderr
