@@ -87,9 +87,19 @@ int echo_ft_dup(MPI_Comm parent, MPI_Comm *out);
 int echo_ft_shrink(MPI_Comm parent, MPI_Comm *out);
 void echo_unsupported(const char *fn) __attribute__((noreturn));
 double echo_epoch_now(void);        /* Unix time, in seconds */
-void echo_kill_at(double epoch);    /* the kill injectors: SIGKILL this process at that time */
-void echo_kill_now(const char *when); /* an injected kill: its event, then SIGKILL */
 const char *echo_plan_value(const char *key);  /* from the plan header, or NULL */
+
+/* ---- the kill injector of SDR and Reinit (echo_kills.c; echorun --inject kill:...) ---- */
+/* the mode's plan lines <mode>_kill_<k>; name_copy: they name the copy after the rank (SDR's replica); once: each
+ * kill strikes once in the job (Reinit, whose failed processes start again) */
+void echo_kills_plan(const char *mode, int name_copy, int once);
+void echo_kills_arm(double start); /* once the rank is known: its kills at a call, timed (from start, Unix s), at MPI_X */
+void echo_kill_at_planned_call(void); /* every application call of a mode with kills at a call number */
+/* the mode's moment `what` ("repair", "finalize", "at") with its argument (NULL: any): a kill planned there strikes */
+void echo_kill_moment(const char *what, const char *arg, const char *when);
+extern int echo_kills_entering;     /* kills planned as the rank enters a call (at=MPI_X): how many are armed */
+void echo_kill_entering(const char *name);
+void echo_kill_now(const char *when); /* an injected kill: its event, then SIGKILL */
 
 /* ---- the channel between a representative and its copies (echo_channel.c) ----
  * Every message a copy waits for goes through these: on one host a ring in shared memory the representative

@@ -102,31 +102,6 @@ double echo_epoch_now(void) {
     return (double)now.tv_sec + now.tv_nsec * 1e-9;
 }
 
-/* an injected kill: the event first, so that echorun can tell a kill that fired from one that never did */
-void echo_kill_now(const char *when) {
-    char detail[96];
-    snprintf(detail, sizeof detail, "killed by SIGKILL (%s)", when);
-    echo_event("injection", "kill", echo_record_seq(), -1, -1, 0, echo.copy, -1, detail); /* written unbuffered */
-    kill(getpid(), SIGKILL);
-}
-
-static void *killer(void *arg) {
-    double at = *(double *)arg;
-    free(arg);
-    for (double left; (left = at - echo_epoch_now()) > 0;) usleep(left > 0.05 ? 50000 : (useconds_t)(left * 1e6) + 1);
-    echo_kill_now("at its planned time");
-    return NULL;
-}
-
-/* the kill injectors of Reinit and SDR mode: this process dies by SIGKILL at that time (Unix seconds) */
-void echo_kill_at(double epoch) {
-    double *at = malloc(sizeof *at);
-    *at = epoch;
-    pthread_t th;
-    pthread_create(&th, NULL, killer, at);
-    pthread_detach(th);
-}
-
 void echo_unsupported(const char *fn) {
     if (echo.sdr)
         echo_fatal("%s is not supported in SDR mode (see docs/sdr.md for the calls SDR replicates; run it with "

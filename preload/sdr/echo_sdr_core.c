@@ -961,35 +961,13 @@ int sdr_meet(MPI_Comm base, int *flag) {
     return rc;
 }
 
-/* ---- the kill injector (echorun --inject kill:rank=R,replica=K,call=N|after=T) ---- */
-
-static long kill_at_call = -1;
 static long calls;
 
-static void arm_kills(void) {
-    for (int i = 0;; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "sdr_kill_%d", i);
-        const char *v = echo_plan_value(key);
-        if (!v) return;
-        int rank, replica;
-        char what[16];
-        double value;
-        if (sscanf(v, "%d %d %15s %lf", &rank, &replica, what, &value) != 4) continue;
-        if (rank != echo.app_rank || replica != sdr.k) continue;
-        if (strcmp(what, "call") == 0) {
-            if (kill_at_call < 0 || (long)value < kill_at_call) kill_at_call = (long)value; /* the first one */
-        }
-        else echo_kill_at(echo_epoch_now() + value);
-    }
-}
-
-/* every application call: the kill injector counts them; control messages are read even by a process that
+/* every application call: the kill injector looks at its number; control messages are read even by a process that
  * never waits (one behind its peers finds every message there: an excluded replica must still hear it is) */
 void sdr_tick(int starts_communication) {
     calls++;
-    /* call N is the record's number (echo_record_seq: what echorun and `mpiecho report` show), as bitflip's */
-    if (kill_at_call >= 0 && (long)echo_record_seq() >= kill_at_call) echo_kill_now("at its planned call");
+    echo_kill_at_planned_call(); /* --inject kill:...,call=N (core/echo_kills.c) */
     sdr_slow_enter(starts_communication);
     if (sdr.self_acks && calls % 16 == 0) sdr_progress(); /* with exclusion on */
 }
@@ -1022,7 +1000,8 @@ void echo_sdr_setup(void) {
     due_known = malloc((size_t)nreal);
     memset(due_known, 1, (size_t)nreal);
     sdr_comm_add(sdr_comm_world());
-    arm_kills();
+    echo_kills_plan("sdr", 1, 0); /* its lines name the replica; a killed replica is not started again */
+    echo_kills_arm(echo_epoch_now());
     sdr_slow_setup();
 }
 
