@@ -61,33 +61,37 @@ int echo_serial_claim_reading(void); /* a clock reading shared with copies; echo
 extern const int echo_nfunctions;
 extern const char *const echo_function_names[];
 
-/* ---- plan and process lifecycle (echo_process.c) ---- */
-void echo_setup_after_init(void);  /* builds reps_world, clone_comm, world entry */
-void echo_teardown_before_finalize(void);
-void echo_mark_finalizing(void); /* in the real MPI_Finalize: the application's work is done */
-void echo_mark_finalized(void);
-/* a copy that cannot go on with its representative (the channel saw it finalize first): finalize and exit */
-void echo_copy_ends(void) __attribute__((noreturn));
-void echo_copy_aborts(int errorcode) __attribute__((noreturn)); /* a copy's own MPI_Abort: it ends with the job */
-void echo_copy_exits(int status);  /* a copy's own exit(non-zero) before Finalize: too (returns under --sdc stop|vote) */
+/* ---- the process's state and its plan (echo_plan.c): read at load, read by everything ---- */
+void echo_plan_read(const char *path, int me); /* this process is real rank me; exits 64 on a plan it is not in */
+const char *echo_plan_value(const char *key);  /* from the plan header, or NULL */
+void echo_plan_representatives(int *rep_real_rank); /* per application rank, its copy 0's real rank */
 int echo_copies_awaited(void);     /* --sdc stop|vote: the representative waits for its copies' data at checked calls */
 int echo_under_valgrind(void);     /* the process runs under Valgrind (its preload is in LD_PRELOAD) */
+double echo_epoch_now(void);        /* Unix time, in seconds */
+
+/* ---- what the process tells (echo_status.c): its words, its output files, its status file ---- */
+void echo_status_open(int me);     /* at load: procs/<me>.status says "started", the process's end is noted */
+void echo_output_setup(int execed); /* at load: the terminal's stderr kept, a copy's output sent to its files */
+void echo_status_signalled(int sig); /* a fatal signal came (async-signal-safe): the status says which */
+void echo_status_survived(void);   /* the program went on after its own handler of it: the status put back */
+int echo_status_opened(void);
+void echo_mark_finalizing(void); /* in the real MPI_Finalize: the application's work is done */
+void echo_mark_finalized(void);
 void echo_mark_stopped(void); /* SDR stopped this excluded replica at the end (not a failure) */
+void echo_mark_aborted(void); /* a copy ended on its own before its representative (echo_process.c) */
 /* the status this process ends with, recorded before it ends without exit() (an abort, echo's _exit) */
 void echo_record_exit_status(int code);
 void echo_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void echo_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* one line on the terminal, run goes on */
-void echo_ft_survive_sigpipe(void); /* SDR and Reinit: a dead peer's socket must not end a survivor */
-int echo_ft_knows_dead(MPI_Comm comm);  /* SDR and Reinit, before creating a communicator */
-int echo_ft_agree_none_dead(MPI_Comm comm, int *none_dead); /* Reinit, before creating a communicator */
-/* SDR and Reinit create their communicators through these (echo_ulfm.c says why: Open MPI's revoke of one that is
- * being built); MPI's return codes */
-int echo_ft_split(MPI_Comm parent, int color, int key, MPI_Comm *out);
-int echo_ft_dup(MPI_Comm parent, MPI_Comm *out);
-int echo_ft_shrink(MPI_Comm parent, MPI_Comm *out);
 void echo_unsupported(const char *fn) __attribute__((noreturn));
-double echo_epoch_now(void);        /* Unix time, in seconds */
-const char *echo_plan_value(const char *key);  /* from the plan header, or NULL */
+
+/* ---- process lifecycle (echo_process.c): load, after MPI_Init, before MPI_Finalize, a copy's own end ---- */
+void echo_setup_after_init(void);  /* builds reps_world, clone_comm, world entry */
+void echo_teardown_before_finalize(void);
+/* a copy that cannot go on with its representative (the channel saw it finalize first): finalize and exit */
+void echo_copy_ends(void) __attribute__((noreturn));
+void echo_copy_aborts(int errorcode) __attribute__((noreturn)); /* a copy's own MPI_Abort: it ends with the job */
+void echo_copy_exits(int status);  /* a copy's own exit(non-zero) before Finalize: too (returns under --sdc stop|vote) */
 
 /* ---- the kill injector of SDR and Reinit (echo_kills.c; echorun --inject kill:...) ---- */
 /* the mode's plan lines <mode>_kill_<k>; name_copy: they name the copy after the rank (SDR's replica); once: each
@@ -100,6 +104,14 @@ void echo_kill_moment(const char *what, const char *arg, const char *when);
 extern int echo_kills_entering;     /* kills planned as the rank enters a call (at=MPI_X): how many are armed */
 void echo_kill_entering(const char *name);
 void echo_kill_now(const char *when); /* an injected kill: its event, then SIGKILL */
+void echo_ft_survive_sigpipe(void); /* SDR and Reinit: a dead peer's socket must not end a survivor */
+int echo_ft_knows_dead(MPI_Comm comm);  /* SDR and Reinit, before creating a communicator */
+int echo_ft_agree_none_dead(MPI_Comm comm, int *none_dead); /* Reinit, before creating a communicator */
+/* SDR and Reinit create their communicators through these (echo_ulfm.c says why: Open MPI's revoke of one that is
+ * being built); MPI's return codes */
+int echo_ft_split(MPI_Comm parent, int color, int key, MPI_Comm *out);
+int echo_ft_dup(MPI_Comm parent, MPI_Comm *out);
+int echo_ft_shrink(MPI_Comm parent, MPI_Comm *out);
 
 /* ---- the channel between a representative and its copies (echo_channel.c) ----
  * Every message a copy waits for goes through these: on one host a ring in shared memory the representative
