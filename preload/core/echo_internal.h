@@ -207,7 +207,8 @@ void echo_fileview_setup(void);              /* when the plan is read, before th
 const char *echo_fileview_mechanism(void);   /* "libc interposition", or "off" */
 
 /* ---- clocks: copies read their representative's (echo_clock.c) ---- */
-void echo_clock_setup(void);    /* after clone_comm exists */
+int echo_clock_setup(void);     /* after clone_comm exists; 1: copies read the representative's clocks, then set up
+                                 * echo_clock_python_setup, echo_tsc_setup and echo_pid_setup (the clone mode) */
 void echo_clock_teardown(void);
 extern int echo_clocks_parted;  /* a copy whose clock readings parted from its representative's */
 extern int echo_clocks_threaded; /* every thread's readings are shared: they may come before a forward */
@@ -231,11 +232,13 @@ int echo_stack_scrubbed(int rc); /* the wrappers' tail call: zeroes the stack be
 int echo_stack_holds(const void *p); /* p is on this thread's stack: a local variable */
 void echo_tsc_trap_again(int lifted);
 int echo_clock_read(clockid_t id, struct timespec *ts);  /* a reading the application takes, shared like libc's */
-void echo_clock_not_application(const char *object_file); /* an interpreter's own libc reads are not shared */
 void echo_clock_python_setup(void);                       /* echo_clock_python.c */
+/* ---- whose code a call comes from (echo_code.c) ---- */
+void echo_clock_not_application(const char *object_file); /* an interpreter's own libc reads are not shared */
 int echo_application_code(const void *at); /* code at `at` is the program's (its interpreter's too), not MPI's */
-/* whose code is at `at` (echo_clock.c): the program's (its runtime's, its interpreter's), MPI's or echo's, or the C
- * library's and the loader's, which act for whoever called them */
+int echo_application_caller(const void *at); /* the program's, its interpreter's own apart: a clock reading's */
+/* whose code is at `at`: the program's (its runtime's, its interpreter's), MPI's or echo's, or the C library's and
+ * the loader's, which act for whoever called them */
 enum { ECHO_CODE_PROGRAM, ECHO_CODE_MPI, ECHO_CODE_RUNTIME };
 int echo_code_owner(const void *at);
 /* ---- MPI's and echo's allocations on a heap of their own, under --sdc (echo_heap.c) ---- */
@@ -245,7 +248,7 @@ extern ECHO_TLS int echo_own_work;
 void echo_canary_share(unsigned long long seed); /* this rank's processes check their stacks with one canary */
 
 /* ---- process ids: a copy's are its representative's (echo_pid.c) ---- */
-void echo_pid_setup(void); /* after clone_comm exists (echo_clock_setup) */
+void echo_pid_setup(void); /* after clone_comm exists, once echo_clock_setup said the rank has copies */
 /* `path` (/proc/<pid>/...) as the program's call at `at` means it: a copy's /proc/<representative's pid> is its own
  * /proc/self; into `buf` (PATH_MAX) when it changes */
 const char *echo_pid_proc_path(const char *path, char *buf, const void *at);
