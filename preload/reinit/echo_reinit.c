@@ -95,6 +95,18 @@ static char **command_line(int *n) {
     return argv;
 }
 
+/* the note that makes echorun end what is left of the job (jobstop.py): Open MPI under ULFM may leave survivors
+ * running once a process ended the job's way (an abort, this watchdog) */
+void echo_reinit_stop_note(const char *text) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/echo.stopped", echo.run_dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd >= 0) {
+        dprintf(fd, "echo: %s\n", text);
+        close(fd);
+    }
+}
+
 /* ---- the kill injector's moments (core/echo_kills.c), for tests and demos ---- */
 
 /* kills planned in a repair ("kill:rank=R,repair=N"): the process holding the rank dies in the job's nth repair once
@@ -690,5 +702,4 @@ void echo_reinit_setup(void) {
     PMPI_Comm_split(MPI_COMM_SELF, 0, 0, &echo.clone_comm); /* no copies: a communicator of its own */
     PMPI_Add_error_class(&error_code);
     if (!echo_reinit_is_child()) arm_kills(); /* a restarted process armed its own before joining */
-    echo_reinit_watchdog_start();
 }
