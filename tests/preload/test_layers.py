@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tests.echo.test_import_layers import circles  # Tarjan's, as the Python imports are checked
+
 ROOT = Path(__file__).resolve().parents[2]
 PRELOAD = ROOT / "preload"
 COLLECTORS = ROOT / "echo" / "collectors"
@@ -132,38 +134,6 @@ def uses_within_folders() -> dict[str, dict[str, dict[str, set[str]]]]:
             if to and to.parent == src.parent and to.stem != src.stem:
                 mine.setdefault(to.stem, set()).add(name)
     return uses
-
-
-def circles(graph: dict[str, dict[str, set[str]]]) -> list[list[str]]:
-    """The strongly connected sets of more than one file (Tarjan's algorithm)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in graph.get(v, {}):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            part = []
-            while True:
-                w = stack.pop()
-                part.append(w)
-                if w == v:
-                    break
-            if len(part) > 1:
-                found.append(sorted(part))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return found
 
 
 def test_no_circles_within_a_folder() -> None:
