@@ -59,12 +59,15 @@ static int kill_line(int k, char what[16], char arg[64]) {
     v += n;
     if (lines_name_copy && sscanf(v, "%d%n", &copy, &n) != 1) return -1;
     if (lines_name_copy) v += n;
+    char word[64];
     arg[0] = 0;
-    if (sscanf(v, "%15s %63s", what, arg) < 1 || rank != echo.app_rank || copy != echo.copy) return -1;
+    if (sscanf(v, "%63s %63s", word, arg) < 1 || rank != echo.app_rank || copy != echo.copy) return -1;
     char *end;
-    if (strtod(what, &end), *end == 0) { /* Reinit's "<rank> <t>": a time */
-        snprintf(arg, 64, "%s", what);
+    if (strtod(word, &end), *end == 0) { /* Reinit's "<rank> <t>": a time, every digit of it */
+        snprintf(arg, 64, "%s", word);
         snprintf(what, 16, "after");
+    } else {
+        snprintf(what, 16, "%s", word);
     }
     return 1;
 }

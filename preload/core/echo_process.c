@@ -1,5 +1,6 @@
 /* Process lifecycle: when the library is loaded, read the plan (echo_plan.c) and say where the process's output and
- * status go (echo_status.c); after MPI_Init, set the mode up; before MPI_Finalize, tear it down; a copy's own end.
+ * status go (echo_status.c); echo's handler of the fatal signals; after MPI_Init, set the mode up; before
+ * MPI_Finalize, tear it down; a copy's own end.
  * It calls the rest of core; nothing in core calls it but the channel, whose wait learns that a copy's
  * representative ended (echo_copy_ends, a progress loop: tests/preload/test_layers.py). */
 #define _GNU_SOURCE
