@@ -52,7 +52,7 @@ int echo_comm_register_new(MPI_Comm parent, MPI_Comm *newcomm, int rc, int dup);
 int echo_comm_group(echo_comm_t *c, MPI_Group *group);
 int echo_comm_remote_group(echo_comm_t *c, MPI_Group *group);
 
-/* ---- process topologies (echo_topo.c) ----
+/* ---- process topologies (their description: echo_topo_desc.c; the rest: echo_topo.c) ----
  * A representative describes the topology of a communicator it created (a
  * flat int array; 0 ints if it has none); the description travels to copies
  * after the communicator's members, and both sides keep it parsed in `topo`. */

@@ -11,7 +11,11 @@ static void clone_setup(void) {
     echo_comm_add(MPI_COMM_WORLD, echo.reps_world, echo.app_rank, echo.app_size, echo.rep_real_rank);
     echo_channel_setup();
     echo_sdc_init();
-    echo_clock_setup();
+    if (echo_clock_setup()) { /* copies read their representative's clocks: and, through them, these */
+        echo_clock_python_setup(); /* a Python program's clocks are its time module's */
+        echo_tsc_setup();
+        echo_pid_setup();
+    }
     echo_roles_setup();
 }
 

@@ -6,7 +6,8 @@
  * topology the representative's communicator really has (echo_topo_describe:
  * what MPI's own queries answer on it) after the members, so a dup of a
  * topology communicator, a Cart_sub and reorder=1 all follow the
- * representative.  Both sides keep the description parsed (struct echo_topo).
+ * representative.  Both sides keep the description parsed (struct echo_topo,
+ * echo_topo_desc.c).
  *
  * Queries: a representative always asks MPI.  A copy answers from the
  * description whenever the standard defines the answer from the topology alone
@@ -23,167 +24,10 @@
  * its own send blocks on its self edges, where its MPI puts them (own_edges). */
 #include "echo_clone.h"
 #include "echo_records.h"
+#include "echo_topo_desc.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-struct echo_topo {
-    int kind;       /* MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH */
-    int rank, size; /* of this process in the communicator */
-    int *desc;      /* the description; the arrays below point into it */
-    /* MPI_CART: desc = kind, ndims, dims[ndims], periods[ndims] */
-    int ndims;
-    const int *dims, *periods;
-    int *coords;    /* this process's, row-major from its rank (as the standard numbers them) */
-    /* MPI_GRAPH: desc = kind, nnodes, nedges, index[nnodes], edges[nedges] */
-    int nnodes, nedges;
-    const int *index, *edges;
-    /* MPI_DIST_GRAPH: desc = kind, indegree, outdegree, weighted, has_inw, has_outw,
-     * sources[in], sourceweights[in], destinations[out], destweights[out];
-     * has_*w: whether MPI's query writes those weights (else it leaves them alone) */
-    int weighted;
-    const int *inw, *outw; /* NULL when MPI leaves them alone */
-    /* every kind: the neighbours in the order of the collectives' buffer blocks
-     * (MPI_PROC_NULL keeps its block) */
-    int indegree, outdegree;
-    const int *in, *out;
-    int *cart_neighbors; /* MPI_CART: in == out == this */
-    /* self edges (a periodic dimension of size 1, a graph's edge to itself): their positions in `in` and `out`,
-     * and per all-to-all call (PAIR_CALLS), which self out-edge's block MPI delivers on each self in-edge
-     * (probed at the call's first use on a copy: echo_own.c's own data, and MPIs pair them differently) */
-    int nself_in, nself_out;
-    int *self_in, *self_out;
-    int *pairing[9];
-};
-
-/* ---- the description ---- */
-
-int echo_topo_describe(MPI_Comm real, int **desc) {
-    int kind, n = 0, *d = NULL;
-    *desc = NULL;
-    if (PMPI_Topo_test(real, &kind) != MPI_SUCCESS) return 0;
-    if (kind == MPI_CART) {
-        int ndims;
-        PMPI_Cartdim_get(real, &ndims);
-        n = 2 + 2 * ndims;
-        d = malloc(sizeof(int) * (size_t)(n + ndims));
-        d[1] = ndims;
-        PMPI_Cart_get(real, ndims, d + 2, d + 2 + ndims, d + n); /* own coordinates: scratch */
-    } else if (kind == MPI_GRAPH) {
-        int nnodes, nedges;
-        PMPI_Graphdims_get(real, &nnodes, &nedges);
-        n = 3 + nnodes + nedges;
-        d = malloc(sizeof(int) * (size_t)n);
-        d[1] = nnodes;
-        d[2] = nedges;
-        PMPI_Graph_get(real, nnodes, nedges, d + 3, d + 3 + nnodes);
-    } else if (kind == MPI_DIST_GRAPH) {
-        int in, out, weighted;
-        PMPI_Dist_graph_neighbors_count(real, &in, &out, &weighted);
-        n = 6 + 2 * in + 2 * out;
-        d = malloc(sizeof(int) * (size_t)n);
-        d[1] = in;
-        d[2] = out;
-        d[3] = weighted;
-        int *src = d + 6, *srcw = src + in, *dst = srcw + in, *dstw = dst + out;
-        /* weights are non-negative: a -1 left in place means MPI does not write them */
-        for (int i = 0; i < in; i++) srcw[i] = -1;
-        for (int i = 0; i < out; i++) dstw[i] = -1;
-        PMPI_Dist_graph_neighbors(real, in, src, srcw, out, dst, dstw);
-        d[4] = in > 0 && srcw[0] != -1;
-        d[5] = out > 0 && dstw[0] != -1;
-    } else {
-        return 0;
-    }
-    d[0] = kind;
-    *desc = d;
-    return n;
-}
-
-/* row-major coordinates of `rank` (MPI numbers a Cartesian grid that way) */
-static void coords_of(const struct echo_topo *t, int rank, int *coords) {
-    for (int i = t->ndims - 1; i >= 0; i--) {
-        coords[i] = rank % t->dims[i];
-        rank /= t->dims[i];
-    }
-}
-
-/* a coordinate of a periodic dimension wraps into range (others are in range already) */
-static long wrapped(long x, long dim) { return ((x % dim) + dim) % dim; }
-
-static int rank_of(const struct echo_topo *t, const int *coords) {
-    int rank = 0;
-    for (int i = 0; i < t->ndims; i++) rank = rank * t->dims[i] + (int)wrapped(coords[i], t->dims[i]);
-    return rank;
-}
-
-/* the rank `disp` steps from this process along `dir`, MPI_PROC_NULL off a non-periodic edge */
-static int shifted(const struct echo_topo *t, int dir, long disp) {
-    long x = t->coords[dir] + disp, dim = t->dims[dir], stride = 1;
-    if (!t->periods[dir] && (x < 0 || x >= dim)) return MPI_PROC_NULL;
-    for (int i = dir + 1; i < t->ndims; i++) stride *= t->dims[i];
-    return t->rank + (int)((wrapped(x, dim) - t->coords[dir]) * stride);
-}
-
-struct echo_topo *echo_topo_new(const int *desc, int n, int rank, int size) {
-    if (n == 0) return NULL;
-    struct echo_topo *t = calloc(1, sizeof *t);
-    t->desc = malloc(sizeof(int) * (size_t)n);
-    memcpy(t->desc, desc, sizeof(int) * (size_t)n);
-    const int *d = t->desc;
-    t->kind = d[0];
-    t->rank = rank;
-    t->size = size;
-    if (t->kind == MPI_CART) {
-        t->ndims = d[1];
-        t->dims = d + 2;
-        t->periods = d + 2 + t->ndims;
-        t->coords = malloc(sizeof(int) * (size_t)(t->ndims + 1));
-        coords_of(t, rank, t->coords);
-        /* per dimension, the source then the destination of a shift by +1 */
-        t->cart_neighbors = malloc(sizeof(int) * (size_t)(2 * t->ndims + 1));
-        for (int i = 0; i < t->ndims; i++) {
-            t->cart_neighbors[2 * i] = shifted(t, i, -1);
-            t->cart_neighbors[2 * i + 1] = shifted(t, i, 1);
-        }
-        t->indegree = t->outdegree = 2 * t->ndims;
-        t->in = t->out = t->cart_neighbors;
-    } else if (t->kind == MPI_GRAPH) {
-        t->nnodes = d[1];
-        t->nedges = d[2];
-        t->index = d + 3;
-        t->edges = d + 3 + t->nnodes;
-        int first = rank == 0 ? 0 : t->index[rank - 1];
-        t->indegree = t->outdegree = t->index[rank] - first;
-        t->in = t->out = t->edges + first;
-    } else {
-        t->indegree = d[1];
-        t->outdegree = d[2];
-        t->weighted = d[3];
-        t->in = d + 6;
-        t->inw = d[4] ? t->in + t->indegree : NULL;
-        t->out = d + 6 + 2 * t->indegree;
-        t->outw = d[5] ? t->out + t->outdegree : NULL;
-    }
-    t->self_in = malloc(sizeof(int) * (size_t)(t->indegree + 1));
-    t->self_out = malloc(sizeof(int) * (size_t)(t->outdegree + 1));
-    for (int i = 0; i < t->indegree; i++)
-        if (t->in[i] == rank) t->self_in[t->nself_in++] = i;
-    for (int i = 0; i < t->outdegree; i++)
-        if (t->out[i] == rank) t->self_out[t->nself_out++] = i;
-    return t;
-}
-
-void echo_topo_free(struct echo_topo *t) {
-    if (!t) return;
-    free(t->coords);
-    free(t->cart_neighbors);
-    free(t->self_in);
-    free(t->self_out);
-    for (int i = 0; i < 9; i++) free(t->pairing[i]);
-    free(t->desc);
-    free(t);
-}
 
 /* ---- creation: the representative's real communicator, the copies' stand-in ---- */
 

@@ -94,80 +94,6 @@ static void resolve(void) {
     real_clock_gettime = (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_gettime");
 }
 
-/* ---- whose call it is: the application's, or MPI's, its runtime's, echo's ---- */
-/* libudev (and libsystemd, the same device code): hwloc asks it about each I/O device when a program loads the
- * topology (GROMACS's hardware detection), and it checks with fstatfs that /sys is sysfs, on the representative
- * only (a copy's did not: GROMACS's copies parted at that reading); a file system's type, never a program's free
- * space */
-static const char *const not_application[] = {
-    "libmpi", "libopen-", "libpmix", "libprrte", "libhwloc", "libevent", "libucp", "libucs", "libuct", "libucm",
-    "libfabric", "libpsm", "libmpich", "libmpl", "libpapi", "libpfm", "libibverbs", "librdmacm", "libnuma",
-    "vgpreload", "libecho", "ld-linux", "linux-vdso", "libc.so", "libpthread", "libcuda", "libze", "libmunge", "libslurm",
-    "libudev", "libsystemd",
-    /* an MPI's own plugins: Open MPI 4.1's components (mca_btl_vader.so reads a peer's memory with process_vm_readv by
-     * its pid, mca_shmem_mmap.so names segments by getpid: echo_pid.c must leave them real), libfabric's providers
-     * (libshm-fi.so, Intel MPI's) */
-    "mca_", "-fi.so",
-};
-
-/* of those, the C library and the dynamic loader, which allocate for whoever called them (echo_heap.c) */
-static const char *const runtime[] = {"ld-linux", "linux-vdso", "libc.so", "libpthread"};
-
-#define CALLERS 512
-/* a caller's address with what it is in the bits above any user-space address (below 2^57), in one word that
- * threads read and write whole: a thread never sees one caller's address with another's answer (a copy's MPI reading
- * its representative's memory must never be taken for the program: echo_pid.c) */
-#define CALLER_APP ((uintptr_t)1 << 62)    /* code of the program's (not in the list above) */
-#define CALLER_INTERP ((uintptr_t)1 << 61) /* the interpreter's own (below) */
-#define CALLER_RUNTIME ((uintptr_t)1 << 60) /* the C library's or the loader's (runtime[] above) */
-#define CALLER_BITS (CALLER_APP | CALLER_INTERP | CALLER_RUNTIME)
-static uintptr_t callers[CALLERS];
-
-static char interpreter[512]; /* the object file of an interpreter whose own reads are not the program's */
-
-void echo_clock_not_application(const char *object_file) {
-    snprintf(interpreter, sizeof interpreter, "%s", object_file);
-    memset(callers, 0, sizeof callers); /* classified before: classify again */
-}
-
-static uintptr_t classified(const void *at) {
-    unsigned h = (unsigned)(((uintptr_t)at >> 3) * 2654435761u) % CALLERS;
-    uintptr_t known = __atomic_load_n(&callers[h], __ATOMIC_RELAXED);
-    if ((known & ~CALLER_BITS) != (uintptr_t)at) {
-        Dl_info info;
-        int app = 1, interp = 0, rt = 0;
-        if (dladdr(at, &info) && info.dli_fname) {
-            const char *base = strrchr(info.dli_fname, '/');
-            base = base ? base + 1 : info.dli_fname;
-            for (size_t i = 0; i < sizeof not_application / sizeof *not_application; i++)
-                if (strstr(base, not_application[i])) app = 0;
-            for (size_t i = 0; i < sizeof runtime / sizeof *runtime; i++)
-                if (strstr(base, runtime[i])) rt = 1;
-            interp = interpreter[0] && strcmp(info.dli_fname, interpreter) == 0;
-        }
-        known = (uintptr_t)at | (app ? CALLER_APP : 0) | (interp ? CALLER_INTERP : 0) | (rt ? CALLER_RUNTIME : 0);
-        __atomic_store_n(&callers[h], known, __ATOMIC_RELAXED);
-    }
-    return known;
-}
-
-static int classify(const void *at, int interpreter_too) {
-    uintptr_t known = classified(at);
-    return (known & CALLER_APP) && (interpreter_too || !(known & CALLER_INTERP));
-}
-
-int echo_code_owner(const void *at) {
-    uintptr_t known = classified(at);
-    return known & CALLER_APP ? ECHO_CODE_PROGRAM : known & CALLER_RUNTIME ? ECHO_CODE_RUNTIME : ECHO_CODE_MPI;
-}
-
-static int application_caller(const void *at) { return classify(at, 0); }
-
-/* Whose a call is, for readings that are not clocks (echo_pid.c): the program's code, the interpreter's included
- * (Python's os.getpid and os.kill are the interpreter's calls of libc: its own reads of its pid are as rare as they
- * are harmless, unlike its clock reads) */
-int echo_application_code(const void *at) { return classify(at, 1); }
-
 /* a reading to virtualize: copies exist, the job runs, the thread is MPI's (any thread of a threaded program), not
  * inside an MPI call */
 static int virtual(void) {
@@ -260,10 +186,10 @@ static int share(reading_t *r) {
     return ok;
 }
 
-void echo_clock_setup(void) {
+int echo_clock_setup(void) {
     resolve();
     on = 0;
-    if (!echo_has_copies()) return;
+    if (!echo_has_copies()) return 0;
     int *ub, flag = 0;
     PMPI_Comm_get_attr(echo.clone_comm, MPI_TAG_UB, &ub, &flag);
     tag_clock = (flag ? *ub : 32767) - TAG_CLOCK_OFFSET;
@@ -274,9 +200,7 @@ void echo_clock_setup(void) {
     count = 0;
     kept_first = kept_n = 0; /* the queue's memory stays for the next job (an MPI_Session's, a restart's) */
     on = 1;
-    echo_clock_python_setup(); /* a Python program's clocks are its time module's */
-    echo_tsc_setup();
-    echo_pid_setup();
+    return 1;
 }
 
 void echo_clock_teardown(void) {
@@ -329,7 +253,7 @@ INTERPOSED int clock_gettime(clockid_t id, struct timespec *ts) {
     /* while the time-stamp counter faults (echo_tsc.c: not inside an MPI call) the vDSO's clocks do too: the
      * kernel's are cheaper */
     int rc = echo_tsc_trapped && !echo_depth ? (int)syscall(SYS_clock_gettime, id, ts) : real_clock_gettime(id, ts);
-    if (rc == 0 && virtual() && application_caller(__builtin_return_address(0))) {
+    if (rc == 0 && virtual() && echo_application_caller(__builtin_return_address(0))) {
         reading_t r = {.kind = (int32_t)id, .v.ts = *ts};
         if (share(&r)) *ts = r.v.ts;
     }
@@ -339,7 +263,7 @@ INTERPOSED int clock_gettime(clockid_t id, struct timespec *ts) {
 INTERPOSED int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
     resolve();
     int rc = echo_tsc_trapped && !echo_depth ? (int)syscall(SYS_gettimeofday, tv, tz) : real_gettimeofday(tv, tz);
-    if (rc == 0 && virtual() && application_caller(__builtin_return_address(0))) {
+    if (rc == 0 && virtual() && echo_application_caller(__builtin_return_address(0))) {
         reading_t r = {.kind = K_REALTIME_GTOD, .v.ts = {tv->tv_sec, tv->tv_usec}};
         if (share(&r)) *tv = (struct timeval){r.v.ts.tv_sec, r.v.ts.tv_nsec};
     }
@@ -349,7 +273,7 @@ INTERPOSED int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
 INTERPOSED time_t time(time_t *out) {
     resolve();
     time_t t = real_time(NULL);
-    if (virtual() && application_caller(__builtin_return_address(0))) {
+    if (virtual() && echo_application_caller(__builtin_return_address(0))) {
         reading_t r = {.kind = K_TIME, .v.i = (int64_t)t};
         if (share(&r)) t = (time_t)r.v.i;
     }
@@ -360,7 +284,7 @@ INTERPOSED time_t time(time_t *out) {
 INTERPOSED clock_t clock(void) {
     resolve();
     clock_t t = real_clock();
-    if (virtual() && application_caller(__builtin_return_address(0))) {
+    if (virtual() && echo_application_caller(__builtin_return_address(0))) {
         reading_t r = {.kind = K_CLOCK, .v.i = (int64_t)t};
         if (share(&r)) t = (clock_t)r.v.i;
     }
@@ -374,7 +298,7 @@ INTERPOSED int getrusage(int who, struct rusage *usage) {
     static int (*real_getrusage)(int, struct rusage *);
     if (!real_getrusage) real_getrusage = (int (*)(int, struct rusage *))dlsym(RTLD_NEXT, "getrusage");
     int rc = real_getrusage(who, usage);
-    if (rc == 0 && virtual() && application_caller(__builtin_return_address(0))) {
+    if (rc == 0 && virtual() && echo_application_caller(__builtin_return_address(0))) {
         reading_t r = {.kind = K_RUSAGE + who + 1, .v.ru = *usage};
         if (share(&r)) *usage = r.v.ru;
     }
@@ -391,7 +315,7 @@ INTERPOSED int getrusage(int who, struct rusage *usage) {
         static int (*real)(where_t, buf_t *);                                                                        \
         if (!real) real = (int (*)(where_t, buf_t *))dlsym(RTLD_NEXT, #name);                                        \
         int rc = real(where, buf);                                                                                   \
-        if (rc == 0 && virtual() && application_caller(__builtin_return_address(0))) {                              \
+        if (rc == 0 && virtual() && echo_application_caller(__builtin_return_address(0))) {                              \
             reading_t r = {.kind = kind_of};                                                                         \
             memcpy(&r.v, buf, sizeof *buf);                                                                          \
             if (share(&r)) memcpy(buf, &r.v, sizeof *buf);                                                           \
@@ -413,7 +337,7 @@ SHARED_FS_READING(fstatvfs64, K_FSTATVFS64, int, struct statvfs64)
  * most `cap`; the representative's length on a copy), or -1 if a copy's readings parted from its
  * representative's on the way (its own bytes stay: `len`). */
 long echo_clock_share_bytes(char *buf, long len, long cap, const void *at) {
-    if (!virtual() || !application_caller(at)) return len;
+    if (!virtual() || !echo_application_caller(at)) return len;
     reading_t r = {.kind = K_BYTES, .v.i = len};
     if (!share(&r)) return -1;
     long n = r.v.i < cap ? r.v.i : cap;
@@ -430,7 +354,7 @@ long echo_clock_share_bytes(char *buf, long len, long cap, const void *at) {
 /* the time-stamp counter as the application read it (echo_tsc.c): `tsc` on the representative, its reading on a
  * copy; `at` is the reading instruction (whose it is decides, as a libc clock's caller does) */
 uint64_t echo_clock_tsc(uint64_t tsc, const void *at) {
-    if (virtual() && application_caller(at)) {
+    if (virtual() && echo_application_caller(at)) {
         reading_t r = {.kind = K_TSC, .v.i = (int64_t)tsc};
         if (share(&r)) tsc = (uint64_t)r.v.i;
     }

@@ -61,22 +61,49 @@ int echo_serial_claim_reading(void); /* a clock reading shared with copies; echo
 extern const int echo_nfunctions;
 extern const char *const echo_function_names[];
 
-/* ---- plan and process lifecycle (echo_process.c) ---- */
-void echo_setup_after_init(void);  /* builds reps_world, clone_comm, world entry */
-void echo_teardown_before_finalize(void);
-void echo_mark_finalizing(void); /* in the real MPI_Finalize: the application's work is done */
-void echo_mark_finalized(void);
-/* a copy that cannot go on with its representative (the channel saw it finalize first): finalize and exit */
-void echo_copy_ends(void) __attribute__((noreturn));
-void echo_copy_aborts(int errorcode) __attribute__((noreturn)); /* a copy's own MPI_Abort: it ends with the job */
-void echo_copy_exits(int status);  /* a copy's own exit(non-zero) before Finalize: too (returns under --sdc stop|vote) */
+/* ---- the process's state and its plan (echo_plan.c): read at load, read by everything ---- */
+void echo_plan_read(const char *path, int me); /* this process is real rank me; exits 64 on a plan it is not in */
+const char *echo_plan_value(const char *key);  /* from the plan header, or NULL */
+void echo_plan_representatives(int *rep_real_rank); /* per application rank, its copy 0's real rank */
 int echo_copies_awaited(void);     /* --sdc stop|vote: the representative waits for its copies' data at checked calls */
 int echo_under_valgrind(void);     /* the process runs under Valgrind (its preload is in LD_PRELOAD) */
+double echo_epoch_now(void);        /* Unix time, in seconds */
+
+/* ---- what the process tells (echo_status.c): its words, its output files, its status file ---- */
+void echo_status_open(int me);     /* at load: procs/<me>.status says "started", the process's end is noted */
+void echo_output_setup(int execed); /* at load: the terminal's stderr kept, a copy's output sent to its files */
+void echo_status_signalled(int sig); /* a fatal signal came (async-signal-safe): the status says which */
+void echo_status_survived(void);   /* the program went on after its own handler of it: the status put back */
+int echo_status_opened(void);
+void echo_mark_finalizing(void); /* in the real MPI_Finalize: the application's work is done */
+void echo_mark_finalized(void);
 void echo_mark_stopped(void); /* SDR stopped this excluded replica at the end (not a failure) */
+void echo_mark_aborted(void); /* a copy ended on its own before its representative (echo_process.c) */
 /* the status this process ends with, recorded before it ends without exit() (an abort, echo's _exit) */
 void echo_record_exit_status(int code);
 void echo_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void echo_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* one line on the terminal, run goes on */
+void echo_unsupported(const char *fn) __attribute__((noreturn));
+
+/* ---- process lifecycle (echo_process.c): load, after MPI_Init, before MPI_Finalize, a copy's own end ---- */
+void echo_setup_after_init(void);  /* builds reps_world, clone_comm, world entry */
+void echo_teardown_before_finalize(void);
+/* a copy that cannot go on with its representative (the channel saw it finalize first): finalize and exit */
+void echo_copy_ends(void) __attribute__((noreturn));
+void echo_copy_aborts(int errorcode) __attribute__((noreturn)); /* a copy's own MPI_Abort: it ends with the job */
+void echo_copy_exits(int status);  /* a copy's own exit(non-zero) before Finalize: too (returns under --sdc stop|vote) */
+
+/* ---- the kill injector of SDR and Reinit (echo_kills.c; echorun --inject kill:...) ---- */
+/* the mode's plan lines <mode>_kill_<k>; name_copy: they name the copy after the rank (SDR's replica); once: each
+ * kill strikes once in the job (Reinit, whose failed processes start again) */
+void echo_kills_plan(const char *mode, int name_copy, int once);
+void echo_kills_arm(double start); /* once the rank is known: its kills at a call, timed (from start, Unix s), at MPI_X */
+void echo_kill_at_planned_call(void); /* every application call of a mode with kills at a call number */
+/* the mode's moment `what` ("repair", "finalize", "at") with its argument (NULL: any): a kill planned there strikes */
+void echo_kill_moment(const char *what, const char *arg, const char *when);
+extern int echo_kills_entering;     /* kills planned as the rank enters a call (at=MPI_X): how many are armed */
+void echo_kill_entering(const char *name);
+void echo_kill_now(const char *when); /* an injected kill: its event, then SIGKILL */
 void echo_ft_survive_sigpipe(void); /* SDR and Reinit: a dead peer's socket must not end a survivor */
 int echo_ft_knows_dead(MPI_Comm comm);  /* SDR and Reinit, before creating a communicator */
 int echo_ft_agree_none_dead(MPI_Comm comm, int *none_dead); /* Reinit, before creating a communicator */
@@ -85,11 +112,6 @@ int echo_ft_agree_none_dead(MPI_Comm comm, int *none_dead); /* Reinit, before cr
 int echo_ft_split(MPI_Comm parent, int color, int key, MPI_Comm *out);
 int echo_ft_dup(MPI_Comm parent, MPI_Comm *out);
 int echo_ft_shrink(MPI_Comm parent, MPI_Comm *out);
-void echo_unsupported(const char *fn) __attribute__((noreturn));
-double echo_epoch_now(void);        /* Unix time, in seconds */
-void echo_kill_at(double epoch);    /* the kill injectors: SIGKILL this process at that time */
-void echo_kill_now(const char *when); /* an injected kill: its event, then SIGKILL */
-const char *echo_plan_value(const char *key);  /* from the plan header, or NULL */
 
 /* ---- the channel between a representative and its copies (echo_channel.c) ----
  * Every message a copy waits for goes through these: on one host a ring in shared memory the representative
@@ -188,7 +210,8 @@ void echo_fileview_setup(void);              /* when the plan is read, before th
 const char *echo_fileview_mechanism(void);   /* "libc interposition", or "off" */
 
 /* ---- clocks: copies read their representative's (echo_clock.c) ---- */
-void echo_clock_setup(void);    /* after clone_comm exists */
+int echo_clock_setup(void);     /* after clone_comm exists; 1: copies read the representative's clocks, then set up
+                                 * echo_clock_python_setup, echo_tsc_setup and echo_pid_setup (the clone mode) */
 void echo_clock_teardown(void);
 extern int echo_clocks_parted;  /* a copy whose clock readings parted from its representative's */
 extern int echo_clocks_threaded; /* every thread's readings are shared: they may come before a forward */
@@ -214,11 +237,13 @@ void echo_stack_known(void); /* find this thread's stack now (not in a signal ha
 void echo_stack_scrub_below(uintptr_t sp); /* a handler on an alternate stack: zero below the program's `sp` */
 void echo_tsc_trap_again(int lifted);
 int echo_clock_read(clockid_t id, struct timespec *ts);  /* a reading the application takes, shared like libc's */
-void echo_clock_not_application(const char *object_file); /* an interpreter's own libc reads are not shared */
 void echo_clock_python_setup(void);                       /* echo_clock_python.c */
+/* ---- whose code a call comes from (echo_code.c) ---- */
+void echo_clock_not_application(const char *object_file); /* an interpreter's own libc reads are not shared */
 int echo_application_code(const void *at); /* code at `at` is the program's (its interpreter's too), not MPI's */
-/* whose code is at `at` (echo_clock.c): the program's (its runtime's, its interpreter's), MPI's or echo's, or the C
- * library's and the loader's, which act for whoever called them */
+int echo_application_caller(const void *at); /* the program's, its interpreter's own apart: a clock reading's */
+/* whose code is at `at`: the program's (its runtime's, its interpreter's), MPI's or echo's, or the C library's and
+ * the loader's, which act for whoever called them */
 enum { ECHO_CODE_PROGRAM, ECHO_CODE_MPI, ECHO_CODE_RUNTIME };
 int echo_code_owner(const void *at);
 /* ---- MPI's and echo's allocations on a heap of their own, under --sdc (echo_heap.c) ---- */
@@ -228,7 +253,7 @@ extern ECHO_TLS int echo_own_work;
 void echo_canary_share(unsigned long long seed); /* this rank's processes check their stacks with one canary */
 
 /* ---- process ids: a copy's are its representative's (echo_pid.c) ---- */
-void echo_pid_setup(void); /* after clone_comm exists (echo_clock_setup) */
+void echo_pid_setup(void); /* after clone_comm exists, once echo_clock_setup said the rank has copies */
 /* `path` (/proc/<pid>/...) as the program's call at `at` means it: a copy's /proc/<representative's pid> is its own
  * /proc/self; into `buf` (PATH_MAX) when it changes */
 const char *echo_pid_proc_path(const char *path, char *buf, const void *at);

@@ -40,8 +40,8 @@ void echo_mode_choose(void);
 /* the modes (one struct each, in its own folder) and the plain one: records and roles, no copies */
 extern const echo_mode_t echo_mode_plain, echo_mode_clone, echo_mode_sdr, echo_mode_reinit;
 
-/* what the plain and clone modes share at set-up (echo_process.c): the rank model read from the plan, then the
- * injectors and roles */
+/* what the plain and clone modes share at set-up: the rank model read from the plan (echo_plan.c), then the
+ * injectors and roles (echo_modes.c) */
 void echo_rank_model_setup(void);
 void echo_roles_setup(void);
 

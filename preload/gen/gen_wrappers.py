@@ -458,7 +458,7 @@ def reinit_entry(c: Call) -> Entry:
                  "MPI_ERRORS_RETURN); echo_reinit_windows = 1; }", lines[-1]]
     # the call the process is in, for the watchdog of failures MPI never reports (echo_reinit_watchdog.c)
     return [f'echo_reinit_call.name = "{c.name}"; echo_reinit_call.seq++;',
-            f'if (echo_reinit_call_kills) echo_reinit_kill_at_call("{c.name}");', *lines[:-1],
+            f'if (echo_kills_entering) echo_kill_entering("{c.name}");', *lines[:-1],
             "echo_reinit_call.name = NULL; echo_reinit_call.seq++;",
             "if (rc != MPI_SUCCESS) rc = echo_reinit_on_error(rc);", lines[-1]]
 

@@ -95,113 +95,35 @@ static char **command_line(int *n) {
     return argv;
 }
 
-/* ---- the kill injector, for tests and demos ----
- * plan lines "reinit_kill_<k> <rank> ..." (echorun --inject kill:...).  Each kill strikes once: the process it
- * kills first creates <run dir>/reinit-kills/<k> (exclusively). */
-
-/* The next kill the plan has for this process's rank of the kind `what` ("repair", "at", "finalize": plan values
- * "<rank> <what> [<arg>]"), from line *from on: its number k (and *from past it), the word after `what` in `arg`;
- * -1 once there is none.  The one reading of those lines for every kind below. */
-static int next_kill(int *from, const char *what, char arg[64]) {
-    for (int k = *from;; k++) {
-        char key[32], word[16];
-        snprintf(key, sizeof key, "reinit_kill_%d", k);
-        const char *v = echo_plan_value(key);
-        if (!v) return -1;
-        int rank;
-        arg[0] = 0;
-        if (sscanf(v, "%d %15s %63s", &rank, word, arg) >= 2 && rank == echo.app_rank && strcmp(word, what) == 0) {
-            *from = k + 1;
-            return k;
-        }
-    }
-}
-
-static void kill_file(int k, char path[1300]) { snprintf(path, 1300, "%s/reinit-kills/%d", echo.run_dir, k); }
-
-/* Whether kill k struck already (in this process or one before it that held the rank). */
-static int kill_struck(int k) {
+/* the note that makes echorun end what is left of the job (jobstop.py): Open MPI under ULFM may leave survivors
+ * running once a process ended the job's way (an abort, this watchdog) */
+void echo_reinit_stop_note(const char *text) {
     char path[1300];
-    kill_file(k, path);
-    return access(path, F_OK) == 0;
-}
-
-/* Whether this process strikes kill k: the first to create its file does (each kill strikes once). */
-static int claim_kill(int k) {
-    char path[1300];
-    kill_file(k, path);
+    snprintf(path, sizeof path, "%s/echo.stopped", echo.run_dir);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd < 0) return 0; /* struck already */
-    close(fd);
-    return 1;
+    if (fd >= 0) {
+        dprintf(fd, "echo: %s\n", text);
+        close(fd);
+    }
 }
 
-/* kills planned in a repair (plan value "<rank> repair <n>"): the process holding the rank dies in the job's nth
- * repair once the missing processes were started, a failure in the middle of a repair at a step a test can name */
+/* ---- the kill injector's moments (core/echo_kills.c), for tests and demos ---- */
+
+/* kills planned in a repair ("kill:rank=R,repair=N"): the process holding the rank dies in the job's nth repair once
+ * the missing processes were started, a failure in the middle of a repair at a step a test can name */
 static void kill_in_repair(void) {
-    char arg[64];
-    int n;
-    for (int from = 0, k; (k = next_kill(&from, "repair", arg)) >= 0;)
-        if (sscanf(arg, "%d", &n) == 1 && n == repairs && claim_kill(k)) echo_kill_now("in its planned repair");
+    char n[16];
+    snprintf(n, sizeof n, "%d", repairs);
+    echo_kill_moment("repair", n, "in its planned repair");
 }
 
-/* kills planned as the rank enters a call (plan value "<rank> at MPI_X"): its first MPI_X after MPI_Init */
-int echo_reinit_call_kills;
+/* kills planned in MPI_Finalize ("kill:rank=R,at=finalize"): once the rank said it reached it */
+static void kill_in_finalize(void) { echo_kill_moment("finalize", NULL, "in MPI_Finalize"); }
 
-static void arm_call_kills(void) {
-    char arg[64];
-    for (int from = 0, k; (k = next_kill(&from, "at", arg)) >= 0;)
-        if (!kill_struck(k)) echo_reinit_call_kills++;
-}
-
-void echo_reinit_kill_at_call(const char *name) {
-    char arg[64];
-    for (int from = 0, k; (k = next_kill(&from, "at", arg)) >= 0;) {
-        if (strcmp(arg, name) != 0 || !claim_kill(k)) continue;
-        char when[96];
-        snprintf(when, sizeof when, "entering %s", name);
-        echo_kill_now(when);
-    }
-}
-
-/* kills planned in MPI_Finalize (plan value "<rank> finalize"): once the rank said it reached it */
-static void kill_in_finalize(void) {
-    char arg[64];
-    for (int from = 0, k; (k = next_kill(&from, "finalize", arg)) >= 0;)
-        if (claim_kill(k)) echo_kill_now("in MPI_Finalize");
-}
-
-/* timed kills (plan value "<rank> <seconds after the job's MPI_Init>"): whichever process holds the rank then is
- * killed, a restarted one too; if the rank is being restarted at that time, the process that takes it is killed as
- * soon as it has started */
-static void *kill_later(void *arg) {
-    int k = (int)(intptr_t)arg;
-    char key[32];
-    snprintf(key, sizeof key, "reinit_kill_%d", k);
-    int rank;
-    double after;
-    sscanf(echo_plan_value(key), "%d %lf", &rank, &after);
-    for (double left; (left = job_start + after - echo_epoch_now()) > 0;)
-        usleep(left > 0.05 ? 50000 : (useconds_t)(left * 1e6) + 1);
-    if (claim_kill(k)) echo_kill_now("at its planned time");
-    return NULL;
-}
-
+/* every kill strikes once in the job: a process started in place of a killed one is not killed again */
 static void arm_kills(void) {
-    char path[1300];
-    snprintf(path, sizeof path, "%s/reinit-kills", echo.run_dir);
-    mkdir(path, 0755);
-    for (int k = 0;; k++) {
-        char key[32];
-        snprintf(key, sizeof key, "reinit_kill_%d", k);
-        const char *v = echo_plan_value(key);
-        if (!v) break;
-        int rank;
-        double after;
-        if (sscanf(v, "%d %lf", &rank, &after) != 2 || rank != echo.app_rank || kill_struck(k)) continue;
-        pthread_t th;
-        if (pthread_create(&th, NULL, kill_later, (void *)(intptr_t)k) == 0) pthread_detach(th);
-    }
+    echo_kills_plan("reinit", 0, 1);
+    echo_kills_arm(job_start); /* timed kills count from the job's MPI_Init */
 }
 
 /* ---- the repair ----
@@ -780,6 +702,4 @@ void echo_reinit_setup(void) {
     PMPI_Comm_split(MPI_COMM_SELF, 0, 0, &echo.clone_comm); /* no copies: a communicator of its own */
     PMPI_Add_error_class(&error_code);
     if (!echo_reinit_is_child()) arm_kills(); /* a restarted process armed its own before joining */
-    arm_call_kills();
-    echo_reinit_watchdog_start();
 }

@@ -21,9 +21,6 @@ void echo_reinit_stop_note(const char *text); /* echo ended the job: echorun end
 extern int echo_reinit_windows;        /* the application made a window (the wrappers set it) */
 int echo_reinit_can_restart(void);     /* inside MPI_Reinit: a failure returns to the restart point */
 void echo_reinit_redeploy(const char *why) __attribute__((noreturn)); /* a program with windows: end as killed */
-/* kills planned as the rank enters a call (--inject kill:rank=R,at=MPI_X): how many are armed in this process */
-extern int echo_reinit_call_kills;
-void echo_reinit_kill_at_call(const char *name);
 /* where failed ranks start again (echo_placement.c) */
 void echo_placement_init(MPI_Comm world, int rank, int size);
 void echo_placement_share(MPI_Comm inter, int root_side, int nchildren, int size);

@@ -2,7 +2,12 @@
  * clone layer makes it, repaired after a failure (echo_reinit.c). */
 #include "echo_reinit_internal.h"
 
-static void reinit_setup(void) { echo_reinit_setup(); /* a restarted process learns its rank here */ }
+/* the watchdog (echo_reinit_watchdog.c) repairs through echo_reinit.c: started here, once the rank is known, so
+ * that echo_reinit.c, which it calls, does not call it back */
+static void reinit_setup(void) {
+    echo_reinit_setup(); /* a restarted process learns its rank here */
+    echo_reinit_watchdog_start();
+}
 
 /* one process per rank: the application's ULFM calls act on the real communicator behind its handle */
 static MPI_Comm real_comm(MPI_Comm app) {

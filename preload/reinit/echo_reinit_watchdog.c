@@ -113,18 +113,6 @@ static void say_ended(void) {
     say_where();
 }
 
-/* the note that makes echorun end what is left of the job (jobstop.py): Open MPI under ULFM may leave survivors
- * running once a process ended the job's way (an abort, this watchdog) */
-void echo_reinit_stop_note(const char *text) {
-    char path[1300];
-    snprintf(path, sizeof path, "%s/echo.stopped", echo.run_dir);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd >= 0) {
-        dprintf(fd, "echo: %s\n", text);
-        close(fd);
-    }
-}
-
 /* the application's own MPI_Abort: the job ends with its code, as natively (MPI_Abort under ULFM can wait for
  * ever once a process has failed, and may end only the caller) */
 void echo_reinit_aborts(int errorcode) {

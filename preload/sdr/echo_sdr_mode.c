@@ -2,8 +2,14 @@
  * replicated layer of this folder; it does not use the clone layer. */
 #include "echo_sdr.h"
 
+/* the layer's state first (echo_sdr_core.c), then what uses it: the world's communicator, the kills, the judge of
+ * slow replicas (the core's setup calls none of them: they call the core) */
 static void sdr_setup(void) {
     echo_sdr_setup();
+    sdr_comm_add(sdr_comm_world());
+    echo_kills_plan("sdr", 1, 0); /* its lines name the replica; a killed replica is not started again */
+    echo_kills_arm(echo_epoch_now());
+    sdr_slow_setup();
     echo_slow_setup();
 }
 

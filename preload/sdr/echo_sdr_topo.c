@@ -12,14 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int *sdr_cart_copy(const int *cart) {
-    if (!cart) return NULL;
-    size_t n = (size_t)(1 + 2 * cart[0]);
-    int *copy = malloc(sizeof(int) * n);
-    memcpy(copy, cart, sizeof(int) * n);
-    return copy;
-}
-
 static int *cart_new(int ndims, const int *dims, const int *periods) {
     int *cart = malloc(sizeof(int) * (size_t)(1 + 2 * ndims));
     cart[0] = ndims;

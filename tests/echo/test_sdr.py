@@ -52,7 +52,7 @@ def test_kill_specs():
 
 
 def _status(run_dir: Path, real: int, state: str, exit: str = "-", sig: int = 0, at: float = 0) -> None:
-    """As preload/core/echo_process.c writes it: "<state> <signal> <time> <pid> <exit>"."""
+    """As preload/core/echo_status.c writes it: "<state> <signal> <time> <pid> <exit>"."""
     (run_dir / "procs").mkdir(parents=True, exist_ok=True)
     (run_dir / "procs" / f"{real}.status").write_text(f"{state} {sig} {at} {100 + real} {exit}\n")
 
