@@ -5,24 +5,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+static long polls = 0, received = 0;
+
+/* one poll: a "done" waiting is received; returns whether there was one */
+static int poll_once(void) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &flag, &st);
+    polls++;
+    if (flag) {
+        int v;
+        MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        received++;
+    }
+    return flag;
+}
+
 int main(int argc, char **argv) {
     battery_init(&argc, &argv);
     long steps = argc > 1 ? atol(argv[1]) : 100000;
     int crash = argc > 2 && strcmp(argv[2], "crash") == 0;
-    long polls = 0, found = 0, sent = 0, received = 0;
+    long found = 0, sent = 0;
     double work = 0.0;
     for (long i = 0; i < steps; i++) {
         work += 1e-9 * (double)(i % 7);
-        int flag = 0;
-        MPI_Status st;
-        MPI_Iprobe(MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &flag, &st);
-        polls++;
-        if (flag) {
-            int v;
-            MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            found++;
-            received++;
-        }
+        found += poll_once();
         if (rank == 1 && i % 1000 == 999) {
             int v = (int)i;
             MPI_Send(&v, 1, MPI_INT, 0, 5, MPI_COMM_WORLD);
@@ -37,16 +44,7 @@ int main(int argc, char **argv) {
         state[rank] = 1; /* the stray pointer */
     }
     MPI_Barrier(MPI_COMM_WORLD); /* rank 1's last messages are all out */
-    int more = 1;
-    while (more) { /* what the loop left: receive it */
-        MPI_Status st;
-        MPI_Iprobe(MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &more, &st);
-        polls++;
-        if (more) {
-            int v;
-            MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            received++;
-        }
+    while (poll_once()) { /* what the loop left: received */
     }
     long all = 0;
     MPI_Allreduce(&polls, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
