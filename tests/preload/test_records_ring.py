@@ -86,7 +86,7 @@ def test_trace_records_every_call_for_the_timeline_and_exports(polls, tmp_path):
 
 
 def test_exports_and_the_timeline_say_which_option_brings_every_call(polls, tmp_path):
-    from echo.server.plots import call_timeline
+    from echo.server.plots import binned, binned_timeline, call_timeline
 
     db = f"sqlite:///{tmp_path / 'echo.db'}"
     r = echorun(["--db", db, "-n", "2", *polls, str(STEPS)], tmp_path / "run")
@@ -104,6 +104,9 @@ def test_exports_and_the_timeline_say_which_option_brings_every_call(polls, tmp_
     assert sum(ev.get("ph") == "X" for ev in events) == 2 * (RING_CALLS + 1)  # the calls kept, no more
     chart = call_timeline(str(tmp_path / "run"), {}, [])
     assert "echorun --trace" in chart
+    whole = binned(str(tmp_path / "run"), 2, [])  # the run page's binned view: its time before the ring not drawn
+    assert whole.windowed == 2
+    assert "echorun --trace" in binned_timeline(str(tmp_path / "run"), 2, whole, lambda a, z: f"/ranks/{a}-{z}")
 
 
 def test_a_crash_shows_its_last_calls_and_its_totals(polls, tmp_path):
