@@ -42,10 +42,11 @@ def run(mode: str, n: int, cmd: list[str], mpirun: str, work: Path) -> dict[str,
         # processes to cores otherwise, which changes the numbers by itself)
         argv = [mpirun, "-n", str(n)] + (["--oversubscribe"] if n > (os.cpu_count() or 1) else []) \
             + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
-    else:  # echo-K: K copies per rank; echo-K-norecords: records stop after their first MiB
-        copies, _, norecords = mode.removeprefix("echo-").partition("-")
+    else:  # echo-K: K copies per rank; -trace: every call recorded; -norecords: the trace stops after its first MiB
+        copies, _, records = mode.removeprefix("echo-").partition("-")
         argv = [str(BIN / "echorun"), "--no-store", "--run-dir", str(work / f"run-{time.monotonic_ns()}"),
-                "-n", str(n), "--clones", copies] + (["--records-max-mb", "1"] if norecords else [])
+                "-n", str(n), "--clones", copies] + {"": [], "trace": ["--trace"],
+                                                     "norecords": ["--trace", "--records-max-mb", "1"]}[records]
     p = subprocess.run(argv + cmd, capture_output=True, text=True, timeout=900)
     if p.returncode != 0:
         raise RuntimeError(f"{mode} {cmd} failed:\n{p.stderr[-2000:]}")
@@ -93,8 +94,10 @@ def main() -> None:
         bare = [run("echo-1-norecords", 1, [exes["callcost"]], mpi.mpirun, work) for _ in range(repeat)]
         parts = {"norecords": best(bare, "callcost"), "ticks": best(bare, "ticks") if "ticks" in bare[0] else 0.0}
         with tempfile.TemporaryDirectory(dir="/dev/shm") as shm:  # records in memory: nothing written back to disk
-            parts["tmpfs"] = best([run("echo-1", 1, [exes["callcost"]], mpi.mpirun, Path(shm)) for _ in range(repeat)],
-                                  "callcost")
+            parts["tmpfs"] = best([run("echo-1-trace", 1, [exes["callcost"]], mpi.mpirun, Path(shm))
+                                   for _ in range(repeat)], "callcost")
+        parts["trace"] = best([run("echo-1-trace", 1, [exes["callcost"]], mpi.mpirun, work) for _ in range(repeat)],
+                              "callcost")
     write_table(rows, repeat, parts)
 
 
@@ -104,7 +107,8 @@ def write_table(rows: list[tuple[str, dict[str, float]]], repeat: int, parts: di
         "# Replication core: echo vs native",
         "",
         measured_by("bench/run_replication.py") + f", best of {repeat}.",
-        "`echo-1`: echorun with 1 copy per rank (interception only); `echo-2`: 2 copies per rank.",
+        "`echo-1`: echorun with 1 copy per rank (interception only; records: per-function totals and the last "
+        "calls, docs/records.md); `echo-2`: 2 copies per rank (every call recorded).",
         "Native runs get the mpirun options echorun would add (so the same binding of processes to cores).",
         "Ping-pong and collectives run 2 ranks, so `echo-2` has 4 processes on this machine's 2 cores",
         "(oversubscribed, so unbound). Copies sleep while they wait and read their representative's messages",
@@ -125,11 +129,13 @@ def write_table(rows: list[tuple[str, dict[str, float]]], repeat: int, parts: di
     lines += [
         "",
         f"Interception cost per call (echo-1 minus native, MPI_Iprobe loop): {cc['echo-1'] - cc['native']:.1f} ns "
-        f"(goal: at most 15 ns). Taken apart: with records stopped after their first MiB the same loop costs "
+        f"(goal: at most 15 ns), with every call recorded (--trace) {parts['trace'] - cc['native']:.1f} ns (goal: at "
+        f"most 30; bench/run_records.py measures both in turn, with their bytes per call: bench/results/records.md). "
+        f"Taken apart: with the trace stopped after its first MiB the same loop costs "
         f"{parts['norecords'] - cc['native']:.1f} ns over native (the wrapper, its guard and its dispatch); the rest "
         f"is the record of each call, of which its two time stamps (start and end) take {2 * parts['ticks']:.1f} ns "
-        f"(one rdtsc read: {parts['ticks']:.2f} ns on this machine), and the record file's pages written back to "
-        f"disk by the kernel (the same loop with the run directory on tmpfs: {parts['tmpfs'] - cc['native']:.1f} ns "
+        f"(one rdtsc read: {parts['ticks']:.2f} ns on this machine), and the trace's pages written back to "
+        f"disk by the kernel (the trace with the run directory on tmpfs: {parts['tmpfs'] - cc['native']:.1f} ns "
         "over native).",
         "",
     ]

@@ -67,8 +67,13 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", choices=("rep", "all"), default="rep",
                    help="rep: only copy 0 prints, copies' output goes to files in the run directory; "
                         "all: every copy prints, each line prefixed with its rank and copy")
+    p.add_argument("--trace", action="store_true",
+                   help="record every call (the call timeline, mpiecho export --format chrome|otf2); without it each "
+                        "process keeps per-function totals, call 0 and its last 65536 calls (on with copies or "
+                        "--perf-tests, whose verdicts read every call; docs/records.md)")
     p.add_argument("--records-max-mb", type=int, default=1024, metavar="MB",
-                   help="stop recording a process's calls when its record file reaches MB (default 1024; 0: no bound)")
+                   help="with the whole trace, stop recording a process's calls when its record file reaches MB "
+                        "(default 1024; 0: no bound)")
     p.add_argument("--perf-tests", type=int, default=0, metavar="N",
                    help="every process times a short fixed computation before every Nth MPI call, so slow cores "
                         "and hosts are found in runs without copies too (docs/perf.md)")
@@ -164,6 +169,7 @@ def run_command(args: argparse.Namespace) -> int:
         inject=args.inject,
         junit=str(Path(args.junit).absolute()) if args.junit else None,
         records_max_mb=args.records_max_mb,
+        trace=args.trace,
         perf_tests=args.perf_tests,
         mode=args.mode,
         server=args.server,

@@ -106,7 +106,7 @@ def calls_made(run_dir: Path, rank: int, copy: int) -> int | None:
     for real, app, k, _role in plan_procs(run_dir):
         if (app, k) == (rank, copy):
             try:
-                return len(read(record_file(run_dir, real)).records)
+                return read(record_file(run_dir, real)).calls
             except (OSError, RecordsError):
                 return None
     return None

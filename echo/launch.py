@@ -289,7 +289,7 @@ def records_stopped(plan: Plan, run_dir: Path) -> list[str]:
     calls after are in the store as per-function totals only (docs/records.md)."""
     from echo.runformat.records import RecordsError, read_lost, read_restart_lost
 
-    lines = []
+    lines, rings = [], 0
     for real in range(plan.nprocs):
         p = plan.proc(real)
         try:
@@ -297,8 +297,14 @@ def records_stopped(plan: Plan, run_dir: Path) -> list[str]:
         except (RecordsError, OSError, ValueError) as e:
             lines.append(f"records of application rank {p.app} copy {p.copy}: {e}")
             continue
-        if lost is not None:
+        if lost is not None and lost.ring:  # the default, not a loss: said once for the run
+            rings += 1
+        elif lost is not None:
             lines.append(f"application rank {p.app} copy {p.copy} (process {real}): {lost.text()}")
+    if rings:
+        lines.insert(0, f"records: {rings} of {plan.nprocs} processes kept call 0 and their last calls, the others as "
+                     "per-function totals (the call timeline and the chrome and otf2 exports show the calls kept; "
+                     "echorun --trace records every call)")
     for rank, pid, restarted in read_restart_lost(run_dir):  # Reinit's restarted processes: records/restarts/
         lines.append(f"records of application rank {rank}'s restarted process (pid {pid}): {restarted}"
                      if isinstance(restarted, RecordsError) else

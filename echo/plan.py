@@ -52,7 +52,8 @@ class BaseOptions:
     sdc_exclude: str = ""  # MPI functions never checked, comma-separated
     inject: str | None = None  # bitflip:... or memflip:...
     junit: str | None = None  # where to write the verdicts (SDC, memcheck, sensitivity) as JUnit XML
-    records_max_mb: int = 1024  # bound on each process's record file (0: none)
+    records_max_mb: int = 1024  # bound on each process's record file with the whole trace (0: none)
+    trace: bool = False  # every call recorded (the timeline, the exports); else call 0 and a ring of the last calls
     perf_tests: int = 0  # DGRP's explicit tests: before every Nth MPI call (0: none)
     mode: str = "clones"  # or "reinit" or "sdr": a module of echo/modes/ each
     server: str | None = None  # echo server to upload the run to
@@ -172,9 +173,21 @@ def perf_lines(opts: Options, copies: list[int], slow: str | None) -> list[str]:
     return lines + ([f"perf_tests {opts.perf_tests}"] if opts.perf_tests else [])
 
 
-def plan_text(opts: Options, procs: list[Proc], extra: list[str] = ()) -> str:
+# The records of a process without the whole trace: call 0 and a ring of the last calls (48 bytes each: 3 MiB), their
+# calls before as per-function totals (docs/records.md): the last calls of a crash, at a profiler's cost per call
+RING_CALLS = 65536
+
+
+def records_ring(opts: Options, copies: list[int]) -> int:
+    """The ring's calls, or 0 for the whole trace: asked for (--trace), or what a verdict reads call by call: copies'
+    compute phases and DGRP's tests (echo/perf.py's slowness). A role's per-call slots make it whole in the library."""
+    return 0 if opts.trace or max(copies, default=1) > 1 or opts.perf_tests else RING_CALLS
+
+
+def plan_text(opts: Options, procs: list[Proc], extra: list[str] = (), ring: int = 0) -> str:
     header = [("run_id", opts.run_id), ("run_dir", opts.run_dir), ("app_size", opts.nranks),
-              ("real_size", len(procs)), ("output", opts.output), ("records_max_mb", opts.records_max_mb)]
+              ("real_size", len(procs)), ("output", opts.output), ("records_max_mb", opts.records_max_mb),
+              ("records_ring", ring)]
     return runfiles.plan_text(header, extra, [(p.real, p.app, p.copy, p.ncopies, p.role) for p in procs])
 
 
@@ -242,8 +255,9 @@ def make_plan(opts: Options, machine: Machine) -> Plan:
     argv += list(opts.program)
     # LD_PRELOAD goes to the application through the launcher's options only, so
     # the launcher and its daemons do not load the library themselves.
-    return Plan(argv, {"ECHO_PLAN": plan_path}, plan_text(opts, procs, extra), procs, opts.nranks, copies,
-                tuple(notes), files, machine.mpi, machine.family, mode.same_layout(opts))
+    text = plan_text(opts, procs, extra, records_ring(opts, copies))
+    return Plan(argv, {"ECHO_PLAN": plan_path}, text, procs, opts.nranks, copies, tuple(notes), files, machine.mpi,
+                machine.family, mode.same_layout(opts))
 
 
 def refuse_overload(opts: Options, machine: Machine, nprocs: int) -> None:

@@ -86,8 +86,9 @@ def write(session: Session, run: Run, output: Path | None) -> str | None:
             seqs = p.records.records["seq"]
             starts = p.starts()
             for e in by_track.get((p.app_rank, p.copy), []):
-                # at the start of the call it names, or the end of the records when it is past them (a death)
-                i = min(int(e.call_seq), len(seqs) - 1) if len(seqs) else -1
+                # at the start of the call it names (or the next one recorded: a ring holds the last calls), or the
+                # end of the records when it is past them (a death)
+                i = min(int(seqs.searchsorted(e.call_seq)), len(seqs) - 1) if len(seqs) else -1
                 ts = float(starts[i]) * 1e6 if i >= 0 else 0.0
                 out.write(",\n" + json.dumps({"name": e.kind, "cat": "echo", "ph": "i", "s": "t", "pid": p.app_rank,
                                               "tid": p.copy, "ts": round(ts, 3),

@@ -64,6 +64,12 @@ def record_processes(run: Run, procs: list[Proc]) -> tuple[list[Process], float]
             print(f"echo export: skipped rank {p.app_rank} copy {p.copy}: {e}", file=sys.stderr)
     if not files:
         raise ExportError(f"run {run.id}: no readable record files in {rec_dir}")
+    windowed = [(p, f) for p, f in files if f.windowed]
+    if windowed:  # this format shows every call: say which calls it lacks and which option records them
+        p, f = windowed[0]
+        others = f" (and {len(windowed) - 1} more processes)" if len(windowed) > 1 else ""
+        print(f"echo export: rank {p.app_rank} copy {p.copy}{others}: {f.window_text()}; this export shows the "
+              "calls recorded", file=sys.stderr)
     origin = min(f.start_time for _, f in files)
     return [Process(p.app_rank, p.copy, p.role, f.host, f, f.start_time - origin) for p, f in files], origin
 

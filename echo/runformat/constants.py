@@ -16,7 +16,7 @@ EXIT_NOT_UPLOADED = 24  # the job succeeded but its run could not be uploaded (t
 EXIT_NOT_FIRED = 25  # the job succeeded but an --inject never fired: a test that tested nothing does not pass
 
 # ---- limits ----
-RECORD_VERSION = 2  # layout of a record file (preload/core/echo_records.h); version 1 is read too
+RECORD_VERSION = 3  # layout of a record file (preload/core/echo_records.h); versions 1 and 2 are read too
 RECORD_MAX_SLOTS = 16  # role-data slots per record (PAPI takes two per counter)
 SDR_MAX_REPLICAS = 8  # SDR tracks acks in a bit mask per message
 

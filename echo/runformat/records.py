@@ -1,5 +1,6 @@
 """Reading record files (layout: preload/core/echo_records.h, docs/records.md), and the summaries of the calls a
-process made after its records stopped (<real>.lost, written by preload/core/echo_records.c).
+process made that its record file does not hold (<real>.lost, written by preload/core/echo_records.c): those after its
+records stopped, or those its ring of the last calls let go (the default without echorun --trace).
 
 A file is read in bulk into a numpy structured array. A damaged file is
 rejected with a clear message, but every whole record before the damage is
@@ -22,16 +23,17 @@ if TYPE_CHECKING:  # numpy is imported where records are read: a run whose recor
     import numpy as np
 
 MAGIC = b"ECHOREC\0"
-VERSION = RECORD_VERSION  # version 1 (no record count; the file held exactly its records) is read too
+VERSION = RECORD_VERSION  # versions 1 (no record count: the file held exactly its records) and 2 (no ring) are read too
 MAX_SLOTS = RECORD_MAX_SLOTS
 FIELDS = [
     ("seq", "<u8"), ("fn", "<u2"), ("flags", "<u2"), ("comm", "<i4"), ("peer", "<i4"), ("tag", "<i4"),
     ("bytes", "<u8"), ("t_start", "<u8"), ("t_end", "<u8"),
 ]
 # magic, version, header_size, record_size, nfunctions, app_rank, copy, ncopies, real_rank, pid, nslots,
-# start_time, tick_origin, calibration (ns, ticks), nrecords (version 2)
-FIXED_V1 = struct.Struct("<8s4I5iIdQQQ")
-FIXED = struct.Struct("<8s4I5iIdQQQQ")
+# start_time, tick_origin, calibration (ns, ticks), nrecords (version 2), ring and first (version 3)
+FIXED_BY_VERSION = {1: struct.Struct("<8s4I5iIdQQQ"), 2: struct.Struct("<8s4I5iIdQQQQ"),
+                    3: struct.Struct("<8s4I5iIdQQQQQQ")}
+FIXED = FIXED_BY_VERSION[VERSION]
 FLAG_ERROR = 1
 
 
@@ -72,6 +74,20 @@ class RecordFile:
     records: np.ndarray  # of record_dtype(len(slot_names)); times in clock ticks
     seconds_per_tick: float
     damage: str | None = None
+    calls: int = 0  # calls the process made (the header's count): more than `records` when a ring let some go
+    ring: int = 0  # 0: `records` are every call; else call 0's record and the last `ring` calls at most
+
+    @property
+    def windowed(self) -> bool:
+        """Whether calls are missing between call 0 and the ring's first (their totals are in the .lost file)."""
+        return len(self.records) > 1 and int(self.records["seq"][1]) > 1
+
+    def window_text(self) -> str:
+        """What the records hold of the calls, for a page or an export that shows calls one by one."""
+        kept = len(self.records) - 1
+        return (f"records hold call 0 and the last {kept} of its {self.calls} calls (the default ring; the "
+                f"{self.calls - kept - 1} calls between are per-function totals only: run echorun --trace for "
+                "every call)")
 
     def function_names(self) -> np.ndarray:
         import numpy as np
@@ -106,15 +122,18 @@ def read(path: str | Path) -> RecordFile:
     if not data:  # the disk refused even its header: its calls are summarized in its .lost file, if it could be
         raise RecordsError(f"{path}: not an echo record file (empty: what a process leaves when the disk refuses "
                            "its records)")
-    if len(data) < FIXED.size or data[:8] != MAGIC:
+    if len(data) < FIXED_BY_VERSION[1].size or data[:8] != MAGIC:
         raise RecordsError(f"{path}: not an echo record file (no ECHOREC header); was it written by echorun?")
     version = struct.unpack_from("<I", data, 8)[0]
-    if version not in (1, VERSION):
+    if version not in FIXED_BY_VERSION:
         raise RecordsError(f"{path}: record layout version {version}; this echo reads versions 1 to {VERSION} "
                            "(read it with the echo that wrote it)")
-    fixed = FIXED if version == VERSION else FIXED_V1
+    fixed = FIXED_BY_VERSION[version]
+    if len(data) < fixed.size:
+        raise RecordsError(f"{path}: header cut short ({len(data)} bytes): the file is truncated")
     (magic, version, header_size, record_size, nfun, app, copy, ncopies, real, pid, nslots, t0, _tick_origin,
      cal_ns, cal_ticks, *count) = fixed.unpack_from(data)
+    count, ring, first = (count + [0, 0])[:3] if count else (None, 0, 0)
     dtype = record_dtype(nslots) if nslots <= MAX_SLOTS else None
     if dtype is None or record_size != dtype.itemsize:
         raise RecordsError(f"{path}: records of {record_size} bytes with {nslots} slots do not match the layout: "
@@ -133,25 +152,45 @@ def read(path: str | Path) -> RecordFile:
     body = len(data) - header_size
     whole = body // dtype.itemsize
     damage = None
-    if count and count[0] <= whole:  # a process that died leaves its mapping's unused tail after the records
-        whole = count[0]
-    elif count:
-        damage = (f"{path}: truncated: the header counts {count[0]} records, the file holds {whole} "
-                  f"(kept the {whole} whole records)")
-    elif body % dtype.itemsize:
-        damage = (f"{path}: truncated: {body % dtype.itemsize} bytes of a partial record after record {whole - 1} "
-                  f"(kept the {whole} whole records before it)")
-    records = np.frombuffer(data, dtype=dtype, count=whole, offset=header_size)
-    bad = np.flatnonzero((records["seq"] != np.arange(whole, dtype=np.uint64)) | (records["fn"] >= len(functions)))
+    if ring and count is not None and count > ring + 1:  # a ring that wrapped: call 0, then calls first.. in turn
+        records, expected, slots, damage = _ring(path, data, header_size, dtype, whole, count, ring, first)
+    else:
+        if count is not None and count <= whole:  # a process that died leaves its mapping's unused tail
+            whole = count
+        elif count is not None:
+            damage = (f"{path}: truncated: the header counts {count} records, the file holds {whole} "
+                      f"(kept the {whole} whole records)")
+        elif body % dtype.itemsize:
+            damage = (f"{path}: truncated: {body % dtype.itemsize} bytes of a partial record after record "
+                      f"{whole - 1} (kept the {whole} whole records before it)")
+        records = np.frombuffer(data, dtype=dtype, count=whole, offset=header_size)
+        expected = slots = np.arange(whole, dtype=np.uint64)
+    bad = np.flatnonzero((records["seq"] != expected) | (records["fn"] >= len(functions)))
     if bad.size:
-        first = int(bad[0])
-        damage = (f"{path}: corrupt record {first} at byte {header_size + first * dtype.itemsize} "
-                  f"(kept the {first} records before it)")
-        records = records[:first]
+        k = int(bad[0])
+        damage = (f"{path}: corrupt record {k} at byte {header_size + int(slots[k]) * dtype.itemsize} "
+                  f"(kept the {k} records before it)")
+        records = records[:k]
     # ticks -> seconds as last measured by the writer (1 ns per tick if it never did)
     seconds_per_tick = 1e-9 * (cal_ns / cal_ticks if cal_ticks else 1.0)
     return RecordFile(path, app, copy, ncopies, real, pid, t0, run_id, host, role, slot_names, mpi_library,
-                      functions, records, seconds_per_tick, damage)
+                      functions, records, seconds_per_tick, damage, len(records) if count is None else count, ring)
+
+
+def _ring(path: Path, data: bytes, header_size: int, dtype: np.dtype, whole: int, count: int, ring: int,
+          first: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, str | None]:
+    """A wrapped ring's records in call order (call 0's, then calls `first` to `count` - 1, call n in slot
+    1 + (n - 1) % ring), the calls they should be, their slots, and what damage cut them short."""
+    import numpy as np
+
+    start = max(first, count - ring, 1)
+    calls = np.concatenate(([0], np.arange(start, count, dtype=np.uint64))).astype(np.uint64)
+    slots = np.where(calls == 0, 0, 1 + (calls.astype(np.int64) - 1) % ring)
+    if whole < ring + 1:
+        cut = f"{path}: truncated: a ring of {ring} records, the file holds {whole} (kept none)"
+        return np.zeros(0, dtype), calls[:0], slots[:0], cut
+    table = np.frombuffer(data, dtype=dtype, count=ring + 1, offset=header_size)
+    return table[slots], calls, slots, None
 
 
 def read_run(run_dir: str | Path) -> list[RecordFile]:
@@ -161,12 +200,14 @@ def read_run(run_dir: str | Path) -> list[RecordFile]:
 
 @dataclass
 class LostCalls:
-    """The calls a process made after its record file stopped (its bound, or a disk that refused more): not
-    recorded one by one, but summarized per function in memory and written when the process ended."""
+    """The calls a process made that its record file does not hold: after it stopped (its bound, or a disk that
+    refused more), or, with `ring`, those between call 0 and the ring of the last calls (the default without
+    echorun --trace). Summarized per function, not call by call."""
 
-    stopped_at: int  # the first call the record file does not hold
+    stopped_at: int  # the first call the record file does not hold; a ring: the first call it holds after call 0
     reason: str
     functions: dict[str, tuple[int, int, int, float, float]]  # calls, errors, bytes, seconds in total, longest
+    ring: bool = False
 
     @property
     def calls(self) -> int:
@@ -175,6 +216,9 @@ class LostCalls:
     def text(self) -> str:
         """What was kept and what was lost, as echorun and the store say it."""
         totals = "kept as per-function totals only (calls, bytes, time)"
+        if self.ring:
+            return (f"records kept for call 0 and its calls from {self.stopped_at} on ({self.reason}); its "
+                    f"{self.calls} calls between are {totals}")
         if not self.stopped_at:
             return f"no call recorded ({self.reason}); its {self.calls} calls are {totals}"
         return (f"records kept for its first {self.stopped_at} calls, then stopped ({self.reason}); its "
@@ -184,6 +228,7 @@ class LostCalls:
 LOST_MAGIC = b"ECHOLST\0"
 LOST_FIXED = struct.Struct("<8s2I4Q256s")  # magic, version, nentries, stopped, stopped_at, ns, ticks, reason
 LOST_ENTRY = struct.Struct("<40s5Q")  # name, calls, errors, bytes, ticks in total, longest ticks
+LOST_RING = 2  # `stopped`: 1 the records stopped, 2 a ring let the calls go
 
 
 def read_lost(run_dir: str | Path, real: int) -> LostCalls | None:
@@ -228,7 +273,7 @@ def read_lost_file(path: Path) -> LostCalls | None:
         raw, calls, errors, nbytes, total, longest = LOST_ENTRY.unpack_from(data, LOST_FIXED.size + i * LOST_ENTRY.size)
         if calls:
             functions[_text(raw)] = (calls, errors, nbytes, total * seconds_per_tick, longest * seconds_per_tick)
-    return LostCalls(stopped_at, _text(reason), functions)
+    return LostCalls(stopped_at, _text(reason), functions, stopped == LOST_RING)
 
 
 def _read_lost_text(path: Path, text: str) -> LostCalls:
@@ -251,7 +296,7 @@ def write(path: str | Path, *, app_rank: int, copy: int, ncopies: int, real_rank
     header_size = FIXED.size + 64 * 3 + 32 * MAX_SLOTS + 256 + len(names)
     header_size += -header_size % 8  # records start 8-aligned, as the library maps them
     fixed = FIXED.pack(MAGIC, VERSION, header_size, record_dtype(0).itemsize, len(functions), app_rank, copy,
-                       ncopies, real_rank, pid, 0, start_time, 0, 1, 1, len(records))
+                       ncopies, real_rank, pid, 0, start_time, 0, 1, 1, len(records), 0, 1)
 
     def field(text: str, size: int) -> bytes:
         return text.encode()[:size - 1].ljust(size, b"\0")

@@ -103,9 +103,11 @@ def _call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list
         role = roles.get((f.app_rank, f.copy), f.role)
         labels.append(f"rank {f.app_rank} copy {f.copy}" + (f" ({role})" if role else ""))
         marks: dict[str, list[float]] = {}  # a kind's marks of a track in one artist: 176 divergences stay quick
+        seqs = f.records["seq"]
         for e in by_track.get((f.app_rank, f.copy), []):
-            # records are numbered 0, 1, 2...: a call's record is at its number (a death: past the last)
-            at = float(starts[min(int(e.call_seq), len(starts) - 1)])
+            # the record of the call, or the next one recorded (a ring holds the last calls; a death: past the last)
+            k = int(np.searchsorted(seqs, np.uint64(e.call_seq)))
+            at = float(starts[min(k, len(starts) - 1)])
             if window is None or window[0] <= at <= window[1]:
                 marks.setdefault(e.kind, []).append(at)
         for kind, at in marks.items():
@@ -125,7 +127,10 @@ def _call_timeline(run_dir: str, roles: dict[tuple[int, int], str], events: list
         ax.set_xlim(min(inits) - 0.02 * (ends - min(inits)), ends + 0.02 * (ends - min(inits)))
         title += f", from the end of MPI_Init ({min(inits):.3f} s)"
     ax.set_xlabel("time since the run's first process started (s)")
+    windowed = sum(f.windowed for f in files)
     ax.set_title(title + (f"; the {MAX_SLICES} longest calls per copy" if cut else "")
+                 + (f"; {windowed} copies' records hold call 0 and their last calls only (echorun --trace records "
+                    "every call)" if windowed else "")
                  + (f"; the first {MAX_TRACKS} copies ({hidden} more not drawn)" if hidden else ""))
     ax.grid(axis="x", linewidth=0.3)
     from matplotlib.patches import Patch
@@ -152,6 +157,7 @@ class Binned:
     per: int
     fraction: np.ndarray  # rows x TIME_BINS; NaN: a row without records
     marks: dict[str, tuple[list[float], list[int]]]
+    windowed: int = 0  # copies whose records hold call 0 and their last calls only (no time inside MPI before them)
 
 
 def binned(run_dir: str, nranks: int, events: list) -> Binned | None:
@@ -200,15 +206,15 @@ def _binned(run_dir: str, stats: tuple, nranks: int, marked: tuple) -> Binned | 
     with np.errstate(invalid="ignore", divide="ignore"):
         fraction = np.where(copies[:, None] > 0, np.clip(inside / (copies[:, None] * (edges[1] - edges[0])), 0, 1),
                             np.nan)
-    at = {(f.app_rank, f.copy): s for f, s, _ in spans}
+    at = {(f.app_rank, f.copy): (f.records["seq"], s) for f, s, _ in spans}
     marks: dict[str, tuple[list[float], list[int]]] = {}
     for kind, rank, copy, call in marked:
-        starts = at.get((rank, copy))
-        if starts is not None:
+        seqs, starts = at.get((rank, copy), (None, None))
+        if starts is not None:  # at the call's record, or the next one recorded (a ring), or the last (a death)
             xs, ys = marks.setdefault(kind, ([], []))
-            xs.append(float(starts[min(int(call), len(starts) - 1)]))
+            xs.append(float(starts[min(int(np.searchsorted(seqs, np.uint64(call))), len(starts) - 1)]))
             ys.append(min(rank // per, rows - 1))
-    return Binned(origin, t0, t1, per, fraction, marks)
+    return Binned(origin, t0, t1, per, fraction, marks, sum(f.windowed for f in files))
 
 
 def binned_timeline(run_dir: str, nranks: int, b: Binned, link: Callable[[int, int], str]) -> str:
@@ -237,7 +243,9 @@ def _binned_timeline(nranks: int, b: Binned, link: Callable[[int, int], str]) ->
     ax.set_ylim(rows - 0.5, -0.5)
     ax.set_xlabel("time since the run's first process started (s)")
     ax.set_title(f"all {nranks} ranks" + (f", {b.per} a row" if b.per > 1 else "") + ": the fraction of their "
-                 f"copies' time inside MPI calls, from {b.t0:.3f} s to {b.t1:.3f} s")
+                 f"copies' time inside MPI calls, from {b.t0:.3f} s to {b.t1:.3f} s"
+                 + (f"; {b.windowed} copies' records hold call 0 and their last calls only, their time before "
+                    "them not drawn (echorun --trace records every call)" if b.windowed else ""))
     if b.marks:
         ax.legend(loc="upper left", bbox_to_anchor=(1.12, 1.0), frameon=False)
     return svg(fig).replace(' target="_blank"', "")  # matplotlib's links open a new window: these lead on in this one

@@ -142,7 +142,7 @@ def lost_calls(run_dir: Path, real: int, app: int, copy: int, events: list[dict]
     except (RecordsError, ValueError) as e:
         events.append(dict(kind="records-damaged", app_rank=app, copy=copy, message=str(e)))
         return None
-    if lost is not None:
+    if lost is not None and not lost.ring:  # a ring is the default: its totals, no event
         events.append(dict(kind="records-stopped", app_rank=app, copy=copy, call_seq=lost.stopped_at,
                            message=f"application rank {app} copy {copy} (process {real}): {lost.text()}"))
     return lost
@@ -156,7 +156,7 @@ def restart_lost_rows(run_dir: Path) -> list[dict]:
     for rank, pid, lost in read_restart_lost(run_dir):
         if isinstance(lost, RecordsError):
             rows.append(dict(kind="records-damaged", app_rank=rank, message=str(lost)))
-        else:
+        elif not lost.ring:
             rows.append(dict(kind="records-stopped", app_rank=rank, call_seq=lost.stopped_at,
                              message=f"application rank {rank}, restarted process (pid {pid}): {lost.text()}"))
     return rows

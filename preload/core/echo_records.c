@@ -25,7 +25,15 @@
  * SIGBUS in the application, so when the disk refuses even MIN_GROW_BYTES the
  * records stop and the calls after are summarized per function in <real>.lost, a small
  * file reserved and mapped before the first call: whatever ends the process, the
- * kernel keeps the totals written so far (docs/records.md). */
+ * kernel keeps the totals written so far (docs/records.md).
+ *
+ * That is the whole trace, echorun --trace (and where a verdict needs every call: copies, --perf-tests, a role's
+ * slots).  By default the file is a bounded ring instead, as profilers left on in production keep theirs: call 0
+ * (MPI_Init's) and then the last `records_ring` calls (plan key), its room reserved and faulted in once when the
+ * records open.  A call that takes the slot of an older one adds the older one to its function's totals in the
+ * lost file, so the records and the totals hold every call exactly once, whatever ends the process: the file's
+ * pages are the same few pages written again (the trace's cost per call was mostly new pages the kernel wrote
+ * back, bench/results/records.md). */
 #define GROW_BYTES (4u << 20)
 #define MIN_GROW_BYTES (64u << 10)
 #ifndef MADV_POPULATE_WRITE
@@ -51,7 +59,6 @@ static uint64_t pending[ECHO_REC_MAX_SLOTS];
  * first call: the page cache holds each total the moment it is counted, so a process killed after its records
  * stopped (SIGKILL, a crash, mpirun ending the job) leaves them too.  Only where the disk refuses even this one page
  * are they kept in memory and written at the end. */
-#define LOST_BYTES 4096 /* one page: 47 functions, the last entry holding the others */
 #define LOST_VERSION 2
 typedef struct {
     char name[40];
@@ -60,13 +67,17 @@ typedef struct {
 typedef struct {
     char magic[8];              /* "ECHOLST" */
     uint32_t version, nentries; /* entries that fit; the last one takes the functions that do not */
-    uint64_t stopped;           /* 0 while the records go on: the reader then finds nothing lost */
-    uint64_t stopped_at;        /* the first call not in the record file */
+    uint64_t stopped;           /* 0 while the records go on: the reader then finds nothing lost; LOST_RING: the
+                                 * ring's calls that left it */
+    uint64_t stopped_at;        /* the first call not in the record file (a ring: the first call it holds after
+                                 * call 0) */
     uint64_t ns, ticks;         /* elapsed in both clocks (ticks -> seconds for the reader) */
     char reason[256];
     lost_entry_t entry[];
 } lost_file_t;
-#define LOST_ENTRIES ((LOST_BYTES - sizeof(lost_file_t)) / sizeof(lost_entry_t))
+enum { LOST_STOPPED = 1, LOST_RING = 2 };
+static size_t lost_bytes;        /* a page (47 entries, the last one the "others"); beside a ring, every function's */
+#define LOST_PAGE 4096
 static lost_file_t *lost;        /* mapped (or, where the disk refused it, allocated) when the records open */
 static int lost_on_disk;         /* mapped: the kernel keeps it; else written at the end */
 static uint16_t *lost_slot;      /* per function of the table: its entry + 1, 0 before its first lost call */
@@ -78,12 +89,21 @@ static char stop_reason[256];    /* why: "" while the records go on */
 static char lost_path[1200];
 static pid_t opener;             /* a forked child's exit closes nothing of its parent's */
 
+/* The ring (no --trace): `ring` slots after call 0's record; 0 for the whole trace.  `first` is in the mapped
+ * header: the first call after call 0 the ring holds (the calls between are in the lost file's totals). */
+static uint64_t ring;
+static volatile uint64_t *first;
+static size_t header_bytes;      /* where the records start */
+static int lost_calibrated;      /* the lost file's clock pair written once the ring first wraps (then at the end) */
+
 static MPI_Comm *seen;           /* communicators in order of first use (ids 2, 3, ...) */
 static int nseen, capseen;
 
 /* offsets in the header (see echo_records.h) */
 #define CALIBRATION_OFFSET 64
 #define NRECORDS_OFFSET 80
+#define RING_OFFSET 88
+#define FIRST_OFFSET 96
 
 static uint64_t mono_ns(void) {
     struct timespec t;
@@ -219,6 +239,10 @@ void echo_records_flush(void) {
     uint64_t pair[2] = {mono_ns() - mono_origin_ns, echo_ticks() - tick_origin};
 #endif
     memcpy(map + CALIBRATION_OFFSET, pair, sizeof pair);
+    if (lost && lost_calibrated) {
+        lost->ns = pair[0];
+        lost->ticks = pair[1];
+    }
 }
 
 /* The file's bytes [from, from + want) reserved on the disk, or fewer (halved down to MIN_GROW_BYTES) when the disk
@@ -251,6 +275,7 @@ static int grow(void) {
         stop("the file reached its bound of %s MiB (echorun --records-max-mb)", bound);
         return 0;
     }
+    if (ring) return 0; /* reserved whole when it opened: the disk refused part of it (echo_records_open) */
     int err = 0;
     size_t got = reserve(mapped, want - mapped, &err);
     if (got < record_size) {
@@ -265,16 +290,16 @@ static int grow(void) {
     }
     map = m;
     nrecords = (volatile uint64_t *)(map + NRECORDS_OFFSET);
+    first = (volatile uint64_t *)(map + FIRST_OFFSET);
     madvise(map + mapped, want - mapped, MADV_POPULATE_WRITE);
     mapped = want;
     echo_records_flush(); /* a fresh calibration now and then, for a process that never closes */
     return 1;
 }
 
-/* A call after the records stopped, added to its function's totals in the lost file. */
-static void keep_in_lost(uint16_t fn, uint64_t t_start, uint64_t bytes, int rc) {
+/* A call added to its function's totals in the lost file: one the records stopped before, or one the ring let go. */
+static void add_to_lost(uint16_t fn, uint64_t ticks, uint64_t bytes, int error) {
     if (!lost || fn >= nfunction_names) return;
-    uint64_t now = echo_ticks();
     if (!lost_slot[fn]) {
         if (lost_used < lost->nentries) {
             lost_entry_t *e = &lost->entry[lost_used];
@@ -285,29 +310,60 @@ static void keep_in_lost(uint16_t fn, uint64_t t_start, uint64_t bytes, int rc) 
         lost_slot[fn] = (uint16_t)lost_used;
     }
     lost_entry_t *l = &lost->entry[lost_slot[fn] - 1];
-    uint64_t ticks = now - t_start;
-    l->errors += rc != MPI_SUCCESS;
+    l->errors += error;
     l->bytes += bytes;
     l->ticks += ticks;
     if (ticks > l->max_ticks) l->max_ticks = ticks;
-    lost->ns = mono_ns() - mono_origin_ns;
-    lost->ticks = now - tick_origin;
     __atomic_signal_fence(__ATOMIC_RELEASE);
     l->calls++; /* last: a reader never sees a call without its name */
 }
 
+/* A call after the records stopped. */
+static void keep_in_lost(uint16_t fn, uint64_t t_start, uint64_t bytes, int rc) {
+    if (!lost) return;
+    uint64_t now = echo_ticks();
+    lost->ns = mono_ns() - mono_origin_ns;
+    lost->ticks = now - tick_origin;
+    add_to_lost(fn, now - t_start, bytes, rc != MPI_SUCCESS);
+}
+
+/* The ring's slot for call `n` (n >= 1: call 0 keeps slot 0): its oldest call goes to the lost file's totals first.
+ * A process that dies between the two steps counts that one call twice at most; the reader trusts `first`. */
+static uint64_t ring_next = 1; /* the slot of the next call: 1 + (n - 1) % ring, counted rather than divided */
+static echo_record_t *ring_slot(uint64_t n) {
+    echo_record_t *r = (echo_record_t *)(map + header_bytes + record_size * ring_next);
+    ring_next = ring_next == ring ? 1 : ring_next + 1;
+    if (n <= ring) return r;
+    if (__builtin_expect(!lost_calibrated, 0)) { /* the clock pair the totals need, once (and at the end) */
+        lost_calibrated = 1;
+        echo_records_flush();
+    }
+    add_to_lost(r->fn, r->t_end - r->t_start, r->bytes, r->flags & ECHO_REC_ERROR);
+    if (__builtin_expect(lost && !lost->stopped, 0)) {
+        snprintf(lost->reason, sizeof lost->reason, "a ring of the last %llu calls (echorun --trace records every "
+                 "call)", (unsigned long long)ring);
+        __atomic_signal_fence(__ATOMIC_RELEASE);
+        lost->stopped = LOST_RING;
+    }
+    if (lost) lost->stopped_at = n - ring + 1;
+    __atomic_signal_fence(__ATOMIC_RELEASE); /* the totals hold the call before the file stops holding it */
+    *first = n - ring + 1;
+    return r;
+}
+
 /* The lost file, reserved and mapped before the first call (or in memory where the disk refuses it). */
 static void open_lost(void) {
+    lost_bytes = LOST_PAGE;
     int lfd = open(lost_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int err = lfd < 0 ? errno : 0;
-    if (!err) do err = posix_fallocate(lfd, 0, LOST_BYTES);
+    if (!err) do err = posix_fallocate(lfd, 0, (off_t)lost_bytes);
         while (err == EINTR);
-    void *m = err ? MAP_FAILED : mmap(NULL, LOST_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
+    void *m = err ? MAP_FAILED : mmap(NULL, lost_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
     if (lfd >= 0) close(lfd);
     lost_on_disk = m != MAP_FAILED;
     if (!lost_on_disk) {
         if (lfd >= 0) unlink(lost_path); /* written at the end if it can be */
-        m = calloc(1, LOST_BYTES);
+        m = calloc(1, LOST_PAGE);
     }
     lost = m;
     lost_slot = calloc((size_t)nfunction_names, sizeof *lost_slot); /* now: never an allocation inside a call */
@@ -317,17 +373,43 @@ static void open_lost(void) {
     }
     memcpy(lost->magic, "ECHOLST", 8);
     lost->version = LOST_VERSION;
-    lost->nentries = (uint32_t)LOST_ENTRIES;
+    lost->nentries = (uint32_t)((lost_bytes - sizeof(lost_file_t)) / sizeof(lost_entry_t));
+}
+
+/* A ring lets go of calls of every function the program uses: the lost file grown to an entry for each (a few pages
+ * beside the ring's MiBs; the whole trace's page only fills once a disk refused the records).  0 if the disk
+ * refuses: the records are then the whole trace. */
+static int grow_lost(void) {
+    size_t want = sizeof(lost_file_t) + sizeof(lost_entry_t) * ((size_t)nfunction_names + 1);
+    want = (want + LOST_PAGE - 1) & ~(size_t)(LOST_PAGE - 1);
+    if (!lost || want <= lost_bytes) return lost != NULL;
+    void *m;
+    if (lost_on_disk) {
+        int lfd = open(lost_path, O_RDWR | O_CLOEXEC), err = lfd < 0 ? errno : 0;
+        if (!err) do err = posix_fallocate(lfd, 0, (off_t)want);
+            while (err == EINTR);
+        if (lfd >= 0) close(lfd);
+        m = err ? MAP_FAILED : mremap(lost, lost_bytes, want, MREMAP_MAYMOVE);
+        if (m == MAP_FAILED) return 0;
+    } else {
+        if (!(m = realloc(lost, want))) return 0;
+        memset((char *)m + lost_bytes, 0, want - lost_bytes);
+    }
+    lost = m;
+    lost_bytes = want;
+    lost->nentries = (uint32_t)((lost_bytes - sizeof(lost_file_t)) / sizeof(lost_entry_t));
+    return 1;
 }
 
 void echo_record(uint16_t fn, uint64_t t_start, int32_t comm, int32_t peer, int32_t tag, uint64_t bytes, int rc) {
-    if (!map || stop_reason[0] || (used + record_size > mapped && !grow())) {
+    echo_record_t *r;
+    if (ring && seq && !stop_reason[0]) r = ring_slot(seq);
+    else if (!map || stop_reason[0] || (used + record_size > mapped && !grow())) {
         keep_in_lost(fn, t_start, bytes, rc);
         seq++; /* calls are still counted: events name them by number */
         say_stopped();
         return;
-    }
-    echo_record_t *r = (echo_record_t *)(map + used);
+    } else r = (echo_record_t *)(map + used);
     r->seq = seq++;
     r->fn = fn;
     r->flags = rc != MPI_SUCCESS ? ECHO_REC_ERROR : 0;
@@ -341,7 +423,7 @@ void echo_record(uint16_t fn, uint64_t t_start, int32_t comm, int32_t peer, int3
         memcpy(r->slot, pending, sizeof(uint64_t) * (size_t)nslots);
         memset(pending, 0, sizeof(uint64_t) * (size_t)nslots);
     }
-    used += record_size;
+    if (!ring || seq <= ring + 1) used += record_size; /* a ring's slots, each counted once */
     __atomic_signal_fence(__ATOMIC_RELEASE); /* the record is whole before the count says so */
     *nrecords = seq;
 }
@@ -358,6 +440,10 @@ void echo_records_open(const char *const *functions, int nfunctions) {
     function_names = functions;
     nfunction_names = nfunctions;
     opener = getpid();
+    /* the ring, unless the plan asks for the whole trace; a role's slots are read call by call (PAPI's counters,
+     * the perturbation's values): their records are always whole */
+    const char *r = echo_plan_value("records_ring");
+    ring = r && !nslots ? (uint64_t)atoll(r) : 0;
     open_lost(); /* first: its page is taken before the record file asks for the disk's room */
     atexit(close_at_exit);
     fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -373,8 +459,12 @@ void echo_records_open(const char *const *functions, int nfunctions) {
     for (int i = 0; i < nfunctions; i++) table += strlen(functions[i]) + 1;
     while (header_size < ECHO_REC_TABLE_OFFSET + table) header_size *= 2;
     int err = posix_fallocate(fd, 0, (off_t)header_size);
-    size_t room = err ? 0 : reserve(header_size, max_bytes && max_bytes < GROW_BYTES ? (size_t)max_bytes : GROW_BYTES,
-                                    &err);
+    size_t want = ring ? record_size * (size_t)(ring + 1)
+                : max_bytes && max_bytes < GROW_BYTES ? (size_t)max_bytes : GROW_BYTES;
+    size_t room = err ? 0 : reserve(header_size, want, &err);
+    /* a ring's room is reserved whole, or the disk is short: then the records are the whole trace, up to the
+     * disk's refusal (what was reserved is their first room) */
+    if (ring && (room < want || !grow_lost())) ring = 0;
     void *m = err ? MAP_FAILED : mmap(NULL, header_size + room, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) {
         stop(err ? "the disk refused the record file (%s)" : "the record file could not be mapped (%s)",
@@ -393,12 +483,14 @@ void echo_records_open(const char *const *functions, int nfunctions) {
         int32_t app_rank, copy, ncopies, real_rank, pid;
         uint32_t nslots;
         double start_time;
-        uint64_t tick_origin, ns, ticks, nrecords;
+        uint64_t tick_origin, ns, ticks, nrecords, ring, first;
     } fixed = {"ECHOREC", ECHO_REC_VERSION, (uint32_t)header_size, (uint32_t)record_size, (uint32_t)nfunctions,
                echo.app_rank, echo.copy, echo.ncopies, echo.real_rank, (int32_t)getpid(), (uint32_t)nslots,
-               start_time, tick_origin, 0, 0, 0};
+               start_time, tick_origin, 0, 0, 0, ring, 1};
     _Static_assert(offsetof(__typeof__(fixed), ns) == CALIBRATION_OFFSET, "calibration pair offset");
     _Static_assert(offsetof(__typeof__(fixed), nrecords) == NRECORDS_OFFSET, "record count offset");
+    _Static_assert(offsetof(__typeof__(fixed), ring) == RING_OFFSET, "ring offset");
+    _Static_assert(offsetof(__typeof__(fixed), first) == FIRST_OFFSET, "first call offset");
     unsigned char *h = map;
     memcpy(h, &fixed, sizeof fixed);
     size_t off = sizeof fixed;
@@ -423,7 +515,8 @@ void echo_records_open(const char *const *functions, int nfunctions) {
         off += n;
     }
     nrecords = (volatile uint64_t *)(map + NRECORDS_OFFSET);
-    used = header_size;
+    first = (volatile uint64_t *)(map + FIRST_OFFSET);
+    used = header_bytes = header_size;
     if (room < record_size) stop("the disk refused the records (%s)", strerror(err ? err : ENOSPC));
     echo_records_flush(); /* a first calibration: the time since the library was loaded (MPI_Init's) */
 }
@@ -434,16 +527,16 @@ static void write_lost(void) {
     uint64_t calls = 0;
     for (uint32_t i = 0; i < lost_used; i++) calls += lost->entry[i].calls;
     int lfd = open(lost_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int ok = lfd >= 0 && write(lfd, lost, LOST_BYTES) == LOST_BYTES && fsync(lfd) == 0;
+    int ok = lfd >= 0 && write(lfd, lost, lost_bytes) == (ssize_t)lost_bytes && fsync(lfd) == 0;
     if (lfd >= 0 && close(lfd) != 0) ok = 0;
     if (!ok && lfd >= 0) unlink(lost_path); /* half a summary would be read as a whole one */
-    if (!ok && !capped) /* the terminal is the one place left to say it */
+    if (!ok && !capped && stop_reason[0]) /* the terminal is the one place left to say it */
         echo_warn("records stopped after %llu calls (%s); the %llu calls after could not be summarized on the disk "
                   "either: they are lost", (unsigned long long)stopped_at, stop_reason, (unsigned long long)calls);
 }
 
 /* At a clean end the file is cut to its records (the reader trusts the count either way); a lost file that holds
- * nothing (the records never stopped) is removed. */
+ * nothing (the records never stopped, the ring never wrapped) is removed. */
 void echo_records_close(void) {
     if (getpid() != opener) return; /* a forked child's exit: the files are its parent's */
     if (map) {
@@ -458,9 +551,9 @@ void echo_records_close(void) {
     if (lost) {
         lost->ns = mono_ns() - mono_origin_ns;
         lost->ticks = echo_ticks() - tick_origin;
-        if (!stop_reason[0] && lost_on_disk) unlink(lost_path);
-        else if (stop_reason[0] && !lost_on_disk) write_lost();
-        if (lost_on_disk) munmap(lost, LOST_BYTES);
+        if (!lost->stopped && lost_on_disk) unlink(lost_path); /* every call is in the record file */
+        else if (lost->stopped && !lost_on_disk) write_lost();
+        if (lost_on_disk) munmap(lost, lost_bytes);
         else free(lost);
     }
     free(lost_slot);

@@ -1,5 +1,5 @@
 /* Record files: what every process of a run did, one fixed-size record per
- * intercepted MPI call.  Layout version 2 (read by echo/runformat/records.py; documented
+ * intercepted MPI call (the whole trace, or call 0 and a ring of the last calls).  Layout version 3 (read by echo/runformat/records.py; documented
  * in docs/records.md):
  *
  *   header, header_size bytes (ECHO_REC_HEADER_SIZE or a multiple that holds the function table; the
@@ -12,7 +12,11 @@
  *     uint64   tick_origin     clock ticks at that moment
  *     uint64   ns, ticks       elapsed since the origin in both clocks (ticks -> ns), updated as records grow
  *     uint64   nrecords        whole records written so far (updated after each one: a process that dies
- *                              leaves the file longer than its records)
+ *                              leaves the file longer than its records); the calls the process made
+ *     uint64   ring            0: the records are every call, in order; else call 0's record, then a ring of
+ *                              this many slots, call n >= 1 in slot 1 + (n - 1) % ring
+ *     uint64   first           a ring's first call after call 0 it holds (the calls between are totals in the
+ *                              .lost file); 1 until it wraps
  *     char     run_id[64], host[64], role[64], slot_names[ECHO_REC_MAX_SLOTS][32], mpi_library[256]
  *     char     functions[]     NUL-separated function names; a record's `fn` indexes them
  *   records, record_size bytes each: nrecords of them (the file may hold zeros after them).
@@ -29,7 +33,7 @@
 
 #include "echo_constants.h" /* ECHO_REC_VERSION, ECHO_REC_MAX_SLOTS (generated from echo/runformat/constants.py) */
 #define ECHO_REC_HEADER_SIZE 16384 /* at least; doubled until the function table fits */
-#define ECHO_REC_TABLE_OFFSET 1048 /* where the function table starts */
+#define ECHO_REC_TABLE_OFFSET 1064 /* where the function table starts */
 
 typedef struct echo_record {
     uint64_t seq;      /* 0, 1, 2, ... in call order */
@@ -68,7 +72,7 @@ static inline int32_t echo_peer(int rank) {
     return rank == MPI_ANY_SOURCE ? -2 : rank == MPI_PROC_NULL ? -3 : rank;
 }
 
-/* Called by every generated wrapper after the call: fills the next record in the
+/* Called by every generated wrapper after the call: fills the next record (or ring slot) in the
  * mapped record file (kept by the kernel whatever ends the process). */
 void echo_record(uint16_t fn, uint64_t t_start, int32_t comm, int32_t peer, int32_t tag, uint64_t bytes, int rc);
 int32_t echo_comm_id(MPI_Comm comm);
