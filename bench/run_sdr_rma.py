@@ -1,5 +1,5 @@
-"""SDR one-sided benchmark: an active-target epoch of one Put (bench/fenceput.c: rank 0 puts N bytes into rank 1's
-window, in a fence epoch or a PSCW one) by size, natively, as two native runs at the same time, and under
+"""SDR one-sided benchmark: an epoch of one Put (bench/fenceput.c: rank 0 puts N bytes into rank 1's window, in a
+fence epoch, a PSCW one or a passive-target one) by size, natively, as two native runs at the same time, and under
 `echorun --mode sdr --replicas 2`, in the same invocation (the baselines and the sharing of cores as
 bench/run_sdr.py's).
 
@@ -29,7 +29,8 @@ def iterations(size: int, quick: bool) -> str:
     return str(max(20, (200 if quick else 1000) * 1024 // max(size, 1024)))
 
 
-SYNCS = {"fence": "fenceput", "pscw": "pscwput"}  # the epoch's synchronization -> the line fenceput.c prints
+# the epoch's synchronization -> the line fenceput.c prints
+SYNCS = {"fence": "fenceput", "pscw": "pscwput", "lock": "lockput"}
 
 
 def per_epoch_us(out: str) -> float:
@@ -64,13 +65,14 @@ def main() -> None:
                         best[sync, kind][size] = min(best[sync, kind].get(size, float("inf")), t)
     version = subprocess.run([mpi.mpirun, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     lines = [
-        "# SDR: the cost of one-sided active-target epochs (fence, PSCW)",
+        "# SDR: the cost of one-sided epochs (fence, PSCW, passive target)",
         "",
         measured_by("bench/run_sdr_rma.py") + f", best of {repeat}; {version}.",
         "",
         "An epoch of one `MPI_Put` of N bytes from rank 0 into rank 1's `MPI_Win_allocate` window "
         "(bench/fenceput.c), per epoch, µs: a fence epoch (both fence), and a PSCW one (rank 1 posts and waits, "
-        "rank 0 starts, puts and completes). 2 application ranks; SDR runs 2 replicas of each (4 processes). "
+        "rank 0 starts, puts and completes), and a passive-target one (rank 0 locks rank 1's window exclusively, puts "
+        "and unlocks; rank 1 waits in `MPI_Barrier`). 2 application ranks; SDR runs 2 replicas of each (4 processes). "
         "*two natives*: two native runs at the same time (the same number of processes on the same cores, without "
         "the protocol). Goal: SDR within 2x of two natives for small Puts, 1.2x for large ones.",
     ]
@@ -88,8 +90,12 @@ def main() -> None:
         "window's hidden communicator, after which the target receives and applies the Put; each message costs "
         "an ack to the sender's other replica. A PSCW epoch sends the same Put and, at `MPI_Win_complete`, the "
         "count of operations to the target, whose `MPI_Win_wait` receives it and applies the Put; the origin's "
-        "`MPI_Win_complete` waits for its data's acks. Natively Open MPI's osc component writes into the target's "
-        "memory and the fence is a barrier.",
+        "`MPI_Win_complete` waits for its data's acks. A passive-target epoch sends the lock event with the Put and, "
+        "at `MPI_Win_unlock`, the count of operations; the target, in its `MPI_Barrier`, applies them from the "
+        "progress loop once the replica of its rank that orders its events (its lowest live one) has handed each "
+        "event to the other replica and seen it applied there, and answers with a done-word the origin's unlock "
+        "waits for: two events per epoch, each a round trip between the target's replicas. Natively Open MPI's osc "
+        "component writes into the target's memory and the fence is a barrier.",
     ]
     write("sdr_rma", lines)
 

@@ -15,8 +15,8 @@
  * Layers: echo_sdr_core.c (failures, acks, sends and receives, progress),
  * echo_sdr_p2p.c (the application's point-to-point calls and requests),
  * echo_sdr_sched.c + echo_sdr_coll.c (collectives as schedules of sends,
- * receives and local steps), echo_sdr_comm.c (communicators), echo_sdr_win.c (one-sided fence and PSCW epochs, as
- * messages of this layer). */
+ * receives and local steps), echo_sdr_comm.c (communicators), echo_sdr_win.c (one-sided fence, PSCW and passive-target
+ * epochs, as messages of this layer). */
 #ifndef ECHO_SDR_H
 #define ECHO_SDR_H
 
@@ -176,6 +176,8 @@ int sdr_inter_allreduce(sdr_comm_t *c, const void *sendbuf, void *recvbuf, int c
 int sdr_inter_allgather(sdr_comm_t *c, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
                         int rcount, MPI_Datatype rtype);
 int sdr_inter_refused(const char *fn);     /* __func__ of echo_sdr_MPI_X */
+/* ---- echo_sdr_win.c: a passive target applies its origins' operations from the progress loop ---- */
+void sdr_win_progress(void);
 /* ---- echo_sdr_topo.c ---- */
 int *sdr_cart_copy(const int *cart);        /* NULL for NULL */
 /* echo_sdr_coll.c: communicator creation exchanges its members' choices with it */

@@ -451,6 +451,7 @@ void sdr_progress(void) {
     sdr_slow_progress();
     if (++polls % 4096 == 0) sdr_learn_failures(); /* errors tell of most failures sooner */
     busy = 0;
+    sdr_win_progress(); /* passive targets apply what they were sent: it waits and communicates, so not while busy */
 }
 
 void sdr_debug_dump(void) {

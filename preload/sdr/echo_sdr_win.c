@@ -1,4 +1,5 @@
-/* SDR mode: one-sided communication, active target: fence epochs and general active target (PSCW).
+/* SDR mode: one-sided communication: fence epochs, general active target (PSCW) and passive target (locks and
+ * flushes; its own part below says how a target's replicas apply its origins' operations in one order).
  *
  * A window of MPI_Win_create or MPI_Win_allocate is held as a hidden communicator of its members (a split of the
  * window's communicator, so it has the replicated layer's acks, kept copies and substitutes) and, for the
@@ -9,7 +10,8 @@
  * operations each sent to each (an Alltoall), then every target receives its operations origin by origin, in
  * rank order and in the order each origin issued them, applies the Puts and Accumulates to its memory and answers
  * the Gets, and finally every origin receives its answers.  A PSCW epoch sends the same messages; its target
- * applies them origin by origin, as each origin's MPI_Win_complete tells it how many it sent (below).
+ * applies them origin by origin, as each origin's MPI_Win_complete tells it how many it sent (below); a passive
+ * target applies them from the progress loop, as each origin's flush or unlock tells it how many it sent.
  *
  * So every replica of a rank applies the same operations in the same order to the same memory: the replicas'
  * windows hold the same bytes (an Accumulate of doubles from several origins too), and a Put reaches every live
@@ -25,7 +27,13 @@
 #include <string.h>
 
 enum { OP_PUT = 1, OP_GET, OP_ACC, OP_GET_ACC, OP_CAS };
-enum { TAG_OP = 1, TAG_REPLY = 2, TAG_DONE = 3 }; /* on a window's hidden communicator (TAG_DONE: PSCW's counts) */
+/* on a window's hidden communicator (TAG_DONE: PSCW's counts; the passive target's events, operations and answers
+ * have tags of their own, so they never match an active-target epoch's) */
+enum { TAG_OP = 1, TAG_REPLY = 2, TAG_DONE = 3, TAG_EV = 4, TAG_POP = 5, TAG_PREPLY = 6 };
+/* a passive-target event an origin sends its target: its lock (announced with its first operation; the process's own
+ * at once), the end of a batch of operations (a flush), the end of its epoch; each carries a count of operations */
+enum { EV_LOCK = 1, EV_FLUSH, EV_UNLOCK };
+enum { HELD_SHARED = 1, HELD_EXCLUSIVE = 2 };
 enum { H_KIND, H_DISP, H_LB, H_COUNT, H_TYPE, H_OP, H_LEN };
 
 typedef struct reply {
@@ -33,11 +41,13 @@ typedef struct reply {
     int count;
     MPI_Datatype dt;
     int target;
+    int passive;         /* of a passive-target epoch: received at the flush or unlock of its target */
 } reply_t;
 
 /* requests on their way out and the buffers they send from, freed when they complete */
 typedef struct pending {
     MPI_Request *reqs;
+    int *to;             /* each request's peer (member) */
     void **owned;
     int n, nowned, cap;
 } pending_t;
@@ -58,13 +68,31 @@ typedef struct sdr_win {
      * MPI_Win_complete's count of them is in (done[i], received into ndone[i]), origin by origin */
     int *targets, ntargets, access;
     int *origins, norigins, served, exposure;
-    int self_lock;       /* MPI_Win_lock of this process's own window (echo_sdr_MPI_Win_lock) */
     int *ndone;
     MPI_Request *done;
+    /* passive target, as an origin (per member): the lock held on it (HELD_*), whether its EV_LOCK went out, the
+     * operations of the current batch */
+    int *locked, *announced, *pops;
+    /* passive target, as a target: each origin's events received and not yet applied (in arrival order), the
+     * locks granted, and the order agreed among this rank's replicas (echo_sdr_win.c's passive part says how) */
+    struct event *first, *last;
+    int *holds, exclusive, nshared;
+    long long seq;       /* events applied */
+    int last_origin;     /* whose event was the seq-th (a new leader sends it again) */
+    int leader;          /* the replica of this rank whose order this one applies (itself: it decides) */
+    int *queue, nqueue, cap_queue; /* decided, not yet applied here: origins, in order */
+    pending_t panswers;  /* answers and done-words to origins on their way out */
     struct sdr_win *next;
 } sdr_win_t;
 
+typedef struct event {
+    int origin, kind, arg;
+    struct event *next;
+} event_t;
+
 static sdr_win_t *wins;
+static int announce(sdr_win_t *w, int target);
+static int leader_now(void);
 
 static int refuse(const char *call, const char *why) {
     char what[200];
@@ -135,12 +163,14 @@ static MPI_Datatype basic_of(MPI_Datatype dt) {
     return basic;
 }
 
-static void push(pending_t *p, MPI_Request r, void *owned) {
+static void push(pending_t *p, MPI_Request r, void *owned, int to) {
     if (p->n == p->cap) {
         p->cap = p->cap ? 2 * p->cap : 16;
         p->reqs = realloc(p->reqs, sizeof(MPI_Request) * (size_t)p->cap);
+        p->to = realloc(p->to, sizeof(int) * (size_t)p->cap);
         p->owned = realloc(p->owned, sizeof(void *) * (size_t)p->cap);
     }
+    p->to[p->n] = to;
     p->reqs[p->n++] = r;
     if (owned) p->owned[p->nowned++] = owned;
 }
@@ -159,6 +189,22 @@ static int pending_wait(pending_t *p) {
     int rc = p->n ? echo_sdr_MPI_Waitall(p->n, p->reqs, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
     for (int i = 0; i < p->nowned; i++) free(p->owned[i]);
     p->n = p->nowned = 0;
+    return rc;
+}
+
+/* the requests to member `to` complete (those own no buffer: the operations' sends); the others stay.  Waiting for
+ * all of them could wait for a passive target that applies its operations only at its next event from here */
+static int pending_wait_to(pending_t *p, int to) {
+    int rc = MPI_SUCCESS, kept = 0;
+    for (int i = 0; i < p->n; i++) {
+        if (p->to[i] != to) {
+            p->reqs[kept] = p->reqs[i], p->to[kept++] = p->to[i];
+            continue;
+        }
+        int r = echo_sdr_MPI_Wait(&p->reqs[i], MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS) rc = r;
+    }
+    p->n = kept;
     return rc;
 }
 
@@ -185,6 +231,12 @@ static int win_new(MPI_Comm comm, const char *call, void *base, MPI_Aint size, i
     w->size = size;
     w->disp_unit = disp_unit;
     w->nops = calloc((size_t)w->c->size, sizeof(int));
+    w->locked = calloc((size_t)w->c->size, sizeof(int));
+    w->announced = calloc((size_t)w->c->size, sizeof(int));
+    w->pops = calloc((size_t)w->c->size, sizeof(int));
+    w->holds = calloc((size_t)w->c->size, sizeof(int));
+    w->exclusive = -1;
+    w->leader = leader_now();
     w->next = wins;
     wins = w;
     return MPI_SUCCESS;
@@ -202,15 +254,26 @@ int echo_sdr_MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_C
 int echo_sdr_MPI_Win_free(MPI_Win *win) {
     sdr_win_t *w = win_of(*win), **at = &wins;
     if (!w) return PMPI_Win_free(win);
-    if (w->sends.n || w->answers.n || w->nreplies || w->access || w->exposure || w->self_lock)
-        return MPI_ERR_RMA_SYNC; /* an epoch still open: MPI requires it closed before the free */
-    int rc = PMPI_Win_free(win); /* the application's attribute delete callbacks run in it */
+    int open = w->sends.n || w->answers.n || w->nreplies || w->access || w->exposure;
+    for (int t = 0; t < w->c->size; t++) open |= w->locked[t] != 0;
+    if (open) return MPI_ERR_RMA_SYNC; /* an epoch still open: MPI requires it closed before the free */
+    /* the free is collective: once every member is here, every passive-target epoch on the window has ended, so
+     * this process applied every event sent it (it serves them while it waits here) */
+    int rc = echo_sdr_MPI_Barrier(w->c->app);
+    if (rc == MPI_SUCCESS) rc = pending_wait(&w->panswers);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = PMPI_Win_free(win); /* the application's attribute delete callbacks run in it */
     while (*at != w) at = &(*at)->next;
     *at = w->next;
     MPI_Comm hidden = w->c->app;
     echo_sdr_MPI_Comm_free(&hidden);
-    free(w->nops), free(w->sends.reqs), free(w->sends.owned), free(w->answers.reqs), free(w->answers.owned);
-    free(w->replies), free(w->targets), free(w->origins), free(w->ndone), free(w->done), free(w);
+    free(w->nops), free(w->sends.reqs), free(w->sends.owned), free(w->sends.to);
+    free(w->answers.reqs), free(w->answers.owned), free(w->answers.to), free(w->panswers.to);
+    free(w->replies), free(w->targets), free(w->origins), free(w->ndone), free(w->done);
+    free(w->locked), free(w->announced), free(w->pops), free(w->holds), free(w->queue);
+    free(w->panswers.reqs), free(w->panswers.owned);
+    for (event_t *e = w->first, *next; e; e = next) next = e->next, free(e);
+    free(w);
     return rc;
 }
 
@@ -269,25 +332,30 @@ static int issue(sdr_win_t *w, const char *call, int kind, const void *obuf, int
     long long header[H_LEN] = {kind, (long long)tdisp, (long long)tlb,
                                bsize ? (long long)size * tcount / bsize : 0, type_index(basic), opi};
     sdr_comm_t *c = w->c;
+    int passive = w->locked[target] != 0, tag = passive ? TAG_POP : TAG_OP;
+    int rc = passive ? announce(w, target) : MPI_SUCCESS;
     /* a small send is copied by the layer at once: the header on the stack is safe */
-    int rc = echo_sdr_MPI_Send(header, H_LEN, MPI_LONG_LONG, target, TAG_OP, c->app);
+    if (rc == MPI_SUCCESS) rc = echo_sdr_MPI_Send(header, H_LEN, MPI_LONG_LONG, target, tag, c->app);
     if (rc == MPI_SUCCESS && kind != OP_GET && !(kind == OP_GET_ACC && op == MPI_NO_OP)) {
         MPI_Request r;
-        rc = echo_sdr_MPI_Isend(obuf, ocount, otype, target, TAG_OP, c->app, &r);
-        if (rc == MPI_SUCCESS) push(&w->sends, r, NULL);
+        rc = echo_sdr_MPI_Isend(obuf, ocount, otype, target, tag, c->app, &r);
+        if (rc == MPI_SUCCESS) push(&w->sends, r, NULL, target);
         if (rc == MPI_SUCCESS && kind == OP_CAS) {
-            rc = echo_sdr_MPI_Isend(cbuf, ocount, otype, target, TAG_OP, c->app, &r);
-            if (rc == MPI_SUCCESS) push(&w->sends, r, NULL);
+            rc = echo_sdr_MPI_Isend(cbuf, ocount, otype, target, tag, c->app, &r);
+            if (rc == MPI_SUCCESS) push(&w->sends, r, NULL, target);
         }
     }
     if (rc != MPI_SUCCESS) return rc;
-    w->nops[target]++;
+    if (passive)
+        w->pops[target]++;
+    else
+        w->nops[target]++;
     if (kind == OP_GET || kind == OP_GET_ACC || kind == OP_CAS) {
         if (w->nreplies == w->cap_replies) {
             w->cap_replies = w->cap_replies ? 2 * w->cap_replies : 16;
             w->replies = realloc(w->replies, sizeof(reply_t) * (size_t)w->cap_replies);
         }
-        w->replies[w->nreplies++] = (reply_t){rbuf, rcount, rtype, target};
+        w->replies[w->nreplies++] = (reply_t){rbuf, rcount, rtype, target, passive};
     }
     return MPI_SUCCESS;
 }
@@ -357,26 +425,30 @@ int echo_sdr_MPI_Compare_and_swap(const void *origin_addr, const void *compare_a
 
 /* an answer's data sent back to `origin`: from the window itself (a Get: nothing changes it before the epoch's
  * sends complete) or from a copy of what an accumulate is about to change */
-static int answer(sdr_win_t *w, int origin, char *at, MPI_Aint bytes, int count, MPI_Datatype dt, int copy) {
+static int answer(sdr_win_t *w, int origin, char *at, MPI_Aint bytes, int count, MPI_Datatype dt, int copy,
+                  int passive) {
     void *owned = NULL;
     if (copy) {
         owned = malloc((size_t)bytes + 1);
         memcpy(owned, at, (size_t)bytes);
     }
     MPI_Request r;
-    int rc = echo_sdr_MPI_Isend(owned ? owned : at, count, dt, origin, TAG_REPLY, w->c->app, &r);
+    int rc = echo_sdr_MPI_Isend(owned ? owned : at, count, dt, origin, passive ? TAG_PREPLY : TAG_REPLY, w->c->app,
+                                &r);
     if (rc == MPI_SUCCESS)
-        push(&w->answers, r, owned);
+        push(passive ? &w->panswers : &w->answers, r, owned, origin);
     else
         free(owned);
     return rc;
 }
 
-/* receive one operation of `origin` and apply it */
-static int apply_one(sdr_win_t *w, int origin) {
+/* receive one operation of `origin` and apply it (passive: one of a passive-target epoch, whose answer is sent
+ * from a copy: the window may change before the send completes) */
+static int apply_one(sdr_win_t *w, int origin, int passive) {
     MPI_Comm comm = w->c->app;
     long long h[H_LEN];
-    int rc = echo_sdr_MPI_Recv(h, H_LEN, MPI_LONG_LONG, origin, TAG_OP, comm, MPI_STATUS_IGNORE);
+    int tag = passive ? TAG_POP : TAG_OP;
+    int rc = echo_sdr_MPI_Recv(h, H_LEN, MPI_LONG_LONG, origin, tag, comm, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) return rc;
     MPI_Datatype dt = named_type((int)h[H_TYPE]);
     MPI_Op op = named_op((int)h[H_OP]);
@@ -394,19 +466,19 @@ static int apply_one(sdr_win_t *w, int origin) {
     /* the data: straight into the window for a Put, else into a buffer applied with the operation */
     void *in = NULL, *cmp = NULL;
     if (kind == OP_PUT && inside)
-        rc = echo_sdr_MPI_Recv(at, count, dt, origin, TAG_OP, comm, MPI_STATUS_IGNORE);
+        rc = echo_sdr_MPI_Recv(at, count, dt, origin, tag, comm, MPI_STATUS_IGNORE);
     else if (kind != OP_GET && !(kind == OP_GET_ACC && op == MPI_NO_OP)) {
         in = malloc((size_t)bytes + 1);
-        rc = echo_sdr_MPI_Recv(in, count, dt, origin, TAG_OP, comm, MPI_STATUS_IGNORE);
+        rc = echo_sdr_MPI_Recv(in, count, dt, origin, tag, comm, MPI_STATUS_IGNORE);
         if (rc == MPI_SUCCESS && kind == OP_CAS) {
             cmp = malloc((size_t)bytes + 1);
-            rc = echo_sdr_MPI_Recv(cmp, count, dt, origin, TAG_OP, comm, MPI_STATUS_IGNORE);
+            rc = echo_sdr_MPI_Recv(cmp, count, dt, origin, tag, comm, MPI_STATUS_IGNORE);
         }
     }
     if (rc == MPI_SUCCESS && (kind == OP_GET || kind == OP_GET_ACC || kind == OP_CAS)) {
         void *zero = NULL;
         if (!inside) at = zero = calloc(1, (size_t)bytes + 1); /* the origin still waits for an answer */
-        rc = answer(w, origin, at, bytes, count, dt, kind != OP_GET || zero);
+        rc = answer(w, origin, at, bytes, count, dt, kind != OP_GET || zero || passive, passive);
         free(zero);
         if (!inside) at = NULL;
     }
@@ -429,7 +501,7 @@ int echo_sdr_MPI_Win_fence(int assert, MPI_Win win) {
     int *incoming = malloc(sizeof(int) * (size_t)c->size);
     int rc = echo_sdr_MPI_Alltoall(w->nops, 1, MPI_INT, incoming, 1, MPI_INT, c->app);
     for (int o = 0; o < c->size && rc == MPI_SUCCESS; o++)
-        for (int i = 0; i < incoming[o] && rc == MPI_SUCCESS; i++) rc = apply_one(w, o);
+        for (int i = 0; i < incoming[o] && rc == MPI_SUCCESS; i++) rc = apply_one(w, o, 0);
     for (int i = 0; i < w->nreplies && rc == MPI_SUCCESS; i++) {
         reply_t *g = &w->replies[i];
         rc = echo_sdr_MPI_Recv(g->buf, g->count, g->dt, g->target, TAG_REPLY, c->app, MPI_STATUS_IGNORE);
@@ -490,7 +562,7 @@ static int serve(sdr_win_t *w) {
         int flag = 0;
         rc = echo_sdr_MPI_Test(&w->done[w->served], &flag, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS || !flag) break;
-        for (int i = 0; i < w->ndone[w->served] && rc == MPI_SUCCESS; i++) rc = apply_one(w, w->origins[w->served]);
+        for (int i = 0; i < w->ndone[w->served] && rc == MPI_SUCCESS; i++) rc = apply_one(w, w->origins[w->served], 0);
         w->served++;
     }
     return rc;
@@ -581,74 +653,339 @@ int echo_sdr_MPI_Win_test(MPI_Win win, int *flag) {
     return w ? exposure_step(w, flag) : PMPI_Win_test(win, flag);
 }
 
-/* ---- refused, naming the call and why (docs/sdr.md) ---- */
+/* ---- passive target: MPI_Win_lock/unlock, lock_all/unlock_all, flush ----
+ *
+ * An origin's operations in a passive-target epoch travel as an active-target epoch's do (TAG_POP), framed by
+ * events on TAG_EV: its lock (EV_LOCK, sent with its first operation on that target; at once for its own window,
+ * whose memory the program then reads and writes directly), then, at each MPI_Win_flush and at MPI_Win_unlock, how
+ * many operations the batch holds (EV_FLUSH, EV_UNLOCK).  The target applies them from the progress loop, in
+ * whatever MPI call it is: a passive target that never calls MPI applies nothing, and its origins' flushes and
+ * unlocks wait for it (MPI allows an implementation that progresses passive target only inside MPI calls).  After an
+ * origin's batch it answers the fetching operations (from copies) and sends a done-word; the origin's flush or unlock
+ * returns once it has those.
+ *
+ * Which origin's event comes next is the one choice that is not the program's: several origins lock one target.
+ * The replicas of a target must make it alike, or their windows (a counter taken by MPI_Fetch_and_op from several
+ * ranks) would differ, and so would what their origins fetched and then sent.  So the lowest live replica of the
+ * target (the leader) decides: it takes the first event in arrival order that the locks allow (a lock when it is
+ * compatible with those granted; a batch or unlock of an origin that holds its lock), numbers it, and hands it to
+ * each other live replica in replica order on the real world communicator, waiting until that replica applied it
+ * (its own world's copy of that origin's event) before the next replica and before applying it itself.  The
+ * followers apply exactly that sequence.  Hence: every live replica of the target applies the same events in the
+ * same order; an origin's flush or unlock returns only after every live replica of its target applied its batch,
+ * or (the leader) is applying it before any MPI call of it returns; a replica that dies leaves the sequence to the
+ * next one, which holds every decision any live replica holds (the leader hands them out in replica order), first
+ * applies the decisions it received, and hands its last decision out again (a replica that holds it ignores it).
+ * The origins' events and operations are messages of the layer: a dead origin's come from its substitute, each
+ * once. */
 
-#define PASSIVE "(passive target: SDR replicates active-target epochs, MPI_Win_fence and MPI_Win_post/start, and a " \
-                "process's lock of its own window only)"
+enum { TAG_DECIDE = 1 << 20 }; /* on sdr.world, + 2 * the window's id: a decision; + 1: that it is applied */
 
-/* A lock of the process's own window is a local epoch (codes take one to read or write their window memory under
- * MPI's separate memory model): nobody else's operations reach the window in it (SDR applies them only in
- * active-target synchronizations), and the operations this process makes on itself in it are applied at
- * MPI_Win_unlock, in the order made, as an epoch of one origin. */
+static int leader_now(void) {
+    for (int j = 0; j < sdr.R; j++)
+        if (!sdr.dead[sdr_real_rank(echo.app_rank, j)]) return j;
+    return sdr.k;
+}
+
+static int tag_decide(const sdr_win_t *w) { return TAG_DECIDE + 2 * w->c->id; }
+
+static int announce(sdr_win_t *w, int target) {
+    if (w->announced[target]) return MPI_SUCCESS;
+    int ev[3] = {EV_LOCK, w->locked[target], 0};
+    w->announced[target] = 1;
+    return echo_sdr_MPI_Send(ev, 3, MPI_INT, target, TAG_EV, w->c->app);
+}
+
+/* the origin's end of a batch on `target` (EV_FLUSH or EV_UNLOCK): its answers, in the order it asked, then the
+ * target's done-word; its sends to that target complete (their buffers are the program's again) */
+static int close_batch(sdr_win_t *w, int target, int kind) {
+    if (!w->announced[target]) return MPI_SUCCESS; /* nothing sent in this epoch */
+    MPI_Comm comm = w->c->app;
+    int ev[3] = {kind, w->pops[target], 0}, kept = 0, done;
+    w->pops[target] = 0;
+    int rc = echo_sdr_MPI_Send(ev, 3, MPI_INT, target, TAG_EV, comm);
+    for (int i = 0; i < w->nreplies; i++) {
+        reply_t *g = &w->replies[i];
+        if (!g->passive || g->target != target)
+            w->replies[kept++] = *g;
+        else if (rc == MPI_SUCCESS)
+            rc = echo_sdr_MPI_Recv(g->buf, g->count, g->dt, target, TAG_PREPLY, comm, MPI_STATUS_IGNORE);
+    }
+    w->nreplies = kept;
+    if (rc == MPI_SUCCESS) rc = echo_sdr_MPI_Recv(&done, 1, MPI_INT, target, TAG_PREPLY, comm, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS) rc = pending_wait_to(&w->sends, target);
+    if (kind == EV_UNLOCK) w->announced[target] = 0;
+    return rc;
+}
+
+/* ---- the target's side, from the progress loop ---- */
+
+static void take_events(sdr_win_t *w) {
+    sdr_comm_t *c = w->c;
+    for (int o = 0; o < c->size; o++)
+        for (;;) {
+            /* the real channel first, from the replica this process takes o's messages from: the layer's probe is
+             * a full turn of progress, too dear for every turn; a wildcard probe would report (and acknowledge)
+             * failures the layer's own receives have to learn of themselves */
+            int flag = 0, ev[3], from = c->real[o * sdr.R + c->sender[o]];
+            if (from < 0 || PMPI_Iprobe(from, TAG_EV, c->chan[SDR_DATA], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS ||
+                !flag)
+                break;
+            if (echo_sdr_MPI_Iprobe(o, TAG_EV, c->app, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || !flag) break;
+            if (echo_sdr_MPI_Recv(ev, 3, MPI_INT, o, TAG_EV, c->app, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
+            event_t *e = malloc(sizeof *e);
+            *e = (event_t){o, ev[0], ev[1], NULL};
+            if (w->last)
+                w->last->next = e;
+            else
+                w->first = e;
+            w->last = e;
+        }
+}
+
+static event_t *first_of(const sdr_win_t *w, int origin) {
+    event_t *e = w->first;
+    while (e && e->origin != origin) e = e->next;
+    return e;
+}
+
+static void apply_event(sdr_win_t *w, event_t *e) {
+    event_t **at = &w->first, *prev = NULL;
+    while (*at != e) prev = *at, at = &(*at)->next;
+    *at = e->next;
+    if (w->last == e) w->last = prev;
+    int o = e->origin, rc = MPI_SUCCESS;
+    if (e->kind == EV_LOCK) {
+        w->holds[o] = e->arg;
+        if (e->arg == HELD_EXCLUSIVE)
+            w->exclusive = o;
+        else
+            w->nshared++;
+    } else {
+        static const int done = 1;
+        MPI_Request r;
+        for (int i = 0; i < e->arg && rc == MPI_SUCCESS; i++) rc = apply_one(w, o, 1);
+        if (rc == MPI_SUCCESS) rc = echo_sdr_MPI_Isend(&done, 1, MPI_INT, o, TAG_PREPLY, w->c->app, &r);
+        if (rc == MPI_SUCCESS) push(&w->panswers, r, NULL, o);
+        if (e->kind == EV_UNLOCK) {
+            if (w->exclusive == o)
+                w->exclusive = -1;
+            else if (w->holds[o])
+                w->nshared--;
+            w->holds[o] = 0;
+        }
+    }
+    if (rc != MPI_SUCCESS)
+        fprintf(stderr, "echo: SDR: rank %d could not apply a passive-target event of rank %d (error %d)\n",
+                echo.app_rank, w->c->members[o], rc);
+    free(e);
+}
+
+/* the follower's "applied up to seq" to the leader */
+static void tell_applied(sdr_win_t *w, long long seq) {
+    if (PMPI_Send(&seq, 1, MPI_LONG_LONG, sdr_real_rank(echo.app_rank, w->leader), tag_decide(w) + 1, sdr.world) !=
+        MPI_SUCCESS)
+        sdr_learn_failures();
+}
+
+/* the leader hands decision `seq` (the next event of `origin`) to each live follower in replica order, each
+ * applying it before the next is told */
+static void tell_followers(sdr_win_t *w, long long seq, int origin) {
+    for (int j = 0; j < sdr.R; j++) {
+        int f = sdr_real_rank(echo.app_rank, j), spins = 0;
+        if (j == sdr.k || sdr.dead[f]) continue;
+        long long d[2] = {seq, origin}, got = 0;
+        if (PMPI_Send(d, 2, MPI_LONG_LONG, f, tag_decide(w), sdr.world) != MPI_SUCCESS) {
+            sdr_learn_failures();
+            continue;
+        }
+        while (!sdr.dead[f] && got < seq) {
+            int flag = 0;
+            if (PMPI_Iprobe(f, tag_decide(w) + 1, sdr.world, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                sdr_learn_failures();
+            else if (flag)
+                PMPI_Recv(&got, 1, MPI_LONG_LONG, f, tag_decide(w) + 1, sdr.world, MPI_STATUS_IGNORE);
+            else
+                sdr_spin(&spins);
+        }
+    }
+}
+
+/* the leader: the first event in arrival order that the locks allow (an origin's events in its order) */
+static int decide(sdr_win_t *w) {
+    for (event_t *e = w->first; e; e = e->next) {
+        if (first_of(w, e->origin) != e) continue;
+        if (e->kind == EV_LOCK && (w->exclusive >= 0 || (e->arg == HELD_EXCLUSIVE && w->nshared > 0))) continue;
+        long long seq = w->seq + 1;
+        int origin = e->origin;
+        tell_followers(w, seq, origin);
+        apply_event(w, e);
+        w->seq = seq, w->last_origin = origin;
+        return 1;
+    }
+    return 0;
+}
+
+static void take_decisions(sdr_win_t *w) {
+    int from = sdr_real_rank(echo.app_rank, w->leader), tag = tag_decide(w);
+    for (;;) {
+        int flag = 0;
+        long long d[2];
+        int rc = PMPI_Iprobe(from, tag, sdr.world, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) sdr_learn_failures();
+        if (rc != MPI_SUCCESS || !flag) return;
+        if (PMPI_Recv(d, 2, MPI_LONG_LONG, from, tag, sdr.world, MPI_STATUS_IGNORE) != MPI_SUCCESS) return;
+        if (d[0] <= w->seq)
+            tell_applied(w, d[0]); /* a new leader's repeat of one this process applied */
+        else if (d[0] == w->seq + w->nqueue + 1) {
+            if (w->nqueue == w->cap_queue) {
+                w->cap_queue = w->cap_queue ? 2 * w->cap_queue : 16;
+                w->queue = realloc(w->queue, sizeof(int) * (size_t)w->cap_queue);
+            }
+            w->queue[w->nqueue++] = (int)d[1];
+        }
+    }
+}
+
+/* apply the decisions received, in order, as far as their events are here */
+static void apply_decided(sdr_win_t *w, int tell) {
+    while (w->nqueue) {
+        event_t *e = first_of(w, w->queue[0]);
+        if (!e) return;
+        apply_event(w, e);
+        w->seq++, w->last_origin = w->queue[0];
+        memmove(w->queue, w->queue + 1, sizeof(int) * (size_t)--w->nqueue);
+        if (tell) tell_applied(w, w->seq);
+    }
+}
+
+static void serve_passive(sdr_win_t *w) {
+    take_events(w);
+    int lead = leader_now(), rc;
+    if (lead != sdr.k) {
+        w->leader = lead;
+        take_decisions(w);
+        apply_decided(w, 1);
+    } else {
+        if (w->leader != sdr.k) { /* the leader died: what it decided and this process holds comes first */
+            apply_decided(w, 0);
+            if (w->nqueue) return;
+            w->leader = sdr.k;
+            if (w->seq) tell_followers(w, w->seq, w->last_origin); /* a follower may not hold the last one */
+        }
+        while (decide(w)) continue;
+    }
+    pending_test(&w->panswers, &rc);
+}
+
+/* every turn of the layer's progress loop (echo_sdr_core.c), outside its own bookkeeping */
+void sdr_win_progress(void) {
+    static int busy;
+    if (busy || !wins) return;
+    busy = 1;
+    for (sdr_win_t *w = wins; w; w = w->next) serve_passive(w);
+    busy = 0;
+}
+
+/* ---- the origin's calls ---- */
+
+static int passive_target(const sdr_win_t *w, int rank) {
+    if (rank == MPI_PROC_NULL) return MPI_PROC_NULL;
+    return rank < 0 || rank >= w->c->size ? -1 : rank;
+}
+
 int echo_sdr_MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
     sdr_win_t *w = win_of(win);
     if (!w) return PMPI_Win_lock(lock_type, rank, assert, win);
-    if (rank != w->c->rank) return refuse("MPI_Win_lock", PASSIVE);
-    if (w->self_lock) return MPI_ERR_RMA_SYNC;
-    w->self_lock = 1;
-    return MPI_SUCCESS;
+    int t = passive_target(w, rank), rc = MPI_SUCCESS, spins = 0;
+    if (t == MPI_PROC_NULL) return MPI_SUCCESS;
+    if (t < 0) return MPI_ERR_RANK;
+    if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE) return MPI_ERR_LOCKTYPE;
+    if (w->locked[t]) return MPI_ERR_RMA_SYNC;
+    w->locked[t] = lock_type == MPI_LOCK_EXCLUSIVE ? HELD_EXCLUSIVE : HELD_SHARED;
+    if (t != w->c->rank) return MPI_SUCCESS; /* announced with its first operation: a lock without any is no access */
+    /* its own window: the program reads and writes its memory once the lock is granted, at one place of the
+     * target's order in every replica */
+    rc = announce(w, t);
+    while (rc == MPI_SUCCESS && !w->holds[t]) sdr_spin(&spins);
+    return rc;
 }
 
 int echo_sdr_MPI_Win_unlock(int rank, MPI_Win win) {
     sdr_win_t *w = win_of(win);
     if (!w) return PMPI_Win_unlock(rank, win);
-    if (rank != w->c->rank) return refuse("MPI_Win_unlock", PASSIVE);
-    if (!w->self_lock) return MPI_ERR_RMA_SYNC;
-    int me = w->c->rank, rc = MPI_SUCCESS, kept = 0;
-    for (int i = 0; i < w->nops[me] && rc == MPI_SUCCESS; i++) rc = apply_one(w, me);
-    w->nops[me] = 0;
-    for (int i = 0; i < w->nreplies; i++) { /* its answers, in the order asked; others' stay for their epoch */
-        reply_t *g = &w->replies[i];
-        if (g->target != me)
-            w->replies[kept++] = *g;
-        else if (rc == MPI_SUCCESS)
-            rc = echo_sdr_MPI_Recv(g->buf, g->count, g->dt, me, TAG_REPLY, w->c->app, MPI_STATUS_IGNORE);
-    }
-    w->nreplies = kept;
-    /* the messages to itself are received: they complete now, unless an epoch with others is still open */
-    int open = w->access || w->exposure;
-    for (int t = 0; t < w->c->size; t++) open |= w->nops[t] != 0;
-    if (rc == MPI_SUCCESS && !open) rc = pending_wait(&w->sends);
-    if (rc == MPI_SUCCESS && !open) rc = pending_wait(&w->answers);
-    w->self_lock = 0;
+    int t = passive_target(w, rank);
+    if (t == MPI_PROC_NULL) return MPI_SUCCESS;
+    if (t < 0) return MPI_ERR_RANK;
+    if (!w->locked[t]) return MPI_ERR_RMA_SYNC;
+    int rc = close_batch(w, t, EV_UNLOCK);
+    w->locked[t] = 0;
     return rc;
 }
 
 int echo_sdr_MPI_Win_lock_all(int assert, MPI_Win win) {
-    return win_of(win) ? refuse("MPI_Win_lock_all", PASSIVE) : PMPI_Win_lock_all(assert, win);
+    sdr_win_t *w = win_of(win);
+    if (!w) return PMPI_Win_lock_all(assert, win);
+    for (int t = 0; t < w->c->size; t++)
+        if (w->locked[t]) return MPI_ERR_RMA_SYNC;
+    for (int t = 0; t < w->c->size; t++) w->locked[t] = HELD_SHARED; /* each announced with its first operation */
+    return MPI_SUCCESS;
 }
+
 int echo_sdr_MPI_Win_unlock_all(MPI_Win win) {
-    return win_of(win) ? refuse("MPI_Win_unlock_all", PASSIVE) : PMPI_Win_unlock_all(win);
+    sdr_win_t *w = win_of(win);
+    if (!w) return PMPI_Win_unlock_all(win);
+    int rc = MPI_SUCCESS;
+    for (int t = 0; t < w->c->size; t++) {
+        if (!w->locked[t]) return MPI_ERR_RMA_SYNC;
+        if (rc == MPI_SUCCESS) rc = close_batch(w, t, EV_UNLOCK);
+        w->locked[t] = 0;
+    }
+    return rc;
 }
+
+/* MPI_Win_flush_local(_all) are flushes: an operation is complete at the origin once its target applied it */
+static int flush(MPI_Win win, int rank, int all) {
+    sdr_win_t *w = win_of(win);
+    int t = all ? 0 : passive_target(w, rank), rc = MPI_SUCCESS;
+    if (t == MPI_PROC_NULL) return MPI_SUCCESS;
+    if (t < 0) return MPI_ERR_RANK;
+    for (int end = all ? w->c->size : t + 1; t < end && rc == MPI_SUCCESS; t++) {
+        if (!w->locked[t] && !all) return MPI_ERR_RMA_SYNC;
+        if (w->locked[t]) rc = close_batch(w, t, EV_FLUSH);
+    }
+    return rc;
+}
+
 int echo_sdr_MPI_Win_flush(int rank, MPI_Win win) {
-    return win_of(win) ? refuse("MPI_Win_flush", PASSIVE) : PMPI_Win_flush(rank, win);
+    return win_of(win) ? flush(win, rank, 0) : PMPI_Win_flush(rank, win);
 }
-int echo_sdr_MPI_Win_flush_all(MPI_Win win) {
-    return win_of(win) ? refuse("MPI_Win_flush_all", PASSIVE) : PMPI_Win_flush_all(win);
-}
+int echo_sdr_MPI_Win_flush_all(MPI_Win win) { return win_of(win) ? flush(win, 0, 1) : PMPI_Win_flush_all(win); }
 int echo_sdr_MPI_Win_flush_local(int rank, MPI_Win win) {
-    return win_of(win) ? refuse("MPI_Win_flush_local", PASSIVE) : PMPI_Win_flush_local(rank, win);
+    return win_of(win) ? flush(win, rank, 0) : PMPI_Win_flush_local(rank, win);
 }
 int echo_sdr_MPI_Win_flush_local_all(MPI_Win win) {
-    return win_of(win) ? refuse("MPI_Win_flush_local_all", PASSIVE) : PMPI_Win_flush_local_all(win);
+    return win_of(win) ? flush(win, 0, 1) : PMPI_Win_flush_local_all(win);
 }
+
+/* a memory barrier on the window: a turn of progress, which applies what the target was sent (a process polling
+ * its window for a flag another rank Puts calls it in its loop) */
+int echo_sdr_MPI_Win_sync(MPI_Win win) {
+    if (!win_of(win)) return PMPI_Win_sync(win);
+    sdr_progress();
+    return MPI_SUCCESS;
+}
+
+/* ---- refused, naming the call and why (docs/sdr.md) ---- */
+
 int echo_sdr_MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) {
     return win_of(win) ? refuse("MPI_Win_shared_query", "(a window of one process's memory in each replica)")
                        : PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
 }
 
 /* request-based operations belong in passive-target epochs */
-#define REQUEST_BASED "(request-based: passive target, which SDR does not replicate)"
+#define REQUEST_BASED "(request-based: SDR completes passive-target operations at MPI_Win_flush and MPI_Win_unlock " \
+                      "only)"
 int echo_sdr_MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                       MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
                       MPI_Request *request) {
