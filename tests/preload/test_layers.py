@@ -91,6 +91,9 @@ PROGRESS_LOOPS: dict[tuple[str, str, str], str] = {
         "the progress loop's poll delivers the slow-replica judge's messages (sdr_slow_message)",
     ("sdr", "echo_sdr_failures", "echo_sdr_core"):
         "a failure learnt in the progress loop settles the sends that waited for the dead replica's acks",
+    ("sdr", "echo_sdr_core", "echo_sdr_win"):
+        "a passive target applies its origins' lock epochs in whatever MPI call it is in: the progress loop serves "
+        "them (sdr_win_progress)",
 }
 # circles that are design, not progress, still to be untangled (issue #33): listed so that no new one appears
 NOT_YET_APART: dict[tuple[str, str, str], str] = {
