@@ -40,6 +40,7 @@ typedef struct sdr_comm {
     int *sender;            /* sender[i]: the replica of member i this process receives from */
     int *cart;              /* a Cartesian topology (echo_sdr_topo.c): ndims, dims[ndims], periods[ndims]; or NULL */
     int coll_seq;           /* collectives started: the tag of the next one */
+    int idups;              /* MPI_Comm_idup calls on it: the order their duplicates are made in (echo_sdr_comm.c) */
     int freed;              /* the application freed it: it goes once its last send is acked */
     /* an intercommunicator (echo_sdr_inter.c): its members are both groups, the group whose leader has the lower
      * rank in MPI_COMM_WORLD first, so every process numbers them alike; rank and size above are in that union,
@@ -155,6 +156,9 @@ void sdr_sched_progress(void);
 /* a started collective as a request; persistent: not started, each MPI_Start starts it again */
 MPI_Request sdr_request_of_sched(sdr_sched_t *s, int persistent);
 int sdr_is_request(MPI_Request h);
+/* a request completed by a blocking step, run once, when a completion call first looks at it: make(arg) gives its
+ * error code.  MPI_Waitall and MPI_Testall run those of their requests in `order` (the same on every process) */
+MPI_Request sdr_request_of_make(int (*make)(void *), void *arg, long long order);
 
 /* ---- echo_sdr_comm.c ---- */
 sdr_comm_t *sdr_comm_world(void);           /* MPI_COMM_WORLD's, made at setup */
