@@ -40,7 +40,6 @@ typedef struct sdr_comm {
     int *sender;            /* sender[i]: the replica of member i this process receives from */
     int *cart;              /* a Cartesian topology (echo_sdr_topo.c): ndims, dims[ndims], periods[ndims]; or NULL */
     int coll_seq;           /* collectives started: the tag of the next one */
-    int idups;              /* MPI_Comm_idup calls on it: the order their duplicates are made in (echo_sdr_comm.c) */
     int freed;              /* the application freed it: it goes once its last send is acked */
     /* an intercommunicator (echo_sdr_inter.c): its members are both groups, the group whose leader has the lower
      * rank in MPI_COMM_WORLD first, so every process numbers them alike; rank and size above are in that union,
@@ -156,9 +155,9 @@ void sdr_sched_progress(void);
 /* a started collective as a request; persistent: not started, each MPI_Start starts it again */
 MPI_Request sdr_request_of_sched(sdr_sched_t *s, int persistent);
 int sdr_is_request(MPI_Request h);
-/* a request completed by a blocking step, run once, when a completion call first looks at it: make(arg) gives its
- * error code.  MPI_Waitall and MPI_Testall run those of their requests in `order` (the same on every process) */
-MPI_Request sdr_request_of_make(int (*make)(void *), void *arg, long long order);
+/* a request whose state another part keeps: poll(arg) says whether it is complete (and may advance it), finish(arg)
+ * ends it once, when it is retired, and gives its error code */
+MPI_Request sdr_request_of_poll(int (*poll)(void *), int (*finish)(void *), void *arg);
 
 /* ---- echo_sdr_comm.c ---- */
 sdr_comm_t *sdr_comm_world(void);           /* MPI_COMM_WORLD's, made at setup */
@@ -169,8 +168,15 @@ int sdr_comm_create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int du
  * are split from *parent, a real communicator of every live replica of every member (replaced by a shrunk one
  * after a failure); its handle takes comm's error handler */
 sdr_comm_t *sdr_comm_from_real(MPI_Comm *parent, int size, const int *members, int rank, int id, MPI_Comm comm);
+/* a communicator of p's members, not made yet (no real communicators), with its stand-in handle (comm's error
+ * handler); and its real communicators made (chans: the two channels and the build one; table as split_real's) */
+sdr_comm_t *sdr_comm_copy_of(const sdr_comm_t *p, MPI_Comm comm);
+void sdr_comm_fill_real(sdr_comm_t *c, MPI_Comm chans[3], int *table, int nreal);
 int sdr_comm_next_id(void);                 /* the id this process would give its next communicator */
 void sdr_comm_ids_used(int last);           /* ids up to `last` are taken */
+/* ---- echo_sdr_idup.c: MPI_Comm_idup(_with_info), made in the background ---- */
+void sdr_idup_progress(void);               /* from sdr_progress: the dups being made take a turn */
+void sdr_idup_settle(sdr_comm_t *p);        /* before another creation from p, or its free: p's dups are made */
 /* ---- echo_sdr_inter.c: an intercommunicator's collectives (the others: sdr_inter_refused, naming the call) ---- */
 int sdr_inter_barrier(sdr_comm_t *c);
 int sdr_inter_bcast(sdr_comm_t *c, void *buf, int count, MPI_Datatype dt, int root);
@@ -182,6 +188,7 @@ int sdr_inter_allgather(sdr_comm_t *c, const void *sendbuf, int scount, MPI_Data
 int sdr_inter_refused(const char *fn);     /* __func__ of echo_sdr_MPI_X */
 /* ---- echo_sdr_topo.c ---- */
 int *sdr_cart_copy(const int *cart);        /* NULL for NULL */
+int echo_sdr_MPI_Comm_free(MPI_Comm *comm); /* echo_sdr_comm.c: a failed MPI_Comm_idup frees its handle */
 /* echo_sdr_coll.c: communicator creation exchanges its members' choices with it */
 int echo_sdr_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm);

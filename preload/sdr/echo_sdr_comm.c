@@ -97,7 +97,7 @@ sdr_comm_t *sdr_comm_world(void) {
  * (seen: after "NBC_Progress: an error 75" in a split over the data channel, a survivor's halo messages never
  * matched the other's posted receives, and both waited forever); a communicator that carries nothing else loses
  * nothing, and after a failed try it is replaced by a shrunk one. */
-static int split_real(sdr_comm_t *p, int color, int key, MPI_Comm out[3], int **table, int *nreal, int *max_next) {
+static int split_real(sdr_comm_t *p, int color, int key, MPI_Comm out[3], int **table, int *nreal) {
     MPI_Comm base = p->build;
     /* no split over a parent with a dead member (echo_ft_knows_dead says why): the live processes first agree
      * whether any of them knows one (an agreement also finds a death nobody has noticed yet, and its flag and its
@@ -121,16 +121,8 @@ static int split_real(sdr_comm_t *p, int color, int key, MPI_Comm out[3], int **
         if (ok && out[0] != MPI_COMM_NULL) {
             errors_return(out[0]);
             PMPI_Comm_size(out[0], nreal);
-            /* each one's key and next id: the largest is an id none of them has given yet (MPI_Comm_idup's) */
-            int mine[2] = {key, next_id}, *pairs = malloc(sizeof(int) * 2 * (size_t)*nreal);
             *table = malloc(sizeof(int) * (size_t)*nreal);
-            ok = PMPI_Allgather(mine, 2, MPI_INT, pairs, 2, MPI_INT, out[0]) == MPI_SUCCESS;
-            *max_next = next_id;
-            for (int x = 0; x < *nreal && ok; x++) {
-                (*table)[x] = pairs[2 * x];
-                if (pairs[2 * x + 1] > *max_next) *max_next = pairs[2 * x + 1];
-            }
-            free(pairs);
+            ok = PMPI_Allgather(&key, 1, MPI_INT, *table, 1, MPI_INT, out[0]) == MPI_SUCCESS;
             for (int i = 1; i < 3 && ok; i++)
                 if (echo_ft_dup(out[0], &out[i]) != MPI_SUCCESS) ok = 0, out[i] = MPI_COMM_NULL;
         }
@@ -155,7 +147,7 @@ static int split_real(sdr_comm_t *p, int color, int key, MPI_Comm out[3], int **
 
 /* the new communicator's real ones are made: who is where, and the application's stand-in handle (with the error
  * handler of `comm`, the one it was made from) */
-static void fill_real(sdr_comm_t *c, MPI_Comm chans[3], int *table, int nreal) {
+void sdr_comm_fill_real(sdr_comm_t *c, MPI_Comm chans[3], int *table, int nreal) {
     sdr_learn_failures(); /* a replica dead before the split is missing: receive from its substitute */
     c->chan[0] = chans[0], c->chan[1] = chans[1], c->build = chans[2];
     comm_fill(c, table, nreal);
@@ -170,8 +162,15 @@ static void stand_in(sdr_comm_t *c, MPI_Comm comm) {
     PMPI_Errhandler_free(&eh);
 }
 
+sdr_comm_t *sdr_comm_copy_of(const sdr_comm_t *p, MPI_Comm comm) {
+    sdr_comm_t *c = comm_new(p->size, p->rank);
+    memcpy(c->members, p->members, sizeof(int) * (size_t)p->size);
+    stand_in(c, comm);
+    return c;
+}
+
 static void finish(sdr_comm_t *c, MPI_Comm chans[3], int *table, int nreal, MPI_Comm comm) {
-    fill_real(c, chans, table, nreal);
+    sdr_comm_fill_real(c, chans, table, nreal);
     stand_in(c, comm);
 }
 
@@ -180,8 +179,8 @@ sdr_comm_t *sdr_comm_from_real(MPI_Comm *parent, int size, const int *members, i
     memcpy(c->members, members, sizeof(int) * (size_t)size);
     c->id = id;
     MPI_Comm chans[3];
-    int *table, nreal = 0, unused;
-    split_real(&p, 0, rank * sdr.R + sdr.k, chans, &table, &nreal, &unused);
+    int *table, nreal = 0;
+    split_real(&p, 0, rank * sdr.R + sdr.k, chans, &table, &nreal);
     *parent = p.build; /* shrunk after a failure */
     finish(c, chans, table, nreal, comm);
     sdr_comm_add(c);
@@ -206,10 +205,8 @@ static sdr_comm_t *intra(MPI_Comm comm, const char *call) {
     return c;
 }
 
-static void idups_make(sdr_comm_t *p, void *upto);
-
 int sdr_comm_create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int dup) {
-    idups_make(p, NULL); /* p's duplicates still to make come first: every member makes them in the same order */
+    sdr_idup_settle(p); /* p's duplicates still being made come first: its build communicator is theirs till then */
     int mine[3] = {color, key, next_id}, *all = malloc(sizeof(int) * 3 * (size_t)p->size);
     int rc = echo_sdr_MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, p->app);
     if (rc != MPI_SUCCESS) {
@@ -242,8 +239,8 @@ int sdr_comm_create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int du
     }
     free(all);
     MPI_Comm chans[3];
-    int *table, nreal = 0, unused;
-    split_real(p, color, c ? rank * sdr.R + sdr.k : 0, chans, &table, &nreal, &unused);
+    int *table, nreal = 0;
+    split_real(p, color, c ? rank * sdr.R + sdr.k : 0, chans, &table, &nreal);
     if (!c) {
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
@@ -482,81 +479,6 @@ int echo_sdr_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_
     return MPI_SUCCESS;
 }
 
-/* ---- MPI_Comm_idup: the duplicate is made when the request is completed ----
- * SDR makes a communicator by agreements that wait for every live replica of every member, and MPI_Comm_idup must
- * return before the others have called it (MPICH's comm/comm_idup: rank 0 receives from every other rank before its
- * own call, the others send after theirs).  So the call only notes the duplication (and makes the application's
- * handle, with the parent's attributes and error handler); the real communicators are made, as MPI_Comm_dup's are
- * (surviving a death before or during it), when a completion call first looks at its request, or when another
- * communicator is made from the same parent or it is freed, whichever comes first; each process makes a parent's
- * duplicates in the order it asked for them, so all make them alike.  Its id is agreed then: the largest next id of
- * its processes, which none of them has given. */
-typedef struct idup {
-    sdr_comm_t *p, *c;
-    MPI_Comm *newcomm;
-    int rc, done; /* rc: the attribute copy's */
-    struct idup *next;
-} idup_t;
-static idup_t *idups; /* not made yet, oldest first */
-
-static void idup_make(idup_t *d) {
-    MPI_Comm chans[3];
-    int *table, nreal = 0, id = next_id;
-    split_real(d->p, 0, d->p->rank * sdr.R + sdr.k, chans, &table, &nreal, &id);
-    d->c->id = id;
-    next_id = id + 1;
-    fill_real(d->c, chans, table, nreal);
-    d->c->cart = sdr_cart_copy(d->p->cart);
-    sdr_comm_add(d->c);
-    d->done = 1;
-    if (d->rc != MPI_SUCCESS) /* an attribute's copy callback failed: so does the dup, with its code */
-        echo_sdr_MPI_Comm_free(d->newcomm);
-}
-
-/* p's duplicates not made yet, oldest first, up to `upto` (all of them: NULL) */
-static void idups_make(sdr_comm_t *p, void *upto) {
-    for (idup_t **at = &idups; *at;) {
-        idup_t *d = *at;
-        if (d->p != p) {
-            at = &d->next;
-            continue;
-        }
-        *at = d->next;
-        idup_make(d);
-        if (d == upto) return;
-    }
-}
-
-static int idup_complete(void *arg) {
-    idup_t *d = arg;
-    if (!d->done) idups_make(d->p, d);
-    int rc = d->rc;
-    free(d);
-    return rc;
-}
-
-int echo_sdr_MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
-    sdr_comm_t *p = intra(comm, "MPI_Comm_idup");
-    idup_t *d = calloc(1, sizeof *d);
-    d->p = p, d->newcomm = newcomm;
-    d->c = comm_new(p->size, p->rank);
-    memcpy(d->c->members, p->members, sizeof(int) * (size_t)p->size);
-    stand_in(d->c, comm);
-    d->rc = echo_comm_copy_attributes(comm, d->c->app);
-    *newcomm = d->c->app;
-    idup_t **at = &idups;
-    while (*at) at = &(*at)->next;
-    *at = d;
-    *request = sdr_request_of_make(idup_complete, d, (long long)p->id << 32 | (unsigned)p->idups++);
-    return MPI_SUCCESS;
-}
-
-int echo_sdr_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) {
-    int rc = echo_sdr_MPI_Comm_idup(comm, newcomm, request);
-    if (rc == MPI_SUCCESS && info != MPI_INFO_NULL) PMPI_Comm_set_info(*newcomm, info);
-    return rc;
-}
-
 #if ECHO_DECLARES(MPI_Comm_create_from_group)
 /* Only the group's members call it, with no parent: made as create_group's over MPI_COMM_WORLD, its tag a hash of
  * the string tag; it takes the error handler given.  This process alone: made natively (only_me). */
@@ -583,7 +505,7 @@ int echo_sdr_MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, 
 int echo_sdr_MPI_Comm_free(MPI_Comm *comm) {
     sdr_comm_t *c = sdr_comm_of(*comm);
     if (!c || *comm == MPI_COMM_WORLD) return PMPI_Comm_free(comm); /* a local one; or MPI reports the misuse */
-    idups_make(c, NULL); /* its duplicates not made yet need its real communicators */
+    sdr_idup_settle(c); /* its duplicates still being made need its real communicators */
     int rc = PMPI_Comm_free(comm); /* the application's attribute delete callbacks run in it, and may use it */
     sdr_comm_t *hidden[2] = {c->local, c->all};
     sdr_comm_release(c);

@@ -919,6 +919,7 @@ void sdr_progress(void) {
         recv_test(r);
     }
     sdr_sched_progress();
+    sdr_idup_progress();
     drain_stale();
     if (retarget_due) retarget();
     sdr_slow_progress();

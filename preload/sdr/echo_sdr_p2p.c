@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { REQ_SEND, REQ_RECV, REQ_COLL, REQ_DONE, REQ_MAKE };
+enum { REQ_SEND, REQ_RECV, REQ_COLL, REQ_DONE, REQ_POLL };
 #define SDR_REQ_MAGIC 0x53445252u
 
 typedef struct sdr_req {
@@ -29,10 +29,9 @@ typedef struct sdr_req {
     int cancelled; /* a receive cancelled before it matched: complete, with a cancelled status */
     MPI_Status done_status; /* REQ_DONE: complete from the start (MPI_Imrecv), with this status */
     sdr_send_t *pair;       /* MPI_Isendrecv: the send that goes with this receive */
-    int (*make)(void *);    /* REQ_MAKE: its blocking step (sdr_request_of_make), its argument until it ran, its code */
-    void *make_arg;
-    int make_rc;
-    long long make_order;
+    int (*poll)(void *);    /* REQ_POLL: whether it is complete (sdr_request_of_poll); its end, giving its code */
+    int (*finish)(void *);
+    void *poll_arg;
 } sdr_req_t;
 
 int sdr_is_request(MPI_Request h) {
@@ -105,18 +104,11 @@ MPI_Request sdr_request_of_sched(sdr_sched_t *s, int persistent) {
     return handle_of(r);
 }
 
-MPI_Request sdr_request_of_make(int (*make)(void *), void *arg, long long order) {
-    sdr_req_t *r = new_req(REQ_MAKE, 0, NULL, NULL, 0, MPI_DATATYPE_NULL, 0, 0, 0, 0);
-    r->make = make, r->make_arg = arg, r->make_order = order;
+MPI_Request sdr_request_of_poll(int (*poll)(void *), int (*finish)(void *), void *arg) {
+    sdr_req_t *r = new_req(REQ_POLL, 0, NULL, NULL, 0, MPI_DATATYPE_NULL, 0, 0, 0, 0);
+    r->poll = poll, r->finish = finish, r->poll_arg = arg;
     r->active = 1;
     return handle_of(r);
-}
-
-static void run_make(sdr_req_t *r) {
-    if (!r->make_arg) return;
-    void *arg = r->make_arg;
-    r->make_arg = NULL;
-    r->make_rc = r->make(arg);
 }
 
 /* ---- looking at a request, and retiring it ---- */
@@ -130,10 +122,7 @@ static int send_ready(sdr_send_t *s, int mode) {
 static int req_ready(sdr_req_t *r) {
     if (r->pair && !send_ready(r->pair, 0)) return 0;
     if (!r->active || r->proc_null || r->cancelled || r->kind == REQ_DONE) return 1;
-    if (r->kind == REQ_MAKE) {
-        run_make(r);
-        return 1;
-    }
+    if (r->kind == REQ_POLL) return r->poll(r->poll_arg);
     if (r->kind == REQ_SEND) return send_ready(r->send, r->mode);
     if (r->kind == REQ_RECV) return sdr_recv_done(r->recv, MPI_STATUS_IGNORE);
     return sdr_sched_done(r->sched);
@@ -152,8 +141,9 @@ static int req_retire(MPI_Request *h, MPI_Status *st) {
         echo_set_status(st, &r->done_status);
         rc = r->done_status.MPI_ERROR;
     } else if (r->proc_null) empty_status(st, r->kind == REQ_RECV ? MPI_PROC_NULL : MPI_ANY_SOURCE);
-    else if (r->kind == REQ_MAKE) {
-        rc = r->make_rc;
+    else if (r->kind == REQ_POLL) {
+        rc = r->finish(r->poll_arg);
+        r->active = 0; /* finished once: MPI_Request_free's retire keeps the struct */
         empty_status(st, MPI_ANY_SOURCE);
     } else if (r->kind == REQ_SEND) {
         rc = sdr_send_error(r->send);
@@ -243,30 +233,14 @@ static int retire_all(int n, MPI_Request reqs[], MPI_Status statuses[]) {
     return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
 
-/* the blocking steps of a set's REQ_MAKE requests, in their order: two processes that each complete two idups of
- * two communicators they share, listed in different orders (MPICH's comm/comm_idup_overlap), make them alike */
-static void make_in_order(int n, MPI_Request reqs[]) {
-    for (;;) {
-        sdr_req_t *first = NULL;
-        for (int i = 0; i < n; i++) {
-            sdr_req_t *r = sdr_is_request(reqs[i]) ? req_of(reqs[i]) : NULL;
-            if (r && r->kind == REQ_MAKE && r->make_arg && (!first || r->make_order < first->make_order)) first = r;
-        }
-        if (!first) return;
-        run_make(first);
-    }
-}
-
 int echo_sdr_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
     int spins = 0;
-    make_in_order(count, array_of_requests);
     while (!all_ready(count, array_of_requests)) sdr_spin(&spins);
     return retire_all(count, array_of_requests, array_of_statuses);
 }
 
 int echo_sdr_MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
     sdr_progress();
-    make_in_order(count, array_of_requests);
     *flag = all_ready(count, array_of_requests);
     return *flag ? retire_all(count, array_of_requests, array_of_statuses) : MPI_SUCCESS;
 }
