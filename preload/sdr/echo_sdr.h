@@ -117,6 +117,7 @@ void sdr_spin(int *spins);                  /* one turn of a blocking wait: prog
 int sdr_meet(MPI_Comm all, int *flag);
 /* post a 4-int control message (type, a, b, c) on the ack channel to real rank `to` */
 void sdr_control(int to, int type, int a, int b, int c);
+void sdr_control_flush(void);              /* every control message posted has left (before a call without progress) */
 /* a replica is excluded as slow, or back (every process is told); 0 if nothing changed (already so, dead, or
  * it would leave its rank no replica in the job) */
 int sdr_set_out(int w, int out);

@@ -29,7 +29,7 @@ typedef struct idup {
     MPI_Comm app;              /* the application's handle: freed at completion if the attribute copy failed */
     int rc;                    /* the attribute copy's code: the request's */
     int started, unstarted, step, ndup, ok, flag, attempt, nreal, id, conflict;
-    int mine[2], *pairs, check[2], got[2];
+    int *buf; /* each one's place and next id (2 per process), the check's 2 and its result's 2, this one's 2 */
     MPI_Request req;
     MPI_Comm base, shrunk, out[3];
     struct idup *next;
@@ -47,14 +47,34 @@ static void errors_return(MPI_Comm comm) { PMPI_Comm_set_errhandler(comm, MPI_ER
  * MPI_Comm_idup's request (a process died during it: MPI_ERR_INTERN) through MPI_COMM_WORLD's error handler, fatal
  * by default: it returns here, and the try fails as any other does */
 static int step_done(idup_t *d, int *rc) {
-    int done = 0;
+    int done = 0, revoked = 0;
     MPI_Errhandler eh;
     PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh);
     PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     *rc = PMPI_Test(&d->req, &done, MPI_STATUS_IGNORE);
     PMPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
     PMPI_Errhandler_free(&eh);
-    return done || *rc != MPI_SUCCESS;
+    if (done || *rc != MPI_SUCCESS) return 1;
+    /* another process's step failed and it revoked the base (fail): a step over the new communicators may wait for
+     * it for ever, so it is left (its request with it) and the try fails here too.  The agreements are on the base,
+     * which ULFM lets agree revoked.  Only the gather and the check are left so: a dup over the revoked base ends */
+    if ((d->step == GATHER || d->step == CHECK) && PMPIX_Comm_is_revoked(d->base, &revoked) == MPI_SUCCESS &&
+        revoked) {
+        d->req = MPI_REQUEST_NULL;
+        d->buf = NULL; /* the step left may still write there: kept */
+        *rc = MPI_ERR_REVOKED;
+        return 1;
+    }
+    return 0;
+}
+
+/* A step failed here (a process died during it): Open MPI may have ended it midway, so peers that wait on this
+ * process in the same step would wait for ever (seen: survivors' MPI_Iallgather on the new communicator never
+ * completing after a death during the dup).  Revoking the base tells them all (ULFM's recipe); the new
+ * communicators are never revoked (one may still be being built elsewhere: echo_ulfm.c says why that is unsafe). */
+static void fail(idup_t *d) {
+    d->ok = 0;
+    PMPIX_Comm_revoke(d->base);
 }
 
 static void agree_ok(idup_t *d) {
@@ -63,10 +83,10 @@ static void agree_ok(idup_t *d) {
     if (PMPIX_Comm_iagree(d->base, &d->flag, &d->req) != MPI_SUCCESS) d->unstarted = 1, d->flag = 0;
 }
 
+/* each of the three from the base (whose revocation ends them: fail) */
 static void dup_next(idup_t *d) {
-    MPI_Comm from = d->ndup == 0 ? d->base : d->out[0];
     d->step = DUP;
-    if (echo_ft_idup(from, &d->out[d->ndup], &d->req) != MPI_SUCCESS) {
+    if (echo_ft_idup(d->base, &d->out[d->ndup], &d->req) != MPI_SUCCESS) {
         d->out[d->ndup] = MPI_COMM_NULL, d->ok = 0;
         agree_ok(d);
     }
@@ -86,9 +106,10 @@ static void try_dup(idup_t *d) {
 }
 
 static void check_id(idup_t *d) {
-    d->check[0] = d->conflict, d->check[1] = next_id;
+    int *check = d->buf + 2 * d->nreal;
+    check[0] = d->conflict, check[1] = next_id;
     d->step = CHECK;
-    if (PMPI_Iallreduce(d->check, d->got, 2, MPI_INT, MPI_MAX, d->out[0], &d->req) != MPI_SUCCESS) {
+    if (PMPI_Iallreduce(check, check + 2, 2, MPI_INT, MPI_MAX, d->out[0], &d->req) != MPI_SUCCESS) {
         d->ok = 0;
         agree_ok(d);
     }
@@ -111,8 +132,8 @@ static void failed_try(idup_t *d, int rc) {
     if (d->shrunk != MPI_COMM_NULL) PMPI_Comm_free(&d->shrunk);
     for (int i = 0; i < 3; i++)
         if (d->out[i] != MPI_COMM_NULL) PMPI_Comm_free(&d->out[i]);
-    free(d->pairs);
-    d->pairs = NULL;
+    free(d->buf);
+    d->buf = NULL;
     d->attempt++;
     try_dup(d);
 }
@@ -123,9 +144,9 @@ static void made(idup_t *d) {
         d->p->build = d->shrunk;
     }
     int *table = malloc(sizeof(int) * (size_t)d->nreal);
-    for (int x = 0; x < d->nreal; x++) table[x] = d->pairs[2 * x];
-    free(d->pairs);
-    d->pairs = NULL;
+    for (int x = 0; x < d->nreal; x++) table[x] = d->buf[2 * x];
+    free(d->buf);
+    d->buf = NULL;
     d->c->id = -d->id;
     sdr_comm_fill_real(d->c, d->out, table, d->nreal);
     d->c->cart = sdr_cart_copy(d->p->cart);
@@ -160,42 +181,44 @@ static void advance(idup_t *d) {
             try_dup(d);
             break;
         case DUP:
-            echo_ft_idup_done(d->ndup == 0 ? d->base : d->out[0]);
+            echo_ft_idup_done(d->base);
             if (rc != MPI_SUCCESS && getenv("ECHO_SDR_DEBUG"))
                 fprintf(stderr, "[sdr %d] idup %d failed (%d)\n", echo.real_rank, d->ndup, rc);
             if (rc != MPI_SUCCESS) {
-                d->out[d->ndup] = MPI_COMM_NULL, d->ok = 0;
+                d->out[d->ndup] = MPI_COMM_NULL;
+                fail(d);
                 agree_ok(d);
             } else if (++d->ndup < 3) dup_next(d);
             else { /* each one's place and next id */
                 PMPI_Comm_size(d->out[0], &d->nreal);
-                d->mine[0] = d->p->rank * sdr.R + sdr.k, d->mine[1] = next_id;
-                d->pairs = malloc(sizeof(int) * 2 * (size_t)d->nreal);
+                d->buf = malloc(sizeof(int) * (2 * (size_t)d->nreal + 6));
+                int *mine = d->buf + 2 * d->nreal + 4;
+                mine[0] = d->p->rank * sdr.R + sdr.k, mine[1] = next_id;
                 d->step = GATHER;
-                if (PMPI_Iallgather(d->mine, 2, MPI_INT, d->pairs, 2, MPI_INT, d->out[0], &d->req) != MPI_SUCCESS)
-                    d->ok = 0, agree_ok(d);
+                if (PMPI_Iallgather(mine, 2, MPI_INT, d->buf, 2, MPI_INT, d->out[0], &d->req) != MPI_SUCCESS)
+                    fail(d), agree_ok(d);
             }
             break;
         case GATHER:
             if (rc != MPI_SUCCESS) {
-                d->ok = 0;
+                fail(d);
                 agree_ok(d);
                 break;
             }
             {
                 int id = 0;
                 for (int x = 0; x < d->nreal; x++)
-                    if (d->pairs[2 * x + 1] > id) id = d->pairs[2 * x + 1];
+                    if (d->buf[2 * x + 1] > id) id = d->buf[2 * x + 1];
                 candidate(d, id);
             }
             check_id(d);
             break;
         case CHECK:
             if (rc != MPI_SUCCESS) {
-                d->ok = 0;
+                fail(d);
                 agree_ok(d);
-            } else if (d->got[0]) { /* someone may have given it meanwhile: the largest next id, checked again */
-                candidate(d, d->got[1]);
+            } else if (d->buf[2 * d->nreal + 2]) { /* one may have given it meanwhile: the largest next id, again */
+                candidate(d, d->buf[2 * d->nreal + 3]);
                 check_id(d);
             } else agree_ok(d);
             break;
