@@ -5,9 +5,10 @@ create_group.c: at -n 4 every rank holds particles, so the group is all of MPI_C
 "even", the even ranks only) prints what it prints natively in every replica, with a replica killed before, at and
 after the creation; so does one that makes its communicator from a group with MPI_Comm_create_from_group
 (tests/programs/from_group.c), one whose two halves make theirs at the same time (group_halves.c), and codes that
-overlap MPI_Comm_idup(_with_info) with their computation, poll it with MPI_Test, or start it before a blocking call
-another rank needs first (idup_overlap.c, idup_poll.c, idup_staggered.c).  Few kill points each (the module must
-stay short in CI): at the creation, and while the background duplication is under way."""
+overlap MPI_Comm_idup(_with_info) with their computation, poll it with MPI_Test, test it before sends the others
+wait for, or start it before a blocking call another rank needs first (idup_overlap.c, idup_poll.c,
+idup_test_then_send.c, idup_staggered.c).  Few kill points each (the module must stay short in CI): at the creation,
+and while the background duplication is under way."""
 
 from __future__ import annotations
 
@@ -131,3 +132,14 @@ def test_a_duplicate_the_manager_starts_after_the_workers_reports_with_replicas_
     sends (made at the call, the duplicate waited for ever; refused before): the manager killed at its idup and a
     worker at its MPI_Wait."""
     assert_every_survivor_prints_native(mpi, programs, "idup_staggered", [], tmp_path, kills)
+
+
+# idup_test_then_send.c: MPI_Comm_idup is call 3; rank 0's MPI_Test 4, then its sends; the workers' MPI_Recv 4,
+# MPI_Wait 5
+@pytest.mark.parametrize("kills", [[], [(0, 1, 4), (2, 0, 5)]])
+def test_a_duplicate_tested_before_the_sends_its_workers_wait_for_with_replicas_killed(mpi, programs, tmp_path,
+                                                                                     kills):
+    """Rank 0 checks its MPI_Comm_idup once with MPI_Test, then sends the workers the work they wait for before
+    their own completion: the MPI_Test must not wait for them (made there, it did, and the job hung); the
+    coordinator killed at its MPI_Test and a worker at its MPI_Wait."""
+    assert_every_survivor_prints_native(mpi, programs, "idup_test_then_send", [], tmp_path, kills)
