@@ -10,7 +10,8 @@
  * other, each process's place and next id are gathered (MPI_Iallgather) and the id made sure to be unused
  * (MPI_Iallreduce), and the outcome is agreed (MPIX_Comm_iagree).  After a failure the build communicator is shrunk
  * (ULFM has no nonblocking shrink: that one step blocks, until every live process has reached it, which each does
- * from its own progress) and the dup tried again.  A completion call only looks at the state: MPI_Test returns false
+ * from its own progress) and the dup tried again; a process whose step failed revokes the build communicator first,
+ * so that none waits for ever in a step the others have left (fail).  A completion call only looks at the state: MPI_Test returns false
  * until the dup is made; MPI_Wait turns the progress until it is.
  *
  * A parent's dups run one after the other, in the order each process asked for them (MPI orders a communicator's
