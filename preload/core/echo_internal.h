@@ -112,6 +112,9 @@ int echo_ft_agree_none_dead(MPI_Comm comm, int *none_dead); /* Reinit, before cr
 int echo_ft_split(MPI_Comm parent, int color, int key, MPI_Comm *out);
 int echo_ft_dup(MPI_Comm parent, MPI_Comm *out);
 int echo_ft_shrink(MPI_Comm parent, MPI_Comm *out);
+/* a nonblocking dup (SDR's MPI_Comm_idup); echo_ft_idup_done(parent) once its request is complete */
+int echo_ft_idup(MPI_Comm parent, MPI_Comm *out, MPI_Request *req);
+void echo_ft_idup_done(MPI_Comm parent);
 
 /* ---- the channel between a representative and its copies (echo_channel.c) ----
  * Every message a copy waits for goes through these: on one host a ring in shared memory the representative

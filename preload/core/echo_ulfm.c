@@ -56,6 +56,17 @@ int echo_ft_agree_none_dead(MPI_Comm comm, int *none_dead) {
  * communicators echo holds lose only the early end of collectives they are not running meanwhile.  Open MPI
  * 5.0.9 and older keep revoke_local to themselves (static), so this definition is never called there. */
 static volatile MPI_Comm building = MPI_COMM_NULL;
+/* the same while a nonblocking dup is in flight (echo_ft_idup, until echo_ft_idup_done; SDR's MPI_Comm_idup): their
+ * parents keep their revocation */
+enum { IBUILDS = 64 };
+static MPI_Comm ibuilding[IBUILDS];
+static volatile int nibuilding;
+
+static inline int ibuilding_from(MPI_Comm comm) {
+    for (int i = 0; i < nibuilding; i++)
+        if (ibuilding[i] == comm) return 1;
+    return 0;
+}
 
 #if ECHO_HAS_ULFM && defined(OMPI_MAJOR_VERSION) && \
     (OMPI_MAJOR_VERSION > 5 || (OMPI_MAJOR_VERSION == 5 && (OMPI_MINOR_VERSION > 0 || OMPI_RELEASE_VERSION >= 10)))
@@ -63,7 +74,9 @@ ECHO_PUBLIC bool ompi_comm_revoke_local(MPI_Comm comm, bool coll_only) {
     static bool (*real)(MPI_Comm, bool);
     if (!real) real = (bool (*)(MPI_Comm, bool))dlsym(RTLD_NEXT, "ompi_comm_revoke_local");
     MPI_Comm parent = building;
-    if (parent != MPI_COMM_NULL && comm != parent && comm != MPI_COMM_WORLD && comm != MPI_COMM_SELF) return false;
+    if ((parent != MPI_COMM_NULL || nibuilding > 0) && comm != parent && !ibuilding_from(comm) && comm != MPI_COMM_WORLD &&
+        comm != MPI_COMM_SELF)
+        return false;
     return real ? real(comm, coll_only) : false;
 }
 #endif
@@ -80,6 +93,24 @@ int echo_ft_dup(MPI_Comm parent, MPI_Comm *out) {
     int rc = PMPI_Comm_dup(parent, out);
     building = MPI_COMM_NULL;
     return rc;
+}
+
+int echo_ft_idup(MPI_Comm parent, MPI_Comm *out, MPI_Request *req) {
+    if (nibuilding == IBUILDS) echo_fatal("echo: more than 64 nonblocking communicator dups in flight");
+    ibuilding[nibuilding] = parent;
+    nibuilding++;
+    int rc = PMPI_Comm_idup(parent, out, req);
+    if (rc != MPI_SUCCESS) echo_ft_idup_done(parent);
+    return rc;
+}
+
+void echo_ft_idup_done(MPI_Comm parent) {
+    for (int i = 0; i < nibuilding; i++)
+        if (ibuilding[i] == parent) {
+            ibuilding[i] = ibuilding[nibuilding - 1];
+            nibuilding--;
+            return;
+        }
 }
 
 int echo_ft_shrink(MPI_Comm parent, MPI_Comm *out) {

@@ -117,6 +117,7 @@ void sdr_spin(int *spins);                  /* one turn of a blocking wait: prog
 int sdr_meet(MPI_Comm all, int *flag);
 /* post a 4-int control message (type, a, b, c) on the ack channel to real rank `to` */
 void sdr_control(int to, int type, int a, int b, int c);
+void sdr_control_flush(void);              /* every control message posted has left (before a call without progress) */
 /* a replica is excluded as slow, or back (every process is told); 0 if nothing changed (already so, dead, or
  * it would leave its rank no replica in the job) */
 int sdr_set_out(int w, int out);
@@ -155,6 +156,9 @@ void sdr_sched_progress(void);
 /* a started collective as a request; persistent: not started, each MPI_Start starts it again */
 MPI_Request sdr_request_of_sched(sdr_sched_t *s, int persistent);
 int sdr_is_request(MPI_Request h);
+/* a request whose state another part keeps: poll(arg) says whether it is complete (and may advance it), finish(arg)
+ * ends it once, when it is retired, and gives its error code */
+MPI_Request sdr_request_of_poll(int (*poll)(void *), int (*finish)(void *), void *arg);
 
 /* ---- echo_sdr_comm.c ---- */
 sdr_comm_t *sdr_comm_world(void);           /* MPI_COMM_WORLD's, made at setup */
@@ -165,8 +169,15 @@ int sdr_comm_create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int du
  * are split from *parent, a real communicator of every live replica of every member (replaced by a shrunk one
  * after a failure); its handle takes comm's error handler */
 sdr_comm_t *sdr_comm_from_real(MPI_Comm *parent, int size, const int *members, int rank, int id, MPI_Comm comm);
+/* a communicator of p's members, not made yet (no real communicators), with its stand-in handle (comm's error
+ * handler); and its real communicators made (chans: the two channels and the build one; table as split_real's) */
+sdr_comm_t *sdr_comm_copy_of(const sdr_comm_t *p, MPI_Comm comm);
+void sdr_comm_fill_real(sdr_comm_t *c, MPI_Comm chans[3], int *table, int nreal);
 int sdr_comm_next_id(void);                 /* the id this process would give its next communicator */
 void sdr_comm_ids_used(int last);           /* ids up to `last` are taken */
+/* ---- echo_sdr_idup.c: MPI_Comm_idup(_with_info), made in the background ---- */
+void sdr_idup_progress(void);               /* from sdr_progress: the dups being made take a turn */
+void sdr_idup_settle(sdr_comm_t *p);        /* before another creation from p, or its free: p's dups are made */
 /* ---- echo_sdr_inter.c: an intercommunicator's collectives (the others: sdr_inter_refused, naming the call) ---- */
 int sdr_inter_barrier(sdr_comm_t *c);
 int sdr_inter_bcast(sdr_comm_t *c, void *buf, int count, MPI_Datatype dt, int root);
@@ -180,6 +191,7 @@ int sdr_inter_refused(const char *fn);     /* __func__ of echo_sdr_MPI_X */
 void sdr_win_progress(void);
 /* ---- echo_sdr_topo.c ---- */
 int *sdr_cart_copy(const int *cart);        /* NULL for NULL */
+int echo_sdr_MPI_Comm_free(MPI_Comm *comm); /* echo_sdr_comm.c: a failed MPI_Comm_idup frees its handle */
 /* echo_sdr_coll.c: communicator creation exchanges its members' choices with it */
 int echo_sdr_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm);

@@ -63,6 +63,20 @@ void sdr_control(int to, int type, int a, int b, int cc) {
     if (PMPI_Isend(s->msg, 4, MPI_INT, to, ACK_TAG, sdr.acks, &s->req) != MPI_SUCCESS) s->req = MPI_REQUEST_NULL;
 }
 
+/* Every control message this process posted has left.  Before a real call that makes no MPI progress while it
+ * blocks (MPI_Comm_create_from_group waits in PMIx): an ack still queued here would never leave, and the sender
+ * waiting for it would never join that call (echo_sdr_comm.c's group_create).  A process such a call waits for is
+ * never owed one: its own send completed only once this process's ack had reached it. */
+void sdr_control_flush(void) {
+    int spins = 0;
+    for (int i = 0; i < nack_slots; i++)
+        while (ack_slots[i]->req != MPI_REQUEST_NULL) {
+            int done = 0;
+            if (PMPI_Test(&ack_slots[i]->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) ack_slots[i]->req = MPI_REQUEST_NULL;
+            if (!done) sdr_spin(&spins);
+        }
+}
+
 /* a message of member i's replica j was accepted: every other live replica of i learns it (j too, with
  * self-acks) */
 void sdr_ack_message(sdr_comm_t *c, int chan, int i, int j, int tag) {

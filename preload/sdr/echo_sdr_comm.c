@@ -19,6 +19,7 @@
 
 static int next_id = 1;
 static int *host_color; /* per real rank: the first real rank on the same host */
+static MPI_Comm kin;    /* this rank's replicas: they agree (ULFM) before they speak for it (group_create) */
 
 static sdr_comm_t *comm_new(int size, int rank) {
     sdr_comm_t *c = calloc(1, sizeof *c);
@@ -63,6 +64,8 @@ sdr_comm_t *sdr_comm_world(void) {
     errors_return(c->chan[SDR_DATA]);
     errors_return(c->chan[SDR_COLL]);
     errors_return(c->build);
+    echo_ft_split(sdr.world, echo.app_rank, sdr.k, &kin);
+    errors_return(kin);
     int *table = malloc(sizeof(int) * (size_t)(sdr.n * sdr.R));
     for (int x = 0; x < sdr.n * sdr.R; x++) table[x] = x;
     comm_fill(c, table, sdr.n * sdr.R);
@@ -144,16 +147,31 @@ static int split_real(sdr_comm_t *p, int color, int key, MPI_Comm out[3], int **
 
 /* the new communicator's real ones are made: who is where, and the application's stand-in handle (with the error
  * handler of `comm`, the one it was made from) */
-static void finish(sdr_comm_t *c, MPI_Comm chans[3], int *table, int nreal, MPI_Comm comm) {
+void sdr_comm_fill_real(sdr_comm_t *c, MPI_Comm chans[3], int *table, int nreal) {
     sdr_learn_failures(); /* a replica dead before the split is missing: receive from its substitute */
     c->chan[0] = chans[0], c->chan[1] = chans[1], c->build = chans[2];
     comm_fill(c, table, nreal);
     free(table);
+}
+
+static void stand_in(sdr_comm_t *c, MPI_Comm comm) {
     PMPI_Comm_dup(MPI_COMM_SELF, &c->app);
     MPI_Errhandler eh;
     PMPI_Comm_get_errhandler(comm, &eh);
     PMPI_Comm_set_errhandler(c->app, eh);
     PMPI_Errhandler_free(&eh);
+}
+
+sdr_comm_t *sdr_comm_copy_of(const sdr_comm_t *p, MPI_Comm comm) {
+    sdr_comm_t *c = comm_new(p->size, p->rank);
+    memcpy(c->members, p->members, sizeof(int) * (size_t)p->size);
+    stand_in(c, comm);
+    return c;
+}
+
+static void finish(sdr_comm_t *c, MPI_Comm chans[3], int *table, int nreal, MPI_Comm comm) {
+    sdr_comm_fill_real(c, chans, table, nreal);
+    stand_in(c, comm);
 }
 
 sdr_comm_t *sdr_comm_from_real(MPI_Comm *parent, int size, const int *members, int rank, int id, MPI_Comm comm) {
@@ -188,6 +206,7 @@ static sdr_comm_t *intra(MPI_Comm comm, const char *call) {
 }
 
 int sdr_comm_create(sdr_comm_t *p, int color, int key, MPI_Comm *newcomm, int dup) {
+    sdr_idup_settle(p); /* p's duplicates still being made come first: its build communicator is theirs till then */
     int mine[3] = {color, key, next_id}, *all = malloc(sizeof(int) * 3 * (size_t)p->size);
     int rc = echo_sdr_MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, p->app);
     if (rc != MPI_SUCCESS) {
@@ -298,21 +317,143 @@ int echo_sdr_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) 
     return sdr_comm_create(intra(comm, "MPI_Comm_create"), rank == MPI_UNDEFINED ? MPI_UNDEFINED : real % sdr.n, rank, newcomm, 0);
 }
 
-/* whether a group (of this replica's processes: echo_sdr_MPI_Comm_group) holds every member of p */
-static int whole_of(const sdr_comm_t *p, MPI_Group group) {
-    int n = 0;
-    if (PMPI_Group_size(group, &n) != MPI_SUCCESS || n != p->size) return 0;
+/* ---- a communicator of part of a communicator, made by its members only (MPI_Comm_create_group,
+ * MPI_Comm_create_from_group) ----
+ * No communicator of exactly the group's live replicas exists to agree over, so the decisions go through the group's
+ * leader (its first member) on the replicated layer, which survives a death: each rank's replicas first agree among
+ * themselves (ULFM, over `kin`) on what their rank says, so every replica of a rank sends the same, and every replica
+ * of every member gets the same answer.  Per try: the leader's replicas agree on which of the group's processes are
+ * alive (a process is left out if any of them knows it dead) and send that list with the communicator's id; every
+ * live replica of every member makes the real communicator of the list with MPI_Comm_create_from_group (no parent:
+ * echo_sdr_inter.c says why); each rank agrees on its outcome, the leader gathers them and sends the verdict; on a
+ * failure all try again with what they learned.  Then the channels are split from it as for any communicator. */
+enum { GROUP_TAG = 0x40000000, MASK_BITS = 30 }; /* above the collectives' tags (echo_sdr_sched.c) */
+
+static void spin_send(sdr_comm_t *p, const int *buf, int n, int member, int tag) {
+    sdr_send_t *s = sdr_send_start(p, SDR_COLL, buf, n, MPI_INT, p->index_of[member], tag, 0, 1);
+    int spins = 0;
+    while (!sdr_send_done(s)) sdr_spin(&spins);
+    sdr_send_free(s);
+}
+
+static void spin_recv(sdr_comm_t *p, int *buf, int n, int member, int tag) {
+    sdr_recv_t *r = sdr_recv_start(p, SDR_COLL, buf, n, MPI_INT, p->index_of[member], tag);
+    int spins = 0;
+    while (!sdr_recv_done(r, MPI_STATUS_IGNORE)) sdr_spin(&spins);
+    if (sdr_recv_error(r) != MPI_SUCCESS) echo_fatal("SDR: a group creation's message was lost");
+    sdr_recv_free(r);
+}
+
+/* this rank's live replicas agree on *flag's bits (AND): the same everywhere after it.  ULFM's agreement fails, at
+ * all of them alike, while a member of kin is dead (acknowledged or not): kin is shrunk then and they agree again. */
+static void kin_agree(int *flag) {
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int f = *flag;
+        if (sdr_meet(kin, &f) == MPI_SUCCESS) {
+            *flag = f;
+            return;
+        }
+        MPI_Comm shrunk;
+        if (echo_ft_shrink(kin, &shrunk) == MPI_SUCCESS) {
+            PMPI_Comm_free(&kin);
+            kin = shrunk;
+            errors_return(kin);
+        }
+    }
+    echo_fatal("SDR: this rank's replicas could not agree after 100 process failures");
+}
+
+/* the leader's (or a member's) value reaches every member: gathered with AND (or MAX) by the leader, sent back */
+static int group_reduce(sdr_comm_t *p, const int *members, int m, int g, int value, int max, int tag) {
+    if (g == 0) {
+        for (int i = 1; i < m; i++) {
+            int v;
+            spin_recv(p, &v, 1, members[i], tag);
+            value = max ? (v > value ? v : value) : value && v;
+        }
+        for (int i = 1; i < m; i++) spin_send(p, &value, 1, members[i], tag);
+    } else {
+        spin_send(p, &value, 1, members[0], tag);
+        spin_recv(p, &value, 1, members[0], tag);
+    }
+    return value;
+}
+
+static sdr_comm_t *group_create(sdr_comm_t *p, const int *members, int m, int g, int tag) {
+    tag = GROUP_TAG | (tag & (GROUP_TAG - 1));
+    int id = group_reduce(p, members, m, g, next_id, 1, tag), nproc = m * sdr.R, words = (nproc + MASK_BITS - 1) / MASK_BITS;
+    int *alive = malloc(sizeof(int) * (size_t)words), *ranks = malloc(sizeof(int) * (size_t)nproc);
+    MPI_Comm real = MPI_COMM_NULL;
+    for (int attempt = 0;; attempt++) {
+        if (attempt > 100) echo_fatal("SDR: could not create a group's communicator after 100 process failures");
+        if (g == 0) { /* which of the group's processes are alive: the leader's replicas agree, and tell the others */
+            sdr_learn_failures();
+            for (int w = 0; w < words; w++) {
+                alive[w] = 0;
+                for (int b = 0; b < MASK_BITS && w * MASK_BITS + b < nproc; b++) {
+                    int x = w * MASK_BITS + b;
+                    if (!sdr.dead[sdr_real_rank(members[x / sdr.R], x % sdr.R)]) alive[w] |= 1 << b;
+                }
+                kin_agree(&alive[w]);
+            }
+            for (int i = 1; i < m; i++) spin_send(p, alive, words, members[i], tag);
+        } else
+            spin_recv(p, alive, words, members[0], tag);
+        int n = 0, ok = 1;
+        sdr_learn_failures();
+        for (int x = 0; x < nproc; x++)
+            if (alive[x / MASK_BITS] >> (x % MASK_BITS) & 1) {
+                ranks[n] = sdr_real_rank(members[x / sdr.R], x % sdr.R);
+                if (sdr.dead[ranks[n++]]) ok = 0; /* known dead by now: not made (docs/sdr.md), tried again */
+            }
+        if (!(alive[(g * sdr.R + sdr.k) / MASK_BITS] >> ((g * sdr.R + sdr.k) % MASK_BITS) & 1)) ok = 0;
+        real = MPI_COMM_NULL;
+        if (ok) {
+            MPI_Group world, group;
+            PMPI_Comm_group(sdr.world, &world);
+            PMPI_Group_incl(world, n, ranks, &group);
+            char name[80];
+            snprintf(name, sizeof name, "echo-sdr-group-%d-%d-%d", id, members[0], attempt);
+            sdr_control_flush(); /* the last message's acks leave first: this call makes no progress while it waits */
+            ok = PMPI_Comm_create_from_group(group, name, MPI_INFO_NULL, MPI_ERRORS_RETURN, &real) == MPI_SUCCESS;
+            if (!ok) real = MPI_COMM_NULL;
+            PMPI_Group_free(&group);
+            PMPI_Group_free(&world);
+        }
+        kin_agree(&ok);
+        ok = group_reduce(p, members, m, g, ok, 0, tag);
+        if (getenv("ECHO_SDR_DEBUG"))
+            fprintf(stderr, "[sdr %d] group communicator try %d: %d processes: %s\n", echo.real_rank, attempt, n,
+                    ok ? "made" : "failed");
+        if (ok) break;
+        if (real != MPI_COMM_NULL) PMPI_Comm_free(&real);
+    }
+    free(alive);
+    free(ranks);
+    if (next_id <= id) next_id = id + 1;
+    sdr_comm_t *c = sdr_comm_from_real(&real, m, members, g, id, p->app);
+    PMPI_Comm_free(&real);
+    return c;
+}
+
+/* the members of p in `group` (of this replica's processes: echo_sdr_MPI_Comm_group), in its order, and this
+ * process's place among them; 0 if a process of it is no member of p */
+static int group_members(const sdr_comm_t *p, MPI_Group group, int **members, int *m, int *g) {
+    PMPI_Group_size(group, m);
+    PMPI_Group_rank(group, g);
     MPI_Group world;
     PMPI_Comm_group(MPI_COMM_WORLD, &world);
-    int *ranks = malloc(sizeof(int) * (size_t)n), *real = malloc(sizeof(int) * (size_t)n), whole = 1;
-    for (int i = 0; i < n; i++) ranks[i] = i;
-    if (PMPI_Group_translate_ranks(group, n, ranks, world, real) != MPI_SUCCESS) whole = 0;
-    for (int i = 0; i < n && whole; i++)
-        whole = real[i] != MPI_UNDEFINED && real[i] / sdr.n == sdr.k && p->index_of[real[i] % sdr.n] >= 0;
+    int *ranks = malloc(sizeof(int) * (size_t)*m), ok = 1;
+    *members = malloc(sizeof(int) * (size_t)*m);
+    for (int i = 0; i < *m; i++) ranks[i] = i;
+    if (PMPI_Group_translate_ranks(group, *m, ranks, world, *members) != MPI_SUCCESS) ok = 0;
+    for (int i = 0; i < *m && ok; i++) {
+        ok = (*members)[i] != MPI_UNDEFINED && (*members)[i] / sdr.n == sdr.k && p->index_of[(*members)[i] % sdr.n] >= 0;
+        if (ok) (*members)[i] %= sdr.n;
+    }
     free(ranks);
-    free(real);
     PMPI_Group_free(&world);
-    return whole;
+    return ok;
 }
 
 /* whether a group is this process alone: a communicator of it reaches no other process (as MPI_COMM_SELF), so
@@ -324,62 +465,48 @@ static int only_me(MPI_Group group) {
     return n == 1 && me == 0;
 }
 
-/* Only the group's members call MPI_Comm_create_group.  A group of every member of comm is then MPI_Comm_create's
- * case (every member calls it), and is made as that is, surviving a failure; this process alone is made natively
- * (only_me).  Another part of comm is refused: making the real communicators of its members' replicas survive a
- * death needs them to agree on who is alive first, and ULFM agrees over a communicator of them, which is the one
- * being made (a creation over a group with a dead member hangs or fails at some processes only: echo_sdr_inter.c). */
+/* Only the group's members call it: made by them (group_create), whatever part of comm the group is */
 int echo_sdr_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
     sdr_comm_t *p = intra(comm, "MPI_Comm_create_group");
     if (only_me(group)) return PMPI_Comm_create_group(MPI_COMM_SELF, group, tag, newcomm);
-    if (!whole_of(p, group)) {
-        echo_unsupported("MPI_Comm_create_group of a part of the communicator (only its members would agree on "
-                         "which replicas are alive, over a communicator not made yet)");
-        return MPI_ERR_OTHER;
+    int *members, m, g;
+    if (!group_members(p, group, &members, &m, &g) || g == MPI_UNDEFINED) {
+        free(members);
+        return MPI_ERR_GROUP;
     }
-    return echo_sdr_MPI_Comm_create(comm, group, newcomm); /* the tag: this creation is done before another starts */
-}
-
-/* SDR makes a communicator by agreements over every live replica of every member (split_real), which wait for all
- * of them to reach the call; MPI_Comm_idup must return before the others call it (MPICH's comm/comm_create_group_idup:
- * even ranks create a group communicator first, odd ranks idup first), so done here it could wait for ever.
- * Refused, naming the call. */
-int echo_sdr_MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
-    (void)comm, (void)newcomm, (void)request;
-    echo_unsupported("MPI_Comm_idup (SDR's creation waits for every member, which a nonblocking call must not)");
-    return MPI_ERR_OTHER;
-}
-
-int echo_sdr_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) {
-    (void)comm, (void)info, (void)newcomm, (void)request;
-    echo_unsupported("MPI_Comm_idup_with_info (SDR's creation waits for every member, which a nonblocking call must "
-                     "not)");
-    return MPI_ERR_OTHER;
+    sdr_comm_t *c = group_create(p, members, m, g, tag);
+    free(members);
+    *newcomm = c->app;
+    return MPI_SUCCESS;
 }
 
 #if ECHO_DECLARES(MPI_Comm_create_from_group)
-/* Only the group's members call it, with no parent.  A group of every rank (of this replica's processes): every rank
- * calls it, so it is MPI_Comm_create over MPI_COMM_WORLD, made as that is, surviving a failure; it takes the error
- * handler given.  This process alone: made natively (only_me).  Another part of the world: refused as
- * MPI_Comm_create_group's part is (made natively, replica k's communicator would join world k only, and a death in
- * it would stop that world). */
+/* Only the group's members call it, with no parent: made as create_group's over MPI_COMM_WORLD, its tag a hash of
+ * the string tag; it takes the error handler given.  This process alone: made natively (only_me). */
 int echo_sdr_MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
                                         MPI_Errhandler errhandler, MPI_Comm *newcomm) {
     if (only_me(group)) return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
-    if (!whole_of(sdr_comm_of(MPI_COMM_WORLD), group)) {
-        echo_unsupported("MPI_Comm_create_from_group of a part of the world (only its members would agree on "
-                         "which replicas are alive, over a communicator not made yet)");
-        return MPI_ERR_OTHER;
+    sdr_comm_t *p = sdr_comm_of(MPI_COMM_WORLD);
+    int *members, m, g;
+    if (!group_members(p, group, &members, &m, &g) || g == MPI_UNDEFINED) {
+        free(members);
+        return MPI_ERR_GROUP;
     }
-    int rc = echo_sdr_MPI_Comm_create(MPI_COMM_WORLD, group, newcomm); /* the tag and info: as create_group's */
-    if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) PMPI_Comm_set_errhandler(*newcomm, errhandler);
-    return rc;
+    unsigned hash = 5381;
+    for (const char *ch = stringtag ? stringtag : ""; *ch; ch++) hash = hash * 33 + (unsigned char)*ch;
+    sdr_comm_t *c = group_create(p, members, m, g, (int)(hash & 0x3fffffff));
+    free(members);
+    *newcomm = c->app;
+    if (info != MPI_INFO_NULL) PMPI_Comm_set_info(*newcomm, info);
+    PMPI_Comm_set_errhandler(*newcomm, errhandler);
+    return MPI_SUCCESS;
 }
 #endif
 
 int echo_sdr_MPI_Comm_free(MPI_Comm *comm) {
     sdr_comm_t *c = sdr_comm_of(*comm);
     if (!c || *comm == MPI_COMM_WORLD) return PMPI_Comm_free(comm); /* a local one; or MPI reports the misuse */
+    sdr_idup_settle(c); /* its duplicates still being made need its real communicators */
     int rc = PMPI_Comm_free(comm); /* the application's attribute delete callbacks run in it, and may use it */
     sdr_comm_t *hidden[2] = {c->local, c->all};
     sdr_comm_release(c);

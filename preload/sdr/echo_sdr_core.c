@@ -446,6 +446,7 @@ void sdr_progress(void) {
         recv_test(r);
     }
     sdr_sched_progress();
+    sdr_idup_progress();
     sdr_drain_stale();
     if (sdr_retarget_due) sdr_retarget();
     sdr_slow_progress();

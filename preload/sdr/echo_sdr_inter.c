@@ -61,6 +61,7 @@ static int both_ok(sdr_comm_t *l, MPI_Comm base, int ok, int leader, MPI_Comm pe
  * dead process of the bridge and the others wait for them for ever, seen when a leader's replica died just
  * before.) */
 static MPI_Comm real_union(sdr_comm_t *l, int leader, MPI_Comm peer, int remote_leader, int tag, int low, int id) {
+    sdr_idup_settle(l); /* l's dups being made use its build communicator first */
     for (int attempt = 0;; attempt++) {
         if (attempt > 100) echo_fatal("SDR: could not create an intercommunicator after 100 process failures");
         /* no creation over a group with a dead member (echo_ft_knows_dead): shrink it first, the same everywhere */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { REQ_SEND, REQ_RECV, REQ_COLL, REQ_DONE };
+enum { REQ_SEND, REQ_RECV, REQ_COLL, REQ_DONE, REQ_POLL };
 #define SDR_REQ_MAGIC 0x53445252u
 
 typedef struct sdr_req {
@@ -29,6 +29,9 @@ typedef struct sdr_req {
     int cancelled; /* a receive cancelled before it matched: complete, with a cancelled status */
     MPI_Status done_status; /* REQ_DONE: complete from the start (MPI_Imrecv), with this status */
     sdr_send_t *pair;       /* MPI_Isendrecv: the send that goes with this receive */
+    int (*poll)(void *);    /* REQ_POLL: whether it is complete (sdr_request_of_poll); its end, giving its code */
+    int (*finish)(void *);
+    void *poll_arg;
 } sdr_req_t;
 
 int sdr_is_request(MPI_Request h) {
@@ -101,6 +104,13 @@ MPI_Request sdr_request_of_sched(sdr_sched_t *s, int persistent) {
     return handle_of(r);
 }
 
+MPI_Request sdr_request_of_poll(int (*poll)(void *), int (*finish)(void *), void *arg) {
+    sdr_req_t *r = new_req(REQ_POLL, 0, NULL, NULL, 0, MPI_DATATYPE_NULL, 0, 0, 0, 0);
+    r->poll = poll, r->finish = finish, r->poll_arg = arg;
+    r->active = 1;
+    return handle_of(r);
+}
+
 /* ---- looking at a request, and retiring it ---- */
 
 /* complete (without retiring)?  An inactive persistent request is complete with an empty status. */
@@ -112,6 +122,7 @@ static int send_ready(sdr_send_t *s, int mode) {
 static int req_ready(sdr_req_t *r) {
     if (r->pair && !send_ready(r->pair, 0)) return 0;
     if (!r->active || r->proc_null || r->cancelled || r->kind == REQ_DONE) return 1;
+    if (r->kind == REQ_POLL) return r->poll(r->poll_arg);
     if (r->kind == REQ_SEND) return send_ready(r->send, r->mode);
     if (r->kind == REQ_RECV) return sdr_recv_done(r->recv, MPI_STATUS_IGNORE);
     return sdr_sched_done(r->sched);
@@ -130,7 +141,11 @@ static int req_retire(MPI_Request *h, MPI_Status *st) {
         echo_set_status(st, &r->done_status);
         rc = r->done_status.MPI_ERROR;
     } else if (r->proc_null) empty_status(st, r->kind == REQ_RECV ? MPI_PROC_NULL : MPI_ANY_SOURCE);
-    else if (r->kind == REQ_SEND) {
+    else if (r->kind == REQ_POLL) {
+        rc = r->finish(r->poll_arg);
+        r->active = 0; /* finished once: MPI_Request_free's retire keeps the struct */
+        empty_status(st, MPI_ANY_SOURCE);
+    } else if (r->kind == REQ_SEND) {
         rc = sdr_send_error(r->send);
         empty_status(st, MPI_ANY_SOURCE);
         sdr_send_free(r->send);

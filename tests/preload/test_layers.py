@@ -94,6 +94,11 @@ PROGRESS_LOOPS: dict[tuple[str, str, str], str] = {
     ("sdr", "echo_sdr_core", "echo_sdr_win"):
         "a passive target applies its origins' lock epochs in whatever MPI call it is in: the progress loop serves "
         "them (sdr_win_progress)",
+    ("sdr", "echo_sdr_core", "echo_sdr_idup"):
+        "an MPI_Comm_idup's duplicate is made in nonblocking steps that the progress loop advances (sdr_idup_progress)",
+    ("sdr", "echo_sdr_comm", "echo_sdr_idup"):
+        "another creation from a communicator, or its free, first waits for the duplicates in flight from it "
+        "(sdr_idup_settle), which are made with the registry's own calls",
 }
 # circles that are design, not progress, still to be untangled (issue #33): listed so that no new one appears
 NOT_YET_APART: dict[tuple[str, str, str], str] = {
