@@ -5,7 +5,9 @@ The preload library (preload/core/echo_fileview.c) keeps, per rank A, in the run
 - rankA.copy0.log: each path the representative changed, before its first change ("A path": absent before the
   run; "S path": set aside in rankA.base/ first; "E path": existed, a directory);
 - rankA.copyK.log (K >= 1): each path copy K changed ("W" written or created, "D" deleted, "M" a directory made),
-  and its files in rankA.copyK/ under their absolute names.
+  and its files in rankA.copyK/ under their absolute names;
+- in every log, "T path" for each file or directory the process made under a name it drew at random (mkstemp,
+  mkdtemp: gfortran's scratch files), in the order it made them: a copy's k-th is its representative's k-th.
 The comparison reads only the files someone wrote, so its cost is bounded by the bytes written.
 """
 
@@ -62,14 +64,31 @@ def run_values(run_dir: Path) -> dict[str, str]:
 
 # ---- after the job: what each copy wrote, against its representative ----
 
+def _lines(path: Path) -> list[tuple[str, str]]:
+    """A log's lines: (code, path)."""
+    if not path.exists():
+        return []
+    return [(line[0], line[2:]) for line in path.read_text(errors="surrogateescape").splitlines()
+            if len(line) > 2 and line[1] == " "]
+
+
 def _log(path: Path) -> dict[str, str]:
     """A log's paths and each one's last code."""
-    out: dict[str, str] = {}
-    if path.exists():
-        for line in path.read_text(errors="surrogateescape").splitlines():
-            if len(line) > 2 and line[1] == " ":
-                out[line[2:]] = line[0]
-    return out
+    return {name: code for code, name in _lines(path) if code != "T"}
+
+
+def _random_names(path: Path) -> list[str]:
+    """The paths a process made under a name it drew at random, in the order it made them."""
+    return [name for code, name in _lines(path) if code == "T"]
+
+
+def _as_representatives(path: str, names: dict[str, str]) -> str:
+    """A copy's path under its representative's names: the copy's k-th randomly named file or directory (and what
+    is under such a directory) is the representative's k-th."""
+    for mine, theirs in names.items():
+        if path == mine or path.startswith(mine + "/"):
+            return theirs + path[len(mine):]
+    return path
 
 
 def _state(path: Path) -> tuple[str, Path | str | None]:
@@ -126,14 +145,22 @@ def _differs(rep: tuple[str, Path | str | None], copy: tuple[str, Path | str | N
     return None
 
 
-def _copy_states(fv: Path, rank: int, copy: int, rep_log: dict[str, str]) -> dict[str, tuple[str, object]]:
-    """Each path copy `copy` changed, or its representative did: its final state in the copy's view."""
+def _under_any(path: str, dirs: list[str]) -> bool:
+    return any(path == d or path.startswith(d + "/") for d in dirs)
+
+
+def _copy_states(fv: Path, rank: int, copy: int, rep_log: dict[str, str], names: dict[str, str],
+                 unmatched: list[str]) -> dict[str, tuple[str, object]]:
+    """Each path copy `copy` changed, or its representative did: its final state in the copy's view, by the
+    representative's name of it (`names`: the copy's randomly named paths, the representative's; paths under
+    `unmatched`, randomly named ones the representative has no counterpart of, are left out)."""
     tree = fv / f"rank{rank}.copy{copy}"
-    mine = _log(fv / f"rank{rank}.copy{copy}.log")
+    mine = {_as_representatives(path, names): path
+            for path in _log(fv / f"rank{rank}.copy{copy}.log") if not _under_any(path, unmatched)}
     out = {}
     for path in set(mine) | set(rep_log):
         if path in mine:
-            out[path] = _state(tree / path.lstrip("/"))
+            out[path] = _state(tree / mine[path].lstrip("/"))
         else:  # the copy left it as it was before the run, which its representative changed
             code = rep_log[path]
             out[path] = (_state(fv / f"rank{rank}.base" / path.lstrip("/")) if code == "S"
@@ -194,7 +221,17 @@ def compare(run_dir: Path, copies: list[int], vote: bool) -> tuple[list[SdcEvent
         if n < 2 or not (fv / f"rank{rank}.copy0.log").exists():
             continue
         rep_log = _log(fv / f"rank{rank}.copy0.log")
-        views = {k: _copy_states(fv, rank, k, rep_log) for k in range(1, n)}
+        rep_random = _random_names(fv / f"rank{rank}.copy0.log")
+        views = {}
+        for k in range(1, n):
+            # a file made under a random name is its representative's file of the same rank in order, never by name
+            mine = _random_names(fv / f"rank{rank}.copy{k}.log")
+            unmatched = mine[len(rep_random):]
+            views[k] = _copy_states(fv, rank, k, rep_log, dict(zip(mine, rep_random, strict=False)), unmatched)
+            for i, path in enumerate(unmatched, start=len(rep_random) + 1):
+                events.append(_event("divergence", rank, k, path, 0, -1,
+                                     f"the copy's file number {i} made under a random name; its "
+                                     f"representative made {len(rep_random)} such files"))
         paths = sorted(set(rep_log).union(*views.values()) - shared)
         for path in paths:
             rep = _state(Path(path))
@@ -205,7 +242,10 @@ def compare(run_dir: Path, copies: list[int], vote: bool) -> tuple[list[SdcEvent
             if vote:
                 keys = {k: _digest(s) for k, s in states.items()}
                 (top, count), = Counter(keys.values()).most_common(1)
-                if count * 2 > n:
+                # a vote corrects what the representative's file holds, never whether it has the file: a name the
+                # majority has and it has not (or the reverse) is a name drawn differently in each process (a
+                # random id in it), and creating or deleting it would leave files no native run has
+                if count * 2 > n and (keys[0] == top or "absent" not in (keys[0][0], top[0])):
                     winner = next(k for k in states if keys[k] == top)
                     for k in states:
                         if keys[k] == top:

@@ -13,7 +13,9 @@
  *   before the run, which the representative set aside (below), or absent if it did not exist.
  * The representative does its I/O natively (its files are the program's real output); before it first changes
  * a path it notes it in its log, <run_dir>/fileview/rankA.copy0.log ("A path": absent before the run, "S path":
- * saved under rankA.base/ first, "E path": existed, a directory), which its copies read as it grows.
+ * saved under rankA.base/ first, "E path": existed, a directory), which its copies read as it grows.  Every
+ * process also logs "T path" for each file it made under a random name (mkstemp, mkdtemp), in order: a copy's k-th
+ * is its representative's k-th (below).
  *
  * Why interposition and not a mount namespace with an overlay: it needs neither root nor unprivileged user
  * namespaces (often disabled on cluster nodes), works the same on every MPI, and the preload library is in every
@@ -716,6 +718,98 @@ INTERPOSED int symlink(const char *target, const char *path) { return do_symlink
 INTERPOSED int symlinkat(const char *target, int dirfd, const char *path) {
     return do_symlink(target, dirfd, path);
 }
+
+/* ---- files made under a random name: mkstemp and its kin, mkdtemp, tmpfile ----
+ * gfortran's scratch units (OPEN(STATUS='SCRATCH') is mkostemp on $TMPDIR/gfortrantmpXXXXXX, then unlink), C codes'
+ * mkstemp files and directories: each process draws its own name, so a representative's and its copy's are never the
+ * same path.  A copy makes its file in its own tree (under a name of its own drawing: nothing reaches the real
+ * directory), and every process notes, in order, each path it made so ("T path" in its log): the copy's k-th such
+ * file is its representative's k-th, and the comparison (echo/fileview.py) matches them by that rank, never by name.
+ * glibc's versions make the file with its internal open, which no interposer sees: hence these. */
+REAL(mkostemps64); REAL(mkdtemp); REAL(tmpfile64);
+
+static void made_at_random(const char *logical, char code) {
+    pthread_mutex_lock(&lock);
+    if (side == REP) {
+        set_put(&touched, logical, 1);
+        write_line(log_fd, 'A', logical); /* it did not exist: the call made it exclusively */
+    } else {
+        set_put(&logged, logical, code);
+        write_line(log_fd, code, logical);
+    }
+    write_line(log_fd, 'T', logical);
+    pthread_mutex_unlock(&lock);
+}
+
+/* the real call on `path` (a template): a file's descriptor, or 0 for a directory; -1 with errno */
+static int make_random(char *path, int suffixlen, int flags, int dir) {
+    if (dir) return R(mkdtemp)(path) ? 0 : -1;
+    return R(mkostemps64)(path, suffixlen, flags);
+}
+
+/* mkostemps with `dir` false, mkdtemp with it true: the program's template `tmpl` gets the name drawn */
+static int random_name(char *tmpl, int suffixlen, int flags, int dir) {
+    char logical[PATH_MAX], where[PATH_MAX];
+    size_t len = tmpl ? strlen(tmpl) : 0;
+    if (!program_path(AT_FDCWD, tmpl, logical) || suffixlen < 0 || len < (size_t)suffixlen + 6)
+        return make_random(tmpl, suffixlen, flags, dir); /* not the program's, or EINVAL as the real call says */
+    if (side == REP) {
+        int r = make_random(tmpl, suffixlen, flags, dir);
+        if (r >= 0 && program_path(AT_FDCWD, tmpl, logical)) made_at_random(logical, 0);
+        return r;
+    }
+    if (!parent_exists(logical)) return -1;
+    size_t at = strlen(logical) - (size_t)suffixlen - 6; /* the XXXXXX in the program's name */
+    for (int tries = 0; tries < 100; tries++) {
+        join(where, tree, logical);
+        if (!where[0]) { errno = ENAMETOOLONG; return -1; }
+        make_parents(where);
+        int r = make_random(where, suffixlen, flags, dir);
+        if (r < 0) return -1;
+        char name[PATH_MAX];
+        snprintf(name, sizeof name, "%s", logical);
+        memcpy(name + at, where + strlen(where) - suffixlen - 6, 6);
+        struct stat st;
+        if (R(lstat)(name, &st) == 0) { /* a real file has the name this copy drew: draw another */
+            if (r > 0) close(r);
+            R(unlinkat)(AT_FDCWD, where, dir ? AT_REMOVEDIR : 0);
+            continue;
+        }
+        memcpy(tmpl + len - suffixlen - 6, name + at, 6);
+        made_at_random(name, dir ? 'M' : 'W');
+        return r;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+INTERPOSED int mkstemp(char *t) { return random_name(t, 0, 0, 0); }
+INTERPOSED int mkstemp64(char *t) { return random_name(t, 0, 0, 0); }
+INTERPOSED int mkostemp(char *t, int flags) { return random_name(t, 0, flags, 0); }
+INTERPOSED int mkostemp64(char *t, int flags) { return random_name(t, 0, flags, 0); }
+INTERPOSED int mkstemps(char *t, int suffixlen) { return random_name(t, suffixlen, 0, 0); }
+INTERPOSED int mkstemps64(char *t, int suffixlen) { return random_name(t, suffixlen, 0, 0); }
+INTERPOSED int mkostemps(char *t, int suffixlen, int flags) { return random_name(t, suffixlen, flags, 0); }
+INTERPOSED int mkostemps64(char *t, int suffixlen, int flags) { return random_name(t, suffixlen, flags, 0); }
+INTERPOSED char *mkdtemp(char *t) { return random_name(t, 0, 0, 1) < 0 ? NULL : t; }
+
+/* tmpfile (C's, and C++'s std::tmpfile): a file without a name (glibc makes it in /tmp and unlinks it at once), so
+ * nothing of it is left to compare; a copy makes it in its own tree, so that no copy's file ever shows in /tmp */
+static FILE *unnamed_file(void) {
+    char where[PATH_MAX];
+    if (side != COPY || echo_depth) return R(tmpfile64)();
+    join(where, tree, "/tmp/echo-tmpfileXXXXXX");
+    make_parents(where);
+    int fd = R(mkostemps64)(where, 0, O_CLOEXEC);
+    if (fd < 0) return NULL;
+    R(unlinkat)(AT_FDCWD, where, 0);
+    fcntl(fd, F_SETFD, 0); /* tmpfile's descriptor is inherited by exec, as glibc's is */
+    FILE *f = fdopen(fd, "w+");
+    if (!f) close(fd);
+    return f;
+}
+INTERPOSED FILE *tmpfile(void) { return unnamed_file(); }
+INTERPOSED FILE *tmpfile64(void) { return unnamed_file(); }
 
 /* ---- calls that only look: a copy looks at its view ---- */
 /* the path a copy's look at (dirfd, path) uses: the path itself, or `buf`; NULL: absent in its view */

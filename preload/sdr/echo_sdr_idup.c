@@ -63,7 +63,7 @@ static int step_done(idup_t *d, int *rc) {
         revoked) {
         d->req = MPI_REQUEST_NULL;
         d->buf = NULL; /* the step left may still write there: kept */
-        *rc = MPI_ERR_REVOKED;
+        *rc = MPIX_ERR_REVOKED; /* MPI_ERR_REVOKED is in Open MPI 5's headers only; compat/fallback.h gives MPIX_ERR_REVOKED on every MPI */
         return 1;
     }
     return 0;

@@ -156,16 +156,23 @@ def test_vote_replaces_an_outvoted_representatives_file(programs, tmp_path, nati
 OPENMPI4 = Path("/usr/bin/mpicc.openmpi")
 
 
-def test_fortran_status_new_on_open_mpi_4(tmp_path):
-    """gfortran's open(..., status='new') on Debian's Open MPI 4.1, under --clones 2 and 3: no 'File exists',
-    and the file is a native run's."""
+def openmpi4_fortran(tmp_path: Path, name: str):
+    """Debian's Open MPI 4.1 (skipped where scripts/mpis.sh did not install it) and the Fortran program `name`
+    built with its mpifort."""
     if not OPENMPI4.exists() or not shutil.which("mpifort.openmpi"):
         pytest.skip("Debian's Open MPI 4.1 with mpifort (scripts/mpis.sh) is not installed")
     try:
         mpi = detect_mpi(str(OPENMPI4))
     except BuildError as e:
         pytest.fail(str(e))
-    (cmd,) = compile_programs(mpi, tmp_path, None, ["f_status_new"]).values()
+    (cmd,) = compile_programs(mpi, tmp_path, None, [name]).values()
+    return mpi, cmd
+
+
+def test_fortran_status_new_on_open_mpi_4(tmp_path):
+    """gfortran's open(..., status='new') on Debian's Open MPI 4.1, under --clones 2 and 3: no 'File exists',
+    and the file is a native run's."""
+    mpi, cmd = openmpi4_fortran(tmp_path, "f_status_new")
     native = tmp_path / "native"
     native.mkdir()
     root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
@@ -198,3 +205,119 @@ def test_a_log_every_rank_appends_to_is_no_divergence(mpi, programs, tmp_path):
     assert "1 files written by several ranks not compared" in r.stderr and str(work / "run.log") in r.stderr
     assert tree(work) == tree(native)
     assert lines_by_rank(r.stdout) == lines_by_rank(n.stdout)
+
+
+# ---- files made under a random name (mkstemp, mkdtemp, gfortran's scratch units) ----
+
+def program_temporaries(tmpdir: Path) -> list[tuple[str, bytes | None]]:
+    """What the program left in its $TMPDIR (MPI's session directories aside), without the random part of the
+    names: (name's fixed part, bytes or None for a directory), and what is under its directories."""
+    out = []
+    for entry in sorted(tmpdir.iterdir()):
+        if entry.name.startswith(("work.", "run.", "gfortrantmp")):
+            fixed = entry.name.rsplit(".", 1)[0] if "." in entry.name else entry.name[:len("gfortrantmp")]
+            out.append((fixed, None if entry.is_dir() else entry.read_bytes()))
+            if entry.is_dir():
+                out.extend((f"{fixed}/{k}", v) for k, v in tree(entry).items())
+    return sorted(out, key=lambda e: (e[0], e[1] or b""))
+
+
+@pytest.mark.parametrize("copies,sdc", [(2, "detect"), (3, "vote")])
+def test_mkstemp_and_mkdtemp_files_are_compared_by_order_not_name(programs, tmp_path, monkeypatch, mpi, copies,
+                                                                  sdc):
+    """A scratch file made with mkstemp, written and read back, and a directory made with mkdtemp with a summary in
+    it, both left in $TMPDIR: every process draws its own names, yet the run is SDC-clean (a copy's k-th such file
+    is its representative's k-th), and $TMPDIR holds exactly what a native run leaves: the copies' are in their
+    own trees, and the vote wrote nothing there."""
+    native_tmp, tmp = tmp_path / "native_tmp", tmp_path / "tmp"
+    native_tmp.mkdir()
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(native_tmp))
+    n = mpirun_native(mpi, 2, programs["scratch_c"])
+    assert n.returncode == 0, n.stderr
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    r = echorun(["--no-store", "-n", "2", "--clones", str(copies), "--sdc", sdc, *programs["scratch_c"]],
+                tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert f"SDC ({sdc}): clean; exit status 0" in r.stderr
+    assert lines_by_rank(r.stdout) == lines_by_rank(n.stdout)
+    assert program_temporaries(tmp) == program_temporaries(native_tmp)
+    assert len(program_temporaries(tmp)) == 6  # per rank: the scratch file, the directory, its summary
+    for rank in (0, 1):
+        for copy in range(1, copies):
+            own = r.run_dir / "fileview" / f"rank{rank}.copy{copy}" / str(tmp).lstrip("/")
+            assert [p.name.rsplit(".", 1)[0] for p in sorted(own.iterdir())] == [f"run.{rank}", f"work.{rank}"]
+
+
+def scratch_run(programs, tmp_path: Path, monkeypatch, copies: int, sdc: str, mode: str):
+    """scratch_c MODE on one rank under --clones COPIES --sdc SDC, with a $TMPDIR of its own: (result, $TMPDIR)."""
+    tmp = tmp_path / f"tmp{copies}"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    r = echorun(["--no-store", "-n", "1", "--clones", str(copies), "--sdc", sdc, *programs["scratch_c"], mode],
+                tmp_path / f"run{copies}")
+    return r, tmp
+
+
+def left_in(tmp: Path) -> list[str]:
+    """The program's files and directories in its $TMPDIR, without the random part of their names."""
+    return sorted(p.name.rsplit(".", 1)[0] for p in tmp.iterdir() if p.name.startswith(("work.", "run.")))
+
+
+def test_a_difference_in_a_mkstemp_file_is_found_under_the_representatives_name(programs, tmp_path, monkeypatch):
+    """Each process heads its scratch file with its own random id: the comparison still pairs the
+    copy's scratch file with its representative's and names the representative's file at offset 0; with three
+    copies no majority agrees, and the vote writes nothing."""
+    r, tmp = scratch_run(programs, tmp_path, monkeypatch, 2, "detect", "stamp")
+    assert r.returncode == EXIT_DIVERGED, r.stderr
+    (scratch,) = tmp.glob("work.0.*")
+    (div,) = [e for e in read_events(r.run_dir) if e.function == "file"]
+    assert (div.kind, div.app_rank, div.copy, div.first_byte) == ("divergence", 0, 1, 0)
+    assert f"file {scratch}: first differing offset 0" in r.stderr
+    r, tmp = scratch_run(programs, tmp_path, monkeypatch, 3, "vote", "stamp")
+    assert r.returncode == EXIT_DIVERGED, r.stderr
+    (scratch,) = tmp.glob("work.0.*")
+    events = [(e.kind, e.copy, e.first_byte, e.detail) for e in read_events(r.run_dir) if e.function == "file"]
+    assert events == [("divergence", c, 0, f"file {scratch}: first differing offset 0") for c in (1, 2)]
+    assert left_in(tmp) == ["run.0", "work.0"]
+
+
+def test_fortran_scratch_units_on_open_mpi_4(tmp_path, monkeypatch):
+    """gfortran's OPEN(STATUS='SCRATCH', FORM='UNFORMATTED') written, rewound, read back, its sum broadcast, on
+    Debian's Open MPI 4.1 (as Quantum ESPRESSO's pw.x): clean under --clones 2 --sdc detect and --clones 3 --sdc
+    vote, the output a native run's, and nothing left in $TMPDIR (no vote 'corrects' a scratch file into it)."""
+    mpi, cmd = openmpi4_fortran(tmp_path, "f_scratch")
+    root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    native_tmp = tmp_path / "native_tmp"
+    native_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(native_tmp))
+    n = run_group([mpi.mpirun, "-n", "2", "--oversubscribe", *root, *cmd], 120)
+    assert n.returncode == 0, n.stderr
+    for copies, sdc in ((2, "detect"), (3, "vote")):
+        tmp = tmp_path / f"tmp{copies}"
+        tmp.mkdir()
+        monkeypatch.setenv("TMPDIR", str(tmp))
+        r = echorun(["--no-store", "-n", "2", "--clones", str(copies), "--sdc", sdc, *cmd], tmp_path / f"run{copies}",
+                    timeout=300, env={"ECHO_MPICC": mpi.mpicc})
+        assert r.returncode == 0, r.stderr
+        assert f"SDC ({sdc}): clean; exit status 0" in r.stderr
+        assert lines_by_rank(r.stdout) == lines_by_rank(n.stdout)
+        assert program_temporaries(tmp) == program_temporaries(native_tmp) == []
+
+
+def test_vote_never_creates_or_deletes_a_name_each_process_drew_itself(programs, tmp_path, monkeypatch):
+    """A summary named by a random id each process draws from the kernel (as codes name a run's files by a UUID),
+    under --clones 3 --sdc vote: the representative's name is in none of its copies' views, and theirs in none of
+    its, so the two copies 'outvote' its file by not having it.  The vote must not delete it (nor create theirs): the
+    difference is reported as a divergence and $TMPDIR holds what a native run leaves, the representative's file."""
+    r, tmp = scratch_run(programs, tmp_path, monkeypatch, 3, "vote", "named")
+    assert r.returncode == EXIT_DIVERGED, r.stderr
+    (rundir,) = tmp.glob("run.0.*")
+    (summary,) = rundir.iterdir()
+    assert summary.name.startswith("summary.") and summary.read_text().startswith("rank 0 local ")
+    assert left_in(tmp) == ["run.0", "work.0"]
+    events = [(e.kind, e.copy, e.detail) for e in read_events(r.run_dir) if e.function == "file"]
+    for copy in (1, 2):
+        assert ("divergence", copy, f"file {summary}: the representative's is a file, the copy's no such file") \
+            in events
+    assert "SDC (vote): diverged; exit status 20" in r.stderr
