@@ -131,6 +131,10 @@ void sdr_slow_leave(void);                  /* it ends: the next compute phase s
 void sdr_slow_message(int from, const int msg[4]); /* MSG_ROUND, MSG_PROPOSE, MSG_STOP */
 void sdr_slow_progress(void);
 int sdr_slow_finalize(void);                /* stop the excluded siblings (1 if any): nobody waits for them */
+
+/* ---- echo_sdr_slow_log.c: RUN_DIR/sdr.slow, the exclusions' log (the judge's, and the failures' take-backs) ---- */
+extern long sdr_slow_calls;                 /* this replica's application calls so far (sdr_slow_enter counts) */
+void sdr_slow_log_line(const char *what, int replica, long call); /* "what rank replica call time" */
 void sdr_slow_log(const char *what);        /* this replica's line in RUN_DIR/sdr.slow, at its current call */
 
 /* ---- echo_sdr_sched.c: collectives as rounds of sends, receives and local steps ---- */

@@ -108,9 +108,6 @@ NOT_YET_APART: dict[tuple[str, str, str], str] = {
     ("sdr", "echo_sdr_coll", "echo_sdr_inter"):
         "a collective on an intercommunicator is built of collectives on intracommunicators (echo_sdr_inter.c), "
         "and the collectives hand intercommunicators to it: the dispatch by communicator kind wants a place of its own",
-    ("sdr", "echo_sdr_failures", "echo_sdr_slow"):
-        "a replica taken back when its last sibling died is logged in sdr.slow, which the slow-replica judge "
-        "owns (sdr_slow_log): the exclusions and their log want a file both use",
 }
 
 
