@@ -182,15 +182,6 @@ void sdr_comm_ids_used(int last);           /* ids up to `last` are taken */
 /* ---- echo_sdr_idup.c: MPI_Comm_idup(_with_info), made in the background ---- */
 void sdr_idup_progress(void);               /* from sdr_progress: the dups being made take a turn */
 void sdr_idup_settle(sdr_comm_t *p);        /* before another creation from p, or its free: p's dups are made */
-/* ---- echo_sdr_inter.c: an intercommunicator's collectives (the others: sdr_inter_refused, naming the call) ---- */
-int sdr_inter_barrier(sdr_comm_t *c);
-int sdr_inter_bcast(sdr_comm_t *c, void *buf, int count, MPI_Datatype dt, int root);
-int sdr_inter_reduce(sdr_comm_t *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                     int root);
-int sdr_inter_allreduce(sdr_comm_t *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op);
-int sdr_inter_allgather(sdr_comm_t *c, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
-                        int rcount, MPI_Datatype rtype);
-int sdr_inter_refused(const char *fn);     /* __func__ of echo_sdr_MPI_X */
 /* ---- echo_sdr_win.c: a passive target applies its origins' operations from the progress loop ---- */
 void sdr_win_progress(void);
 /* ---- echo_sdr_topo.c ---- */

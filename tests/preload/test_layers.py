@@ -105,9 +105,6 @@ NOT_YET_APART: dict[tuple[str, str, str], str] = {
     ("core", "echo_tsc", "echo_clock"):
         "the time-stamp counter's readings travel through the clock's exchange (echo_clock_tsc), which holds the "
         "counter's trap while it runs (echo_tsc_hold): the exchange of readings wants a file of its own both use",
-    ("sdr", "echo_sdr_coll", "echo_sdr_inter"):
-        "a collective on an intercommunicator is built of collectives on intracommunicators (echo_sdr_inter.c), "
-        "and the collectives hand intercommunicators to it: the dispatch by communicator kind wants a place of its own",
 }
 
 
