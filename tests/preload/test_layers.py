@@ -101,11 +101,7 @@ PROGRESS_LOOPS: dict[tuple[str, str, str], str] = {
         "(sdr_idup_settle), which are made with the registry's own calls",
 }
 # circles that are design, not progress, still to be untangled (issue #33): listed so that no new one appears
-NOT_YET_APART: dict[tuple[str, str, str], str] = {
-    ("core", "echo_tsc", "echo_clock"):
-        "the time-stamp counter's readings travel through the clock's exchange (echo_clock_tsc), which holds the "
-        "counter's trap while it runs (echo_tsc_hold): the exchange of readings wants a file of its own both use",
-}
+NOT_YET_APART: dict[tuple[str, str, str], str] = {}
 
 
 # within a folder SDR's own functions (sdr_*) count too; the libc functions echo interposes (open, clock_gettime) do not
