@@ -190,5 +190,22 @@ int echo_sdr_MPI_Comm_free(MPI_Comm *comm); /* echo_sdr_comm.c: a failed MPI_Com
 /* echo_sdr_coll.c: communicator creation exchanges its members' choices with it */
 int echo_sdr_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm);
+/* the replicated calls an intercommunicator's creation (echo_sdr_inter.c) and collectives (echo_sdr_coll.c, above
+ * the calls that dispatch to them) are made of, and a window's messages (echo_sdr_win.c): echo_sdr_p2p.c's and
+ * echo_sdr_coll.c's */
+int echo_sdr_MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int echo_sdr_MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                      MPI_Status *status);
+int echo_sdr_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                          MPI_Status *status);
+int echo_sdr_MPI_Barrier(MPI_Comm comm);
+int echo_sdr_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int echo_sdr_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                        MPI_Comm comm);
+int echo_sdr_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                           MPI_Comm comm);
+int echo_sdr_MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm);
 
 #endif
