@@ -139,7 +139,7 @@ static __attribute__((noinline)) int exchange(reading_t *r) {
     int claimed = echo_clocks_threaded && echo_serial_claim_reading(); /* one thread on the channel at a time */
     r->count = count++;
     echo_depth = 1; /* the MPI calls below are echo's own, and so are their clock readings */
-    int held = echo_tsc_hold(0); /* ... and so are their reads of the counter (echo_tsc.c) */
+    int held = echo_tsc_hold(0); /* ... and so are their reads of the counter (echo_tsc_trap.c) */
     int ok = 1;
     if (echo_is_rep()) {
         echo_to_copies(r, (int)sizeof *r, MPI_BYTE, tag_clock);

@@ -226,7 +226,7 @@ void echo_tsc_teardown(void);
 extern int echo_tsc_trapped;    /* the application's counter faults: the wrappers mark each call (echo_tsc.c) */
 int echo_tsc_enter(void);       /* 1 */
 void echo_tsc_leave(void);
-int echo_tsc_hold(int lift_now); /* echo's own MPI calls outside the application's: as inside one (echo_tsc.c) */
+int echo_tsc_hold(int lift_now); /* echo's own MPI calls outside the application's: as inside one (echo_tsc_trap.c) */
 void echo_tsc_release(int held);
 void echo_records_rate(void);   /* ticks per ns measured while the counter reads freely (echo_records.c) */
 /* around starting a process (echo_tsc_children.c): the child reads its own counter; 1: lifted, trap again */

@@ -19,7 +19,8 @@
  * echo times them with the kernel's clock through a system call (echo_records.h), which the trap does not stop.
  * A call in which the MPI (its progress engine, MPI_Wtime, the vDSO's clocks) or echo reads the counter faults
  * once: the handler lifts the flag for the rest of that call and the instruction runs again, natively; the
- * wrapper sets it again when the call returns.  Outside MPI calls a trapped read is a signal and two system calls,
+ * wrapper sets it again when the call returns (those flags of each thread: echo_tsc_trap.c, which the clock's
+ * exchange of readings holds too).  Outside MPI calls a trapped read is a signal and two system calls,
  * and the vDSO's clocks would fault too, so the libc clocks the application calls go to the kernel by a system
  * call (echo_clock.c).
  *
@@ -32,6 +33,7 @@
 #define _GNU_SOURCE
 #include "echo_internal.h"
 #include "echo_records.h"
+#include "echo_tsc_trap.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -41,12 +43,7 @@
 #include <sys/prctl.h>
 #include <ucontext.h>
 
-int echo_tsc_trapped; /* between MPI_Init and MPI_Finalize the application's counter faults */
-static ECHO_TLS int in_call;  /* this thread is inside an application's MPI call (the wrappers: echo_tsc_enter) */
-static ECHO_TLS int lifted;   /* ... and the counter read freely since its first read in it */
-static ECHO_TLS int armed;    /* this thread's flag is known to be set (its own, or inherited from its creator) */
 static struct sigaction before; /* the handler the program, its runtime or echo had */
-static int trapping;
 /* the libc's: echo's own changes of SIGSEGV's action are real */
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 static sighandler_t (*real_signal)(int, sighandler_t);
@@ -61,7 +58,7 @@ static void resolve(void) {
 
 INTERPOSED int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
     resolve();
-    if (sig != SIGSEGV || !trapping) return real_sigaction(sig, act, old);
+    if (sig != SIGSEGV || !echo_tsc_trapping) return real_sigaction(sig, act, old);
     struct sigaction was = before;
     if (act) before = *act;
     if (old) *old = was;
@@ -70,7 +67,7 @@ INTERPOSED int sigaction(int sig, const struct sigaction *act, struct sigaction 
 
 INTERPOSED sighandler_t signal(int sig, sighandler_t handler) {
     resolve();
-    if (sig != SIGSEGV || !trapping) return real_signal(sig, handler);
+    if (sig != SIGSEGV || !echo_tsc_trapping) return real_signal(sig, handler);
     sighandler_t was = before.sa_flags & SA_SIGINFO ? (sighandler_t)(void (*)(int))before.sa_sigaction : before.sa_handler;
     memset(&before, 0, sizeof before);
     before.sa_handler = handler;
@@ -153,9 +150,10 @@ static void on_segv(int sig, siginfo_t *si, void *ctx) {
         chain(sig, si, ctx);
         return;
     }
-    if (in_call) { /* the MPI's, echo's (or a callback's it runs): the rest of the call reads the counter freely */
+    /* the MPI's, echo's (or a callback's it runs): the rest of the call reads the counter freely */
+    if (echo_tsc_in_call) {
         prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
-        lifted = 1;
+        echo_tsc_lifted = 1;
         return; /* the instruction runs again, without the flag */
     }
     /* lifted while echo reads the counter and shares it: the channel's own clock reads must not fault */
@@ -175,7 +173,7 @@ static void forked_child(void);
 
 void echo_tsc_setup(void) {
     const char *share = echo_plan_value("tsc"); /* echorun --tsc share, or --sdc (echo/plan.py tsc_lines) */
-    if (trapping || !share || strcmp(share, "share") != 0) return;
+    if (echo_tsc_trapping || !share || strcmp(share, "share") != 0) return;
     /* Valgrind executes rdtsc itself: the flag's fault is not the hardware's there (a memcheck copy under --sdc
      * died of SIGSEGV), so a copy under it reads its own counter, as with --tsc own */
     if (echo_under_valgrind()) return;
@@ -193,7 +191,7 @@ void echo_tsc_setup(void) {
         real_sigaction(SIGSEGV, &before, NULL);
         return;
     }
-    trapping = echo_tsc_trapped = armed = 1;
+    echo_tsc_trapping = echo_tsc_trapped = echo_tsc_armed = 1;
     pthread_atfork(NULL, NULL, forked_child);
 }
 
@@ -204,84 +202,29 @@ void echo_tsc_setup(void) {
  * (echo_tsc_children.c).  Only system calls: a vfork child (posix_spawn's, Python's subprocess) runs this in the
  * parent's memory. */
 static void forked_child(void) {
-    echo_tsc_trapped = in_call = lifted = echo_ticks_by_kernel = 0;
+    echo_tsc_trapped = echo_tsc_in_call = echo_tsc_lifted = echo_ticks_by_kernel = 0;
     prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
-}
-
-int echo_tsc_lift_for_child(void) {
-    int state = 0;
-    if (!trapping || prctl(PR_GET_TSC, &state, 0, 0, 0) != 0 || state != PR_TSC_SIGSEGV) return 0;
-    prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
-    return 1;
-}
-
-void echo_tsc_trap_again(int lifted) {
-    if (lifted) prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
 }
 
 /* around an application's MPI call, on its thread (which may be one started before MPI_Init: it is trapped from
  * its first call on).  No system call but a thread's first: the flag stays set, and is lifted only if something
  * in the call reads the counter (on_segv). */
 int echo_tsc_enter(void) {
-    if (!armed) {
-        if (trapping) {
+    if (!echo_tsc_armed) {
+        if (echo_tsc_trapping) {
             stack_apart(0);
             echo_stack_known(); /* a thread whose first trapped read came first: its stack was not found then */
         }
         int state = 0;
         if (prctl(PR_GET_TSC, &state, 0, 0, 0) == 0 && state != PR_TSC_SIGSEGV)
             prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
-        armed = 1;
+        echo_tsc_armed = 1;
     }
-    in_call = echo_ticks_by_kernel = 1;
+    echo_tsc_in_call = echo_ticks_by_kernel = 1;
     return 1;
 }
 
-void echo_tsc_leave(void) {
-    in_call = echo_ticks_by_kernel = 0;
-    if (!lifted) return;
-    lifted = 0;
-    if (echo_tsc_trapped) prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0); /* not after MPI_Finalize */
-}
-
-/* Echo's own work outside an application's MPI call (sharing a clock reading with the copies, reading MPI's
- * clock) calls MPI, which may read the counter many times while it waits: as inside an application's call, the
- * first read lifts the trap for the rest of it, or `lift_now` lifts it at once (two system calls, less than a
- * fault, where the counter is read for sure).  Nests in a call or in a fault's emulation (the flag already lifted)
- * as nothing.  1: held, echo_tsc_release sets the trap again. */
-int echo_tsc_hold(int lift_now) {
-    if (!echo_tsc_trapped || in_call || !armed) return 0;
-    in_call = 1;
-    if (lift_now) {
-        prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
-        lifted = 1;
-    }
-    return 1;
-}
-
-void echo_tsc_release(int held) {
-    if (!held) return;
-    in_call = 0;
-    if (!lifted) return;
-    lifted = 0;
-    if (echo_tsc_trapped) prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
-}
-
-/* at MPI_Finalize: this thread reads the counter freely again; threads it started stay trapped, and the handler
- * stays to give them their real counter */
-void echo_tsc_teardown(void) {
-    if (!trapping) return;
-    echo_tsc_trapped = 0;
-    prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
-}
 #else
-int echo_tsc_trapped;
-int echo_tsc_lift_for_child(void) { return 0; }
-void echo_tsc_trap_again(int lifted) { (void)lifted; }
 void echo_tsc_setup(void) {}
-void echo_tsc_teardown(void) {}
 int echo_tsc_enter(void) { return 0; }
-void echo_tsc_leave(void) {}
-int echo_tsc_hold(int lift_now) { (void)lift_now; return 0; }
-void echo_tsc_release(int held) { (void)held; }
 #endif

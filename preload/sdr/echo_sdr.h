@@ -131,6 +131,10 @@ void sdr_slow_leave(void);                  /* it ends: the next compute phase s
 void sdr_slow_message(int from, const int msg[4]); /* MSG_ROUND, MSG_PROPOSE, MSG_STOP */
 void sdr_slow_progress(void);
 int sdr_slow_finalize(void);                /* stop the excluded siblings (1 if any): nobody waits for them */
+
+/* ---- echo_sdr_slow_log.c: RUN_DIR/sdr.slow, the exclusions' log (the judge's, and the failures' take-backs) ---- */
+extern long sdr_slow_calls;                 /* this replica's application calls so far (sdr_slow_enter counts) */
+void sdr_slow_log_line(const char *what, int replica, long call); /* "what rank replica call time" */
 void sdr_slow_log(const char *what);        /* this replica's line in RUN_DIR/sdr.slow, at its current call */
 
 /* ---- echo_sdr_sched.c: collectives as rounds of sends, receives and local steps ---- */
@@ -178,15 +182,6 @@ void sdr_comm_ids_used(int last);           /* ids up to `last` are taken */
 /* ---- echo_sdr_idup.c: MPI_Comm_idup(_with_info), made in the background ---- */
 void sdr_idup_progress(void);               /* from sdr_progress: the dups being made take a turn */
 void sdr_idup_settle(sdr_comm_t *p);        /* before another creation from p, or its free: p's dups are made */
-/* ---- echo_sdr_inter.c: an intercommunicator's collectives (the others: sdr_inter_refused, naming the call) ---- */
-int sdr_inter_barrier(sdr_comm_t *c);
-int sdr_inter_bcast(sdr_comm_t *c, void *buf, int count, MPI_Datatype dt, int root);
-int sdr_inter_reduce(sdr_comm_t *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                     int root);
-int sdr_inter_allreduce(sdr_comm_t *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op);
-int sdr_inter_allgather(sdr_comm_t *c, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
-                        int rcount, MPI_Datatype rtype);
-int sdr_inter_refused(const char *fn);     /* __func__ of echo_sdr_MPI_X */
 /* ---- echo_sdr_win.c: a passive target applies its origins' operations from the progress loop ---- */
 void sdr_win_progress(void);
 /* ---- echo_sdr_topo.c ---- */
@@ -195,5 +190,22 @@ int echo_sdr_MPI_Comm_free(MPI_Comm *comm); /* echo_sdr_comm.c: a failed MPI_Com
 /* echo_sdr_coll.c: communicator creation exchanges its members' choices with it */
 int echo_sdr_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm);
+/* the replicated calls an intercommunicator's creation (echo_sdr_inter.c) and collectives (echo_sdr_coll.c, above
+ * the calls that dispatch to them) are made of, and a window's messages (echo_sdr_win.c): echo_sdr_p2p.c's and
+ * echo_sdr_coll.c's */
+int echo_sdr_MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int echo_sdr_MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                      MPI_Status *status);
+int echo_sdr_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                          MPI_Status *status);
+int echo_sdr_MPI_Barrier(MPI_Comm comm);
+int echo_sdr_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int echo_sdr_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                        MPI_Comm comm);
+int echo_sdr_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                           MPI_Comm comm);
+int echo_sdr_MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm);
 
 #endif

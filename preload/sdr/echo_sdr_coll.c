@@ -7,7 +7,9 @@
  * runs it, the nonblocking one returns it as a request. */
 #include "echo_sdr.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static MPI_Aint extent_of(MPI_Datatype t) {
     MPI_Aint lb, extent;
@@ -274,10 +276,87 @@ static sdr_sched_t *scan(const void *sendbuf, void *recvbuf, int count, MPI_Data
     return s;
 }
 
+/* ---- an intercommunicator's collectives (echo_sdr_inter.c makes it): the local group's collective, and its
+ * leader's messages to the other group's ---- */
+
+enum { TAG_LEADERS = 1 }; /* leaders' messages on the hidden communicator of both groups */
+
+/* a buffer of count elements of dt (NULL for none), and the pointer MPI calls take */
+static void *scratch(int count, MPI_Datatype dt, void **base) {
+    MPI_Aint lb, extent, tlb, textent;
+    PMPI_Type_get_extent(dt, &lb, &extent);
+    PMPI_Type_get_true_extent(dt, &tlb, &textent);
+    MPI_Aint bytes = count > 0 ? (MPI_Aint)(count - 1) * (extent < 0 ? -extent : extent) + textent : 1;
+    *base = malloc((size_t)bytes + 1);
+    return (char *)*base - tlb;
+}
+
+static int leader_send(sdr_comm_t *c, const void *buf, int count, MPI_Datatype dt, int remote) {
+    return echo_sdr_MPI_Send(buf, count, dt, c->remote0 + remote, TAG_LEADERS, c->all->app);
+}
+
+static int leader_recv(sdr_comm_t *c, void *buf, int count, MPI_Datatype dt, int remote) {
+    return echo_sdr_MPI_Recv(buf, count, dt, c->remote0 + remote, TAG_LEADERS, c->all->app, MPI_STATUS_IGNORE);
+}
+
+static int sdr_inter_barrier(sdr_comm_t *c) { return echo_sdr_MPI_Barrier(c->all->app); }
+
+/* root: MPI_ROOT at the root, MPI_PROC_NULL at the rest of its group, its rank in the other group */
+static int sdr_inter_bcast(sdr_comm_t *c, void *buf, int count, MPI_Datatype dt, int root) {
+    if (root == MPI_PROC_NULL) return MPI_SUCCESS;
+    if (root == MPI_ROOT) return leader_send(c, buf, count, dt, 0);
+    if (root < 0 || root >= c->rsize) return MPI_ERR_ROOT;
+    int rc = c->lrank == 0 ? leader_recv(c, buf, count, dt, root) : MPI_SUCCESS;
+    return rc != MPI_SUCCESS ? rc : echo_sdr_MPI_Bcast(buf, count, dt, 0, c->local->app);
+}
+
+static int sdr_inter_reduce(sdr_comm_t *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                     int root) {
+    if (root == MPI_PROC_NULL) return MPI_SUCCESS;
+    if (root == MPI_ROOT) return leader_recv(c, recvbuf, count, dt, 0);
+    if (root < 0 || root >= c->rsize) return MPI_ERR_ROOT;
+    void *base = NULL, *tmp = c->lrank == 0 ? scratch(count, dt, &base) : NULL;
+    int rc = echo_sdr_MPI_Reduce(sendbuf, tmp, count, dt, op, 0, c->local->app);
+    if (rc == MPI_SUCCESS && c->lrank == 0) rc = leader_send(c, tmp, count, dt, root);
+    free(base);
+    return rc;
+}
+
+/* each group gets the other group's reduction: reduced in the group, swapped by the leaders, broadcast */
+static int sdr_inter_allreduce(sdr_comm_t *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op) {
+    void *base = NULL, *tmp = c->lrank == 0 ? scratch(count, dt, &base) : NULL;
+    int rc = echo_sdr_MPI_Reduce(sendbuf, tmp, count, dt, op, 0, c->local->app);
+    if (rc == MPI_SUCCESS && c->lrank == 0)
+        rc = echo_sdr_MPI_Sendrecv(tmp, count, dt, c->remote0, TAG_LEADERS, recvbuf, count, dt, c->remote0,
+                                   TAG_LEADERS, c->all->app, MPI_STATUS_IGNORE);
+    free(base);
+    return rc != MPI_SUCCESS ? rc : echo_sdr_MPI_Bcast(recvbuf, count, dt, 0, c->local->app);
+}
+
+/* each group gets the other group's contributions in rank order: gathered, swapped by the leaders, broadcast */
+static int sdr_inter_allgather(sdr_comm_t *c, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
+                        int rcount, MPI_Datatype rtype) {
+    void *base = NULL, *tmp = c->lrank == 0 ? scratch(scount * c->lsize, stype, &base) : NULL;
+    int rc = echo_sdr_MPI_Gather(sendbuf, scount, stype, tmp, scount, stype, 0, c->local->app);
+    if (rc == MPI_SUCCESS && c->lrank == 0)
+        rc = echo_sdr_MPI_Sendrecv(tmp, scount * c->lsize, stype, c->remote0, TAG_LEADERS, recvbuf,
+                                   rcount * c->rsize, rtype, c->remote0, TAG_LEADERS, c->all->app, MPI_STATUS_IGNORE);
+    free(base);
+    return rc != MPI_SUCCESS ? rc : echo_sdr_MPI_Bcast(recvbuf, rcount * c->rsize, rtype, 0, c->local->app);
+}
+
+/* the other collectives on an intercommunicator stop the job naming the call (COMM, below) */
+static int sdr_inter_refused(const char *fn) {
+    char what[160];
+    snprintf(what, sizeof what, "%s on an intercommunicator", strncmp(fn, "echo_sdr_", 9) ? fn : fn + 9);
+    echo_unsupported(what);
+    return MPI_ERR_OTHER;
+}
+
 /* ---- the calls ---- */
 
-/* the collectives an intercommunicator has under SDR are echo_sdr_inter.c's (INTER); the others stop the job naming
- * the call */
+/* the collectives an intercommunicator has under SDR are the ones above (INTER); the others stop the job naming the
+ * call */
 #define COMM()                                                                                                 \
     sdr_comm_t *c = sdr_comm_of(comm);                                                                         \
     if (c->inter) return sdr_inter_refused(__func__)

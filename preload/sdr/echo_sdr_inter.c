@@ -8,8 +8,8 @@
  * and kept copies included.  Two hidden intracommunicators go with it: the local
  * group's (a dup of the local communicator) and both groups' (the same members,
  * channels of its own); the intercommunicator's collectives are their
- * collectives and leaders' messages, and MPI_Intercomm_merge is a split of the
- * second.
+ * collectives and leaders' messages (echo_sdr_coll.c), and MPI_Intercomm_merge
+ * is a split of the second.
  *
  * Creation: the two groups learn each other's members through their leaders'
  * messages on the peer communicator (the replicated layer: a replica's death
@@ -24,8 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { TAG_LEADERS = 1 }; /* leaders' messages on the hidden communicator of both groups */
 
 static int refuse(const char *call, const char *why) {
     char what[160];
@@ -174,77 +172,6 @@ int echo_sdr_MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintr
     sdr_comm_t *c = sdr_comm_of(intercomm);
     if (!c->inter) return MPI_ERR_COMM;
     return sdr_comm_create(c->all, 0, (high ? c->size : 0) + c->rank, newintracomm, 0);
-}
-
-/* ---- collectives: the local group's collective, and its leader's messages to the other group's ---- */
-
-/* a buffer of count elements of dt (NULL for none), and the pointer MPI calls take */
-static void *scratch(int count, MPI_Datatype dt, void **base) {
-    MPI_Aint lb, extent, tlb, textent;
-    PMPI_Type_get_extent(dt, &lb, &extent);
-    PMPI_Type_get_true_extent(dt, &tlb, &textent);
-    MPI_Aint bytes = count > 0 ? (MPI_Aint)(count - 1) * (extent < 0 ? -extent : extent) + textent : 1;
-    *base = malloc((size_t)bytes + 1);
-    return (char *)*base - tlb;
-}
-
-static int leader_send(sdr_comm_t *c, const void *buf, int count, MPI_Datatype dt, int remote) {
-    return echo_sdr_MPI_Send(buf, count, dt, c->remote0 + remote, TAG_LEADERS, c->all->app);
-}
-
-static int leader_recv(sdr_comm_t *c, void *buf, int count, MPI_Datatype dt, int remote) {
-    return echo_sdr_MPI_Recv(buf, count, dt, c->remote0 + remote, TAG_LEADERS, c->all->app, MPI_STATUS_IGNORE);
-}
-
-int sdr_inter_barrier(sdr_comm_t *c) { return echo_sdr_MPI_Barrier(c->all->app); }
-
-/* root: MPI_ROOT at the root, MPI_PROC_NULL at the rest of its group, its rank in the other group */
-int sdr_inter_bcast(sdr_comm_t *c, void *buf, int count, MPI_Datatype dt, int root) {
-    if (root == MPI_PROC_NULL) return MPI_SUCCESS;
-    if (root == MPI_ROOT) return leader_send(c, buf, count, dt, 0);
-    if (root < 0 || root >= c->rsize) return MPI_ERR_ROOT;
-    int rc = c->lrank == 0 ? leader_recv(c, buf, count, dt, root) : MPI_SUCCESS;
-    return rc != MPI_SUCCESS ? rc : echo_sdr_MPI_Bcast(buf, count, dt, 0, c->local->app);
-}
-
-int sdr_inter_reduce(sdr_comm_t *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                     int root) {
-    if (root == MPI_PROC_NULL) return MPI_SUCCESS;
-    if (root == MPI_ROOT) return leader_recv(c, recvbuf, count, dt, 0);
-    if (root < 0 || root >= c->rsize) return MPI_ERR_ROOT;
-    void *base = NULL, *tmp = c->lrank == 0 ? scratch(count, dt, &base) : NULL;
-    int rc = echo_sdr_MPI_Reduce(sendbuf, tmp, count, dt, op, 0, c->local->app);
-    if (rc == MPI_SUCCESS && c->lrank == 0) rc = leader_send(c, tmp, count, dt, root);
-    free(base);
-    return rc;
-}
-
-/* each group gets the other group's reduction: reduced in the group, swapped by the leaders, broadcast */
-int sdr_inter_allreduce(sdr_comm_t *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op) {
-    void *base = NULL, *tmp = c->lrank == 0 ? scratch(count, dt, &base) : NULL;
-    int rc = echo_sdr_MPI_Reduce(sendbuf, tmp, count, dt, op, 0, c->local->app);
-    if (rc == MPI_SUCCESS && c->lrank == 0)
-        rc = echo_sdr_MPI_Sendrecv(tmp, count, dt, c->remote0, TAG_LEADERS, recvbuf, count, dt, c->remote0,
-                                   TAG_LEADERS, c->all->app, MPI_STATUS_IGNORE);
-    free(base);
-    return rc != MPI_SUCCESS ? rc : echo_sdr_MPI_Bcast(recvbuf, count, dt, 0, c->local->app);
-}
-
-/* each group gets the other group's contributions in rank order: gathered, swapped by the leaders, broadcast */
-int sdr_inter_allgather(sdr_comm_t *c, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
-                        int rcount, MPI_Datatype rtype) {
-    void *base = NULL, *tmp = c->lrank == 0 ? scratch(scount * c->lsize, stype, &base) : NULL;
-    int rc = echo_sdr_MPI_Gather(sendbuf, scount, stype, tmp, scount, stype, 0, c->local->app);
-    if (rc == MPI_SUCCESS && c->lrank == 0)
-        rc = echo_sdr_MPI_Sendrecv(tmp, scount * c->lsize, stype, c->remote0, TAG_LEADERS, recvbuf,
-                                   rcount * c->rsize, rtype, c->remote0, TAG_LEADERS, c->all->app, MPI_STATUS_IGNORE);
-    free(base);
-    return rc != MPI_SUCCESS ? rc : echo_sdr_MPI_Bcast(recvbuf, rcount * c->rsize, rtype, 0, c->local->app);
-}
-
-/* the other collectives on an intercommunicator stop the job naming the call (echo_sdr_coll.c's COMM) */
-int sdr_inter_refused(const char *fn) {
-    return refuse(strncmp(fn, "echo_sdr_", 9) ? fn : fn + 9, "on an intercommunicator");
 }
 
 #if ECHO_DECLARES(MPI_Intercomm_create_from_groups)

@@ -26,16 +26,14 @@
  *    for a replica it excluded (the rank's output is the leader's).
  *
  * Decisions go to RUN_DIR/sdr.slow, one line each ("out|in|stopped <rank>
- * <replica> <call> <time>"), for echorun, perf.json and the store.
+ * <replica> <call> <time>"), for echorun, perf.json and the store (echo_sdr_slow_log.c).
  * Plan line: "sdr_exclude <strikes> <rejoin>" (no line: never). */
 #include "echo_sdr.h"
 #include "echo_records.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define ROUND_CALLS 16   /* calls per round: a round's report is one small message to each sibling */
@@ -47,7 +45,6 @@ static const double tolerance = ECHO_DGRP_TOLERANCE, alpha = ECHO_DGRP_ALPHA, be
 
 static double left;             /* when the last call ended */
 static int calls_in_round;
-static long calls;              /* application calls so far */
 static double computed;         /* in this round */
 static int rounds;              /* this replica's rounds completed */
 
@@ -75,19 +72,6 @@ static int leader(void) { return sdr_lowest_in(echo.app_rank) == sdr.k; }
 static int live(int j) { return !sdr.dead[sdr_real_rank(echo.app_rank, j)]; }
 static int is_out(int j) { return sdr.out[sdr_real_rank(echo.app_rank, j)]; }
 
-static void log_event(const char *what, int replica, long call) {
-    char path[1200], line[128];
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    snprintf(path, sizeof path, "%s/sdr.slow", echo.run_dir);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) return;
-    int n = snprintf(line, sizeof line, "%s %d %d %ld %ld.%06ld\n", what, echo.app_rank, replica, call,
-                     (long)t.tv_sec, t.tv_nsec / 1000);
-    if (write(fd, line, (size_t)n) < 0) n = 0; /* one write: lines from several processes do not mix */
-    close(fd);
-}
-
 void sdr_slow_setup(void) {
     const char *v = echo_plan_value("sdr_exclude");
     if (!v || sscanf(v, "%d %d", &strikes, &rejoin_after) != 2 || strikes < 1 || sdr.R < 2) return;
@@ -109,7 +93,7 @@ static void tell_siblings(int type, int a, int b, int c) {
 static void decide(int j, int out, long call) {
     int w = sdr_real_rank(echo.app_rank, j);
     if (!sdr_set_out(w, out)) return;
-    log_event(out ? "out" : "in", j, call);
+    sdr_slow_log_line(out ? "out" : "in", j, call);
     for (int v = 0; v < sdr.n * sdr.R; v++)
         if (v != echo.real_rank && !sdr.dead[v]) sdr_control(v, out ? MSG_OUT : MSG_IN, w, 0, 0);
 }
@@ -190,12 +174,12 @@ static void add_round(int j, double seconds, long call) {
 
 void sdr_slow_enter(int starts_communication) {
     if (!on) return;
-    calls++;
+    sdr_slow_calls++;
     computed += sdr_seconds() - left;
     if (!starts_communication || ++calls_in_round < ROUND_CALLS) return;
-    add_round(sdr.k, computed, calls);
+    add_round(sdr.k, computed, sdr_slow_calls);
     long us = (long)(computed * 1e6);
-    tell_siblings(MSG_ROUND, rounds++, us > 0x7fffffff ? 0x7fffffff : (int)us, (int)calls);
+    tell_siblings(MSG_ROUND, rounds++, us > 0x7fffffff ? 0x7fffffff : (int)us, (int)sdr_slow_calls);
     calls_in_round = 0, computed = 0;
     evaluate();
 }
@@ -203,8 +187,6 @@ void sdr_slow_enter(int starts_communication) {
 void sdr_slow_leave(void) {
     if (on) left = sdr_seconds();
 }
-
-void sdr_slow_log(const char *what) { log_event(what, sdr.k, calls); }
 
 /* the leader stopped this excluded replica at the end: its records and output so far stay */
 static void stop_here(void) {

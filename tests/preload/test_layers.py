@@ -101,17 +101,7 @@ PROGRESS_LOOPS: dict[tuple[str, str, str], str] = {
         "(sdr_idup_settle), which are made with the registry's own calls",
 }
 # circles that are design, not progress, still to be untangled (issue #33): listed so that no new one appears
-NOT_YET_APART: dict[tuple[str, str, str], str] = {
-    ("core", "echo_tsc", "echo_clock"):
-        "the time-stamp counter's readings travel through the clock's exchange (echo_clock_tsc), which holds the "
-        "counter's trap while it runs (echo_tsc_hold): the exchange of readings wants a file of its own both use",
-    ("sdr", "echo_sdr_coll", "echo_sdr_inter"):
-        "a collective on an intercommunicator is built of collectives on intracommunicators (echo_sdr_inter.c), "
-        "and the collectives hand intercommunicators to it: the dispatch by communicator kind wants a place of its own",
-    ("sdr", "echo_sdr_failures", "echo_sdr_slow"):
-        "a replica taken back when its last sibling died is logged in sdr.slow, which the slow-replica judge "
-        "owns (sdr_slow_log): the exclusions and their log want a file both use",
-}
+NOT_YET_APART: dict[tuple[str, str, str], str] = {}
 
 
 # within a folder SDR's own functions (sdr_*) count too; the libc functions echo interposes (open, clock_gettime) do not
