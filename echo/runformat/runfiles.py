@@ -81,10 +81,18 @@ def read_if_there(path: str | Path) -> bytes | None:
     """A per-process file's bytes, None when the process left none: one open and no stat before it (a run of
     thousands of processes reads thousands of these; a plain path, no Path made per file)."""
     try:
-        with open(path, "rb") as f:
-            return f.read()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        fd = os.open(path, os.O_RDONLY)  # no buffered file object: most of these files are a line
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    try:
+        parts = []
+        while part := os.read(fd, 1 << 16):
+            parts.append(part)
+        return b"".join(parts)
+    except IsADirectoryError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def record_sizes(run_dir: Path) -> dict[int, int]:

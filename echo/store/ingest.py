@@ -72,12 +72,19 @@ def process_state(end: ProcessEnd | None, interrupted: str | None = None) -> str
     return end.text() if end else "never started"
 
 
-def summarize(files: list[RecordFile]) -> list[dict[str, list]]:
-    """Per file, per function it called (in its table's order): calls, errors, bytes, time in total, longest.
+def joined(recs: list[np.ndarray], field: str) -> np.ndarray:
+    """One field of every file's records, end to end (one file's: a view, not a copy)."""
+    return recs[0][field] if len(recs) == 1 else np.concatenate([r[field] for r in recs])
+
+
+def summarize(files: list[RecordFile]) -> tuple[list[dict[str, list]], list[float]]:
+    """Per file, per function it called (in its table's order): calls, errors, bytes, time in total, longest; and
+    per file its wall time, from its first record's start to its last's end (0 without records).
     One pass of numpy over the records of all the files that share a function table (every process of a run
     has the MPI's): a bin per (file, function called), so the Python work is per row, not per file and record.
     Each bin adds its records in their order, as a pass per file would: the same sums, bit for bit."""
     out: list[dict[str, list]] = [{} for _ in files]
+    walls = [0.0] * len(files)
     groups: dict[int, list[int]] = {}
     for i, f in enumerate(files):
         groups.setdefault(id(f.functions), []).append(i)  # records.function_table gives one list per table
@@ -87,16 +94,26 @@ def summarize(files: list[RecordFile]) -> list[dict[str, list]]:
         lens = [len(r) for r in recs]
         if not sum(lens):
             continue
-        fn = np.concatenate([r["fn"] for r in recs]).astype(np.intp)
-        used = np.flatnonzero(np.bincount(fn, minlength=len(functions)))  # the functions called, in table order
-        column = np.zeros(len(functions), np.intp)
-        column[used] = np.arange(len(used))
-        key = np.repeat(np.arange(len(members)) * len(used), lens) + column[fn]
-        ticks = np.concatenate([r["t_end"] for r in recs]) - np.concatenate([r["t_start"] for r in recs])
-        dur = ticks * np.repeat([files[i].seconds_per_tick for i in members], lens)
+        spt = np.array([files[i].seconds_per_tick for i in members])
+        counts = np.array(lens)
+        ends = np.cumsum(counts)
+        had = np.flatnonzero(counts)  # the files with records
+        alone = len(members) == 1  # a file larger than a batch: its fields as they are, no copy, no bins made
+        fn = joined(recs, "fn").astype(np.intp)
+        if alone:  # a bin per function of the table
+            used, key = np.arange(len(functions)), fn
+        else:
+            used = np.flatnonzero(np.bincount(fn, minlength=len(functions)))  # the functions called, in order
+            column = np.zeros(len(functions), np.intp)
+            column[used] = np.arange(len(used))
+            key = np.repeat(np.arange(len(members)) * len(used), lens) + column[fn]
+        t_start, t_end = joined(recs, "t_start"), joined(recs, "t_end")
+        dur = (t_end - t_start) * (spt[0] if alone else np.repeat(spt, lens))
+        spans = (t_end[ends[had] - 1] - t_start[(ends - counts)[had]]) * spt[had]
+        for i, span in zip(had.tolist(), spans.tolist(), strict=True):
+            walls[members[i]] = span
         n = len(members) * len(used)
-        flags = np.concatenate([r["flags"] for r in recs])
-        nbytes = np.concatenate([r["bytes"] for r in recs])
+        flags, nbytes = joined(recs, "flags"), joined(recs, "bytes")
         calls = np.bincount(key, minlength=n)
         failed = (flags & FLAG_ERROR).astype(np.float64)
         errors = np.bincount(key, weights=failed, minlength=n) if failed.any() else np.zeros(n)
@@ -110,7 +127,7 @@ def summarize(files: list[RecordFile]) -> list[dict[str, list]]:
                                            errors[bins].tolist(), total_bytes[bins].tolist(), total[bins].tolist(),
                                            longest[bins].tolist(), strict=True):
             out[members[b]][name] = [k, int(e), int(nb), t, m]
-    return out
+    return out, walls
 
 
 def read_metrics(run_dir: Path, real: int) -> list[tuple[str, float, str]]:
@@ -260,7 +277,7 @@ def ingest(run_dir: str | Path, engine: Engine, meta: dict | None = None) -> str
         read = dict(zip(reals, read_all([listed[real][0] for real in reals], [listed[real][1] for real in reals],
                                         buffer), strict=True))
         whole = [f for f in read.values() if isinstance(f, RecordFile)]
-        per_file = dict(zip(map(id, whole), summarize(whole), strict=True))
+        per_file = dict(zip(map(id, whole), zip(*summarize(whole), strict=True), strict=True))
         for real, app, copy, role in chunk:
             state = process_state(parse_status(read_if_there(statuses[real]) if real in statuses else None),
                                   meta.get("interrupted"))
@@ -286,9 +303,7 @@ def ingest(run_dir: str | Path, engine: Engine, meta: dict | None = None) -> str
             if f is not None:
                 mpi_library = mpi_library or f.mpi_library
                 host, pid = f.host, f.pid
-                per_function = per_file[id(f)]
-                if len(f.records):
-                    wall = float((f.records["t_end"][-1] - f.records["t_start"][0]) * f.seconds_per_tick)
+                per_function, wall = per_file[id(f)]
             lost = lost_calls(losts.get(real), real, app, copy, events)
             for name, (k, errors, nbytes, total, longest) in (lost.functions if lost else {}).items():
                 row = per_function.setdefault(name, [0, 0, 0, 0.0, 0.0])
