@@ -58,7 +58,11 @@ class ProcessEnd:
 
 def read_status(run_dir: Path, real: int) -> ProcessEnd | None:
     """None for a process that never loaded the library."""
-    data = read_if_there(status_file(run_dir, real))
+    return parse_status(read_if_there(status_file(run_dir, real)))
+
+
+def parse_status(data: bytes | None) -> ProcessEnd | None:
+    """A status file's bytes (None: the process left none, it never loaded the library)."""
     if data is None:
         return None
     words = data.decode().split()

@@ -77,24 +77,49 @@ def record_file(run_dir: Path, real: int) -> Path:
     return Path(run_dir, "records", f"{real}.rec")  # one Path made, not three: called per process
 
 
-def read_if_there(path: Path) -> bytes | None:
+def read_if_there(path: str | Path) -> bytes | None:
     """A per-process file's bytes, None when the process left none: one open and no stat before it (a run of
-    thousands of processes reads thousands of these)."""
+    thousands of processes reads thousands of these; a plain path, no Path made per file)."""
     try:
-        return Path(path).read_bytes()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        fd = os.open(path, os.O_RDONLY)  # no buffered file object: most of these files are a line
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    try:
+        parts = []
+        while part := os.read(fd, 1 << 16):
+            parts.append(part)
+        return b"".join(parts)
+    except IsADirectoryError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def record_sizes(run_dir: Path) -> dict[int, int]:
     """Each record file's size in bytes, by real rank, from one listing of the folder (a stat per process would
     cost more than reading the records of a run of thousands of processes)."""
+    return {real: size for real, (_, size) in record_listing(run_dir).items()}
+
+
+def record_listing(run_dir: Path) -> dict[int, tuple[str, int]]:
+    """Each record file's path and size in bytes, by real rank, from one listing of the folder."""
     try:
         entries = list(os.scandir(records_dir(run_dir)))
     except (FileNotFoundError, NotADirectoryError):
         return {}
-    return {int(e.name[:-4]): e.stat().st_size for e in entries
+    return {int(e.name[:-4]): (e.path, e.stat().st_size) for e in entries
             if e.name.endswith(".rec") and e.name[:-4].isdigit() and e.is_file()}
+
+
+def _listing(run_dir: Path, folder: str, suffix: str) -> dict[int, str]:
+    """The per-process files `<real><suffix>` in a folder of the run (procs, metrics, records), by real rank: one
+    listing, so that a run of thousands of processes opens only the files there are, by plain paths."""
+    try:
+        names = os.listdir(os.path.join(run_dir, folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    base = os.path.join(run_dir, folder, "")
+    return {int(n[:-len(suffix)]): base + n for n in names if n.endswith(suffix) and n[:-len(suffix)].isdigit()}
 
 
 def has_records(run_dir: Path) -> bool:
@@ -105,6 +130,11 @@ def has_records(run_dir: Path) -> bool:
 def lost_file(run_dir: Path, real: int) -> Path:
     """The summaries of the calls a process made after its records stopped (echo/runformat/records.py reads it)."""
     return Path(run_dir, "records", f"{real}.lost")
+
+
+def lost_listing(run_dir: Path) -> dict[int, str]:
+    """The .lost files there are, by real rank (lost_file's), from one listing."""
+    return _listing(run_dir, "records", ".lost")
 
 
 def record_files(run_dir: Path) -> list[Path]:
@@ -138,12 +168,22 @@ def status_file(run_dir: Path, real: int) -> Path:
     return Path(run_dir, "procs", f"{real}.status")
 
 
+def status_listing(run_dir: Path) -> dict[int, str]:
+    """The status files there are, by real rank (status_file's), from one listing."""
+    return _listing(run_dir, "procs", ".status")
+
+
 def status_files(run_dir: Path) -> list[Path]:
     return list((Path(run_dir) / "procs").glob("*.status"))
 
 
 def metrics_file(run_dir: Path, real: int) -> Path:
     return Path(run_dir, "metrics", f"{real}.txt")
+
+
+def metrics_listing(run_dir: Path) -> dict[int, str]:
+    """The metrics files there are, by real rank (metrics_file's), from one listing."""
+    return _listing(run_dir, "metrics", ".txt")
 
 
 def event_files(run_dir: Path) -> list[Path]:
