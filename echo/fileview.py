@@ -82,11 +82,16 @@ def _random_names(path: Path) -> list[str]:
     return [name for code, name in _lines(path) if code == "T"]
 
 
+def _within(path: str, top: str) -> bool:
+    """`path` is `top` or under it."""
+    return path == top or path.startswith(top + "/")
+
+
 def _as_representatives(path: str, names: dict[str, str]) -> str:
     """A copy's path under its representative's names: the copy's k-th randomly named file or directory (and what
     is under such a directory) is the representative's k-th."""
     for mine, theirs in names.items():
-        if path == mine or path.startswith(mine + "/"):
+        if _within(path, mine):
             return theirs + path[len(mine):]
     return path
 
@@ -146,7 +151,7 @@ def _differs(rep: tuple[str, Path | str | None], copy: tuple[str, Path | str | N
 
 
 def _under_any(path: str, dirs: list[str]) -> bool:
-    return any(path == d or path.startswith(d + "/") for d in dirs)
+    return any(_within(path, d) for d in dirs)
 
 
 def _copy_states(fv: Path, rank: int, copy: int, rep_log: dict[str, str], names: dict[str, str],
